@@ -1,0 +1,43 @@
+# The one entry point for people and CI alike.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test lint unit bench serve migrate clean lock
+
+$(STAMP): pyproject.toml constraints.txt
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev]'
+	@touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/ac-context demo
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+
+test: lint
+	$(BIN)/pytest -q
+
+unit: $(STAMP)
+	$(BIN)/pytest -q tests/unit
+
+bench: $(STAMP)
+	$(BIN)/python -m bench
+
+serve: $(STAMP)
+	$(BIN)/ac-context serve
+
+migrate: $(STAMP)
+	$(BIN)/ac-context migrate
+
+# Re-pin every dependency after changing pyproject.toml.
+lock: $(STAMP)
+	$(BIN)/python -m pip freeze --exclude-editable | grep -v '^-e' > constraints.txt
+
+clean:
+	rm -rf $(VENV) .ac-context .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,42 @@
+"""Run every benchmark module `bench/bench_*.py` and write its result to `bench/results/<name>.json`.
+
+Each module exposes `run() -> dict`; `python -m bench [name ...]` runs the named ones only.
+Benchmarks report medians and ratios measured in one run; nothing here asserts a timing.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import pkgutil
+import sys
+import time
+from pathlib import Path
+
+RESULTS = Path(__file__).parent / "results"
+
+
+def main(argv: list[str]) -> int:
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    names = sorted(m.name for m in pkgutil.iter_modules([str(Path(__file__).parent)]) if m.name.startswith("bench_"))
+    wanted = [a if a.startswith("bench_") else f"bench_{a}" for a in argv]
+    if wanted:
+        unknown = sorted(set(wanted) - set(names))
+        if unknown:
+            print(f"unknown benchmark(s): {', '.join(unknown)}; known: {', '.join(names)}", file=sys.stderr)
+            return 2
+        names = wanted
+    for name in names:
+        module = importlib.import_module(f"bench.{name}")
+        started = time.perf_counter()
+        result = module.run()
+        result["_wall_s"] = round(time.perf_counter() - started, 3)
+        path = RESULTS / f"{name.removeprefix('bench_')}.json"
+        path.write_text(json.dumps(result, indent=2, default=str) + "\n")
+        print(f"== {name} -> {path}")
+        print(json.dumps(result, indent=2, default=str))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
