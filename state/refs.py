@@ -113,4 +113,3 @@ def distinct_refs(refs: Iterable[ResourceRef]) -> list[ResourceRef]:
             seen.add(k)
             out.append(ref)
     return out
-

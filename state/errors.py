@@ -1,0 +1,92 @@
+"""The errors of the `state` package, and the one place asyncpg errors are translated.
+
+    StateError                      root; `code` is stable and machine readable
+    ├── SettingsError               a wrong setting, found at start
+    ├── MigrationError              a migration failed to apply
+    │   └── MigrationChecksumError  an applied migration file was edited
+    ├── UnknownTableError           scoped_db was asked for a table it does not know
+    ├── UnknownQueryError           a named query that no queries.sql defines
+    └── DatabaseError               the database refused or failed a statement (original as __cause__)
+        └── DatabaseUnavailableError  no connection could be made
+
+This module must never import a driver error into another package's signature.
+"""
+
+from __future__ import annotations
+
+import asyncpg
+
+__all__ = [
+    "DatabaseError",
+    "DatabaseUnavailableError",
+    "MigrationChecksumError",
+    "MigrationError",
+    "SettingsError",
+    "StateError",
+    "UnknownQueryError",
+    "UnknownTableError",
+    "translate_db_error",
+]
+
+
+class StateError(Exception):
+    """An error of the state layer."""
+
+    code = "state_error"
+
+    def __init__(self, message: str | None = None) -> None:
+        super().__init__(message or (self.__doc__ or self.code).strip())
+
+
+class SettingsError(StateError, ValueError):
+    """A setting is wrong; the message names it."""
+
+    code = "settings_invalid"
+
+
+class MigrationError(StateError):
+    """A migration failed to apply."""
+
+    code = "migration_failed"
+
+
+class MigrationChecksumError(MigrationError):
+    """An already applied migration file was edited; add a new migration instead."""
+
+    code = "migration_edited"
+
+
+class UnknownTableError(StateError, LookupError):
+    """The scoped client does not know this table, so it refuses to read it."""
+
+    code = "table_unknown"
+
+
+class UnknownQueryError(StateError, LookupError):
+    """No queries.sql defines a query of this name."""
+
+    code = "query_unknown"
+
+
+class DatabaseError(StateError):
+    """The database refused or failed a statement."""
+
+    code = "database_error"
+
+    def __init__(self, message: str | None = None, *, constraint: str | None = None) -> None:
+        super().__init__(message)
+        self.constraint = constraint
+
+
+class DatabaseUnavailableError(DatabaseError):
+    """No connection to the database could be made."""
+
+    code = "database_unavailable"
+
+
+def translate_db_error(exc: BaseException) -> DatabaseError:
+    """Translate a driver error into a `DatabaseError` (raise it `from exc`)."""
+    if isinstance(exc, OSError | asyncpg.CannotConnectNowError | asyncpg.ConnectionDoesNotExistError):
+        return DatabaseUnavailableError(f"database unavailable: {exc}")
+    constraint = getattr(exc, "constraint_name", None)
+    return DatabaseError(f"database error: {exc}", constraint=constraint)

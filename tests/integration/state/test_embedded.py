@@ -1,0 +1,42 @@
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from state.embedded import stop_embedded_server
+
+_SCRIPT = """
+import sys, asyncio, asyncpg
+from pathlib import Path
+from state.embedded import embedded_server_url
+url = embedded_server_url(Path(sys.argv[1]), keep_running=True)
+async def main():
+    conn = await asyncpg.connect(url)
+    print(await conn.fetchval("SELECT pg_backend_pid() > 0"), await conn.fetchval(
+        "SELECT pg_postmaster_start_time()::text"))
+    await conn.close()
+asyncio.run(main())
+"""
+
+
+def test_two_processes_started_at_once_share_one_embedded_server(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _SCRIPT, str(data)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(2)
+    ]
+    outputs = [p.communicate(timeout=120) for p in procs]
+    try:
+        for proc, (_out, err) in zip(procs, outputs, strict=True):
+            assert proc.returncode == 0, err
+        starts = {out.split()[1] + out.split()[2] for out, _ in outputs}
+        assert len(starts) == 1, outputs  # one postmaster answered both
+        assert (data / "pg" / "PG_VERSION").is_file()
+    finally:
+        assert stop_embedded_server(data)
