@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -18,10 +19,11 @@ import asyncpg
 import pytest
 
 from state.db import Database
-from state.embedded import embedded_server_url, server_dsn
+from state.embedded import embedded_server_url, server_dsn, stop_embedded_server
 from state.migrate import apply_migrations
 from state.settings import load_settings
 from tests.factories import Factory
+from tests.support import embedded_test_dir
 
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
 
@@ -41,13 +43,18 @@ def corpus() -> Path:
 
 
 @pytest.fixture(scope="session")
-def pg_server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def pg_server_url() -> Iterator[str]:
     """The admin URL of the test server: DATABASE_URL's server, else a fresh embedded one."""
     external = os.environ.get("DATABASE_URL")
     if external:
         yield external
         return
-    yield embedded_server_url(tmp_path_factory.mktemp("pg"))
+    folder = embedded_test_dir()
+    try:
+        yield embedded_server_url(folder)
+    finally:
+        stop_embedded_server(folder)
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")

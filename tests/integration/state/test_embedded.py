@@ -1,14 +1,14 @@
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 from state.embedded import stop_embedded_server
+from tests.support import embedded_test_dir
 
 _SCRIPT = """
 import sys, asyncio, asyncpg
-from pathlib import Path
 from state.embedded import embedded_server_url
 url = embedded_server_url(Path(sys.argv[1]), keep_running=True)
 async def main():
@@ -20,8 +20,8 @@ asyncio.run(main())
 """
 
 
-def test_two_processes_started_at_once_share_one_embedded_server(tmp_path: Path) -> None:
-    data = tmp_path / "data"
+def test_two_processes_started_at_once_share_one_embedded_server() -> None:
+    data = embedded_test_dir() / "data"
     procs = [
         subprocess.Popen(
             [sys.executable, "-c", _SCRIPT, str(data)],
@@ -40,3 +40,4 @@ def test_two_processes_started_at_once_share_one_embedded_server(tmp_path: Path)
         assert (data / "pg" / "PG_VERSION").is_file()
     finally:
         assert stop_embedded_server(data)
+        shutil.rmtree(data.parent, ignore_errors=True)
