@@ -9,6 +9,7 @@ from tests.support import embedded_test_dir
 
 _SCRIPT = """
 import sys, asyncio, asyncpg
+from pathlib import Path
 from state.embedded import embedded_server_url
 url = embedded_server_url(Path(sys.argv[1]), keep_running=True)
 async def main():
