@@ -1,1 +1,92 @@
-"""Package."""
+"""Knowledge: extraction, chunking, embedding and object storage of documents (the database-free core).
+
+The database parts (ingestion steps, search, the live model and its switchover) build on these names.
+"""
+
+from knowledge.chunk import DEFAULT_CHUNK_TOKENS, DEFAULT_OVERLAP_TOKENS, Chunk, chunk_text
+from knowledge.embed import (
+    DEFAULT_EMBEDDING_MODEL,
+    EMBEDDING_MODELS,
+    Embedder,
+    EmbedderRegistry,
+    Embeddings,
+    FakeEmbedder,
+    OpenAIEmbedder,
+    WordLlamaEmbedder,
+    check_embeddings,
+    get_embedder,
+    register_embedder,
+)
+from knowledge.errors import (
+    DocumentTooLargeError,
+    EmbeddingAuthError,
+    EmbeddingDimensionError,
+    EmbeddingProviderError,
+    EmptyDocumentError,
+    EncryptedDocumentError,
+    ExtractionError,
+    InvalidObjectKeyError,
+    KnowledgeError,
+    KnowledgeInputError,
+    KnowledgeRuntimeError,
+    MalformedDocumentError,
+    NoTextLayerError,
+    ObjectNotFoundError,
+    ObjectStoreError,
+    TooManyPagesError,
+    UnknownEmbeddingModelError,
+    UnsupportedDocumentTypeError,
+)
+from knowledge.extract import ExtractedDocument, ExtractLimits, extract_text, extract_text_async
+from knowledge.objects import (
+    LocalObjectStore,
+    ObjectStore,
+    S3ObjectStore,
+    object_key_for,
+    object_store_from_url,
+)
+
+__all__ = [
+    "DEFAULT_CHUNK_TOKENS",
+    "DEFAULT_EMBEDDING_MODEL",
+    "DEFAULT_OVERLAP_TOKENS",
+    "EMBEDDING_MODELS",
+    "Chunk",
+    "DocumentTooLargeError",
+    "Embedder",
+    "EmbedderRegistry",
+    "EmbeddingAuthError",
+    "EmbeddingDimensionError",
+    "EmbeddingProviderError",
+    "Embeddings",
+    "EmptyDocumentError",
+    "EncryptedDocumentError",
+    "ExtractLimits",
+    "ExtractedDocument",
+    "ExtractionError",
+    "FakeEmbedder",
+    "InvalidObjectKeyError",
+    "KnowledgeError",
+    "KnowledgeInputError",
+    "KnowledgeRuntimeError",
+    "LocalObjectStore",
+    "MalformedDocumentError",
+    "NoTextLayerError",
+    "ObjectNotFoundError",
+    "ObjectStore",
+    "ObjectStoreError",
+    "OpenAIEmbedder",
+    "S3ObjectStore",
+    "TooManyPagesError",
+    "UnknownEmbeddingModelError",
+    "UnsupportedDocumentTypeError",
+    "WordLlamaEmbedder",
+    "check_embeddings",
+    "chunk_text",
+    "extract_text",
+    "extract_text_async",
+    "get_embedder",
+    "object_key_for",
+    "object_store_from_url",
+    "register_embedder",
+]

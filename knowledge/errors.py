@@ -1,0 +1,170 @@
+"""The errors of the knowledge package: one tree, one stable machine-readable code per error.
+
+```
+KnowledgeError                      knowledge_error                 no   (the root; code and retryable below)
+├── KnowledgeInputError             knowledge_input_invalid         no   (misuse or bad input)
+│   ├── ExtractionError             document_unreadable             no
+│   │   ├── EncryptedDocumentError      pdf_encrypted
+│   │   ├── NoTextLayerError            pdf_no_text
+│   │   ├── MalformedDocumentError      document_malformed
+│   │   ├── DocumentTooLargeError       document_too_large
+│   │   ├── TooManyPagesError           document_too_many_pages
+│   │   ├── EmptyDocumentError          document_empty
+│   │   └── UnsupportedDocumentTypeError document_type_unsupported
+│   ├── UnknownEmbeddingModelError  embedding_model_unknown
+│   └── InvalidObjectKeyError       object_key_invalid
+└── KnowledgeRuntimeError           knowledge_unavailable           yes  (the world failed, try again)
+    ├── EmbeddingProviderError      embedding_provider_unavailable  per instance
+    │   └── EmbeddingAuthError      embedding_auth_failed           no
+    ├── EmbeddingDimensionError     embedding_dimension_mismatch    no
+    └── ObjectStoreError            object_store_unavailable        yes
+        └── ObjectNotFoundError     object_not_found                no
+```
+
+A caller decides about retries from `error.retryable` alone: an Inngest function raises `NonRetriableError`
+for a non-retryable error (a bad document never becomes good by running again) and lets the rest retry.
+The message defaults to the class docstring. This module must never import a third-party library.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "DocumentTooLargeError",
+    "EmbeddingAuthError",
+    "EmbeddingDimensionError",
+    "EmbeddingProviderError",
+    "EmptyDocumentError",
+    "EncryptedDocumentError",
+    "ExtractionError",
+    "InvalidObjectKeyError",
+    "KnowledgeError",
+    "KnowledgeInputError",
+    "KnowledgeRuntimeError",
+    "MalformedDocumentError",
+    "NoTextLayerError",
+    "ObjectNotFoundError",
+    "ObjectStoreError",
+    "TooManyPagesError",
+    "UnknownEmbeddingModelError",
+    "UnsupportedDocumentTypeError",
+]
+
+
+class KnowledgeError(Exception):
+    """A knowledge operation failed."""
+
+    code: str = "knowledge_error"
+    retryable: bool = False
+
+    def __init__(self, message: str | None = None, *, retryable: bool | None = None) -> None:
+        self.message = message or (self.__doc__ or self.code).strip()
+        if retryable is not None:
+            self.retryable = retryable
+        super().__init__(self.message)
+
+
+class KnowledgeInputError(KnowledgeError):
+    """The input is invalid; running the same call again cannot succeed."""
+
+    code = "knowledge_input_invalid"
+    retryable = False
+
+
+class ExtractionError(KnowledgeInputError):
+    """The document cannot be turned into text."""
+
+    code = "document_unreadable"
+
+
+class EncryptedDocumentError(ExtractionError):
+    """The PDF is encrypted and no password opens it; upload an unencrypted copy."""
+
+    code = "pdf_encrypted"
+
+
+class NoTextLayerError(ExtractionError):
+    """The PDF has no text layer (scanned images?); run OCR first."""
+
+    code = "pdf_no_text"
+
+
+class MalformedDocumentError(ExtractionError):
+    """The document is damaged and cannot be read."""
+
+    code = "document_malformed"
+
+
+class DocumentTooLargeError(ExtractionError):
+    """The document is larger than the size limit."""
+
+    code = "document_too_large"
+
+
+class TooManyPagesError(ExtractionError):
+    """The document has more pages than the page limit."""
+
+    code = "document_too_many_pages"
+
+
+class EmptyDocumentError(ExtractionError):
+    """The document contains no text."""
+
+    code = "document_empty"
+
+
+class UnsupportedDocumentTypeError(ExtractionError):
+    """The document type is not supported; upload PDF, Markdown, HTML or plain UTF-8 text."""
+
+    code = "document_type_unsupported"
+
+
+class UnknownEmbeddingModelError(KnowledgeInputError):
+    """No embedder is registered under this model id."""
+
+    code = "embedding_model_unknown"
+
+
+class InvalidObjectKeyError(KnowledgeInputError, ValueError):
+    """The object key is not a safe relative key."""
+
+    code = "object_key_invalid"
+
+
+class KnowledgeRuntimeError(KnowledgeError):
+    """A dependency of the knowledge layer failed; the same call may succeed later."""
+
+    code = "knowledge_unavailable"
+    retryable = True
+
+
+class EmbeddingProviderError(KnowledgeRuntimeError):
+    """The embedding provider failed."""
+
+    code = "embedding_provider_unavailable"
+
+
+class EmbeddingAuthError(EmbeddingProviderError):
+    """The embedding provider refused the credentials; check the API key."""
+
+    code = "embedding_auth_failed"
+    retryable = False
+
+
+class EmbeddingDimensionError(KnowledgeRuntimeError):
+    """An embedding does not have the dimensions of its model."""
+
+    code = "embedding_dimension_mismatch"
+    retryable = False
+
+
+class ObjectStoreError(KnowledgeRuntimeError):
+    """The object store failed."""
+
+    code = "object_store_unavailable"
+
+
+class ObjectNotFoundError(ObjectStoreError):
+    """No object is stored under this key."""
+
+    code = "object_not_found"
+    retryable = False

@@ -1,0 +1,300 @@
+"""Turn an uploaded document (PDF, Markdown, HTML, plain text) into normalised text.
+
+Every failure is an `ExtractionError` subclass with a reason an admin can act on; nothing else escapes.
+The text is safe for a Postgres `text` column (no NUL, no lone surrogate). pypdf's log records about
+documents it repaired are captured per call into `ExtractedDocument.warnings` instead of reaching the
+process log as noise. This module must never touch the database, the network or the object store, and
+must never block the event loop: async callers use `extract_text_async`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import logging
+import pkgutil
+import re
+from dataclasses import dataclass, field
+from io import BytesIO
+from pathlib import PurePath
+from typing import Final
+
+import pypdf
+from bs4 import BeautifulSoup
+from pypdf.errors import DependencyError, FileNotDecryptedError, LimitReachedError, PyPdfError
+
+from knowledge.errors import (
+    DocumentTooLargeError,
+    EmptyDocumentError,
+    EncryptedDocumentError,
+    ExtractionError,
+    MalformedDocumentError,
+    NoTextLayerError,
+    TooManyPagesError,
+    UnsupportedDocumentTypeError,
+)
+
+__all__ = [
+    "DEFAULT_EXTRACT_LIMITS",
+    "PDF",
+    "ExtractLimits",
+    "ExtractedDocument",
+    "extract_text",
+    "extract_text_async",
+    "normalise_text",
+]
+
+PDF: Final = "application/pdf"
+MARKDOWN: Final = "text/markdown"
+HTML: Final = "text/html"
+PLAIN: Final = "text/plain"
+_EXTENSIONS: Final = {".pdf": PDF, ".md": MARKDOWN, ".markdown": MARKDOWN, ".html": HTML, ".htm": HTML}
+_TEXT_EXTENSIONS: Final = frozenset({".txt", ".text", ".csv", ".rst", ".log", ""})
+_MAX_WARNINGS: Final = 20
+
+
+@dataclass(frozen=True, slots=True)
+class ExtractLimits:
+    """The limits one extraction enforces before it spends memory or time."""
+
+    max_bytes: int = 50 * 1024 * 1024
+    """Largest accepted input, in bytes (50 MB)."""
+    max_pages: int = 2_000
+    """Most pages accepted in a PDF."""
+
+
+DEFAULT_EXTRACT_LIMITS: Final = ExtractLimits()
+"""The default limits (50 MB, 2,000 pages); a frozen value, safe as a parameter default."""
+
+
+@dataclass(frozen=True, slots=True)
+class ExtractedDocument:
+    """The normalised text of one document and what was learnt reading it."""
+
+    text: str
+    """Normalised text: no NUL, `\\n` line ends, at most one blank line in a row, never empty."""
+    pages: int
+    """Page count for a PDF; 1 for the other types."""
+    media_type: str
+    """The type the document was read as: application/pdf, text/markdown, text/html or text/plain."""
+    title: str | None = None
+    """A title guess: PDF metadata, HTML <title> or <h1>, the first Markdown heading, else the file name."""
+    warnings: tuple[str, ...] = field(default_factory=tuple)
+    """Repairs the PDF reader made (e.g. a broken xref table), deduplicated, at most 20."""
+
+
+async def extract_text_async(
+    data: bytes,
+    *,
+    media_type: str | None = None,
+    filename: str | None = None,
+    password: str | None = None,
+    limits: ExtractLimits = ExtractLimits(),
+) -> ExtractedDocument:
+    """`extract_text` in a worker thread, so parsing never blocks the event loop."""
+    return await asyncio.to_thread(
+        extract_text, data, media_type=media_type, filename=filename, password=password, limits=limits
+    )
+
+
+def extract_text(
+    data: bytes,
+    *,
+    media_type: str | None = None,
+    filename: str | None = None,
+    password: str | None = None,
+    limits: ExtractLimits = ExtractLimits(),
+) -> ExtractedDocument:
+    """Extract normalised text from `data`, or raise an `ExtractionError` saying why not (blocking)."""
+    if len(data) > limits.max_bytes:
+        raise DocumentTooLargeError(f"the document is {len(data):,} bytes; the limit is {limits.max_bytes:,} bytes")
+    if not data.strip():
+        raise EmptyDocumentError("the document is empty")
+    kind = _sniff(data, media_type, filename)
+    fallback_title = PurePath(filename).stem if filename else None
+    if kind == PDF:
+        return _extract_pdf(data, password=password, limits=limits, fallback_title=fallback_title)
+    raw = _decode(data)
+    if kind == HTML:
+        text, title = _html_to_text(raw)
+    else:
+        text, title = raw, (_markdown_title(raw) if kind == MARKDOWN else None)
+    text = normalise_text(text)
+    if not text:
+        raise EmptyDocumentError(f"the {kind} document contains no text")
+    return ExtractedDocument(text=text, pages=1, media_type=kind, title=title or fallback_title)
+
+
+def normalise_text(text: str) -> str:
+    """Remove NUL and lone surrogates, unify line ends, trim line ends and collapse runs of blank lines."""
+    text = text.replace("\x00", "").replace("\r\n", "\n").replace("\r", "\n")
+    text = _SURROGATES.sub("\ufffd", text)
+    text = _TRAILING_SPACE.sub("\n", text)
+    return _BLANK_RUNS.sub("\n\n", text).strip()
+
+
+_SURROGATES: Final = re.compile("[\ud800-\udfff]")
+_TRAILING_SPACE: Final = re.compile(r"[ \t\f\v]+\n")
+_BLANK_RUNS: Final = re.compile(r"\n[ \t\f\v]*(?:\n[ \t\f\v]*)+\n")
+
+
+def _sniff(data: bytes, media_type: str | None, filename: str | None) -> str:
+    """The type to read `data` as: magic bytes first, then the declared type, then the file extension."""
+    if b"%PDF-" in data[:1024]:
+        return PDF
+    declared = (media_type or "").split(";")[0].strip().lower()
+    suffix = PurePath(filename).suffix.lower() if filename else ""
+    if declared == PDF or (not declared and suffix == ".pdf"):
+        raise MalformedDocumentError("the file claims to be a PDF but has no %PDF header")
+    if declared in (MARKDOWN, "text/x-markdown"):
+        return MARKDOWN
+    if declared in (HTML, "application/xhtml+xml"):
+        return HTML
+    generic = declared in ("", "application/octet-stream", PLAIN)
+    if not generic and not declared.startswith("text/"):
+        raise UnsupportedDocumentTypeError(
+            f"documents of type {declared} are not supported; upload PDF, Markdown, HTML or plain text"
+        )
+    if suffix in _EXTENSIONS:
+        return _EXTENSIONS[suffix]
+    if suffix not in _TEXT_EXTENSIONS and not declared.startswith("text/"):
+        raise UnsupportedDocumentTypeError(
+            f"files ending in {suffix} are not supported; upload PDF, Markdown, HTML or plain text"
+        )
+    if data[:512].lstrip().lower().startswith((b"<!doctype html", b"<html")):
+        return HTML
+    return PLAIN
+
+
+def _decode(data: bytes) -> str:
+    """Decode UTF-8 text (a BOM allowed), refusing binary content with a clear reason."""
+    head = data[:8192]
+    if head.count(0) > len(head) // 100 + 1:  # a stray NUL is text damage; many mean a binary file
+        raise UnsupportedDocumentTypeError(
+            "the file is binary, not text; upload PDF, Markdown, HTML or plain UTF-8 text"
+        )
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise UnsupportedDocumentTypeError(
+            f"the file is not UTF-8 text (invalid byte at offset {exc.start}); save it as UTF-8 or upload a PDF"
+        ) from exc
+
+
+def _html_to_text(markup: str) -> tuple[str, str | None]:
+    """Visible text of an HTML page with scripts, styles and templates removed, plus its title."""
+    soup = BeautifulSoup(markup, "html.parser")
+    title_tag = soup.find("title") or soup.find("h1")
+    title = title_tag.get_text(" ", strip=True) if title_tag else None
+    for tag in soup(["head", "script", "style", "noscript", "template"]):
+        tag.decompose()
+    return soup.get_text("\n"), title or None
+
+
+def _markdown_title(text: str) -> str | None:
+    """The first ATX heading of a Markdown page, or a front-matter `title:`."""
+    match = re.search(r"^(?:#{1,6}[ \t]+(.+?)[ \t#]*|title:[ \t]*['\"]?(.+?)['\"]?[ \t]*)$", text, re.M)
+    if match is None:
+        return None
+    title = re.sub(r"\s*\{[^{}]*\}\s*$", "", match.group(1) or match.group(2)).strip()
+    return title or None
+
+
+def _extract_pdf(
+    data: bytes, *, password: str | None, limits: ExtractLimits, fallback_title: str | None
+) -> ExtractedDocument:
+    """Read every page of a PDF; a document that fails on any page fails as a whole."""
+    collected: list[str] = []
+    token = _PYPDF_LOG.set(collected)
+    try:
+        reader = _open_pdf(data, password)
+        try:
+            pages = len(reader.pages)
+        except Exception as exc:  # a damaged page tree fails in many ways inside the parser
+            raise MalformedDocumentError(f"the PDF's page tree is damaged: {_reason(exc)}") from exc
+        if pages > limits.max_pages:
+            raise TooManyPagesError(f"the PDF has {pages:,} pages; the limit is {limits.max_pages:,}")
+        texts: list[str] = []
+        for index in range(pages):
+            try:
+                texts.append(reader.pages[index].extract_text() or "")
+            except LimitReachedError as exc:
+                raise DocumentTooLargeError(f"page {index + 1} exceeds a decoding limit: {exc}") from exc
+            except Exception as exc:  # pypdf raises many types on damaged content streams
+                raise MalformedDocumentError(f"page {index + 1} cannot be read: {_reason(exc)}") from exc
+        title = _pdf_title(reader)
+    finally:
+        _PYPDF_LOG.reset(token)
+    text = normalise_text("\n\n".join(texts))
+    if not text:
+        raise NoTextLayerError(
+            f"the PDF has {pages} page{'s' if pages != 1 else ''} but no text layer (scanned images?); run OCR first"
+        )
+    unique = tuple(dict.fromkeys(collected))[:_MAX_WARNINGS]
+    return ExtractedDocument(text=text, pages=pages, media_type=PDF, title=title or fallback_title, warnings=unique)
+
+
+def _open_pdf(data: bytes, password: str | None) -> pypdf.PdfReader:
+    """Open and, where needed, decrypt a PDF (an empty user password is tried first)."""
+    try:
+        reader = pypdf.PdfReader(BytesIO(data))
+        if reader.is_encrypted:
+            opened = False
+            for candidate in dict.fromkeys(["", *([password] if password is not None else [])]):
+                if reader.decrypt(candidate):
+                    opened = True
+                    break
+            if not opened:
+                what = "the password given does not open it" if password else "no password was given"
+                raise EncryptedDocumentError(f"the PDF is encrypted and {what}; upload an unencrypted copy")
+    except ExtractionError:
+        raise
+    except (FileNotDecryptedError, DependencyError) as exc:
+        raise EncryptedDocumentError(f"the PDF is encrypted and cannot be decrypted: {exc}") from exc
+    except PyPdfError as exc:
+        raise MalformedDocumentError(f"the PDF is damaged: {_reason(exc)}") from exc
+    except Exception as exc:  # a damaged file can fail anywhere in the parser
+        raise MalformedDocumentError(f"the PDF cannot be opened: {_reason(exc)}") from exc
+    return reader
+
+
+def _pdf_title(reader: pypdf.PdfReader) -> str | None:
+    """The document-information title, ignored when missing or unreadable."""
+    try:
+        title = reader.metadata.title if reader.metadata else None
+    except Exception:  # unreadable metadata never fails an otherwise readable document
+        return None
+    title = normalise_text(str(title)) if title else ""
+    return title or None
+
+
+def _reason(exc: BaseException) -> str:
+    """A short human-readable reason for a parser failure."""
+    message = str(exc).strip() or type(exc).__name__
+    return message[:200]
+
+
+_PYPDF_LOG: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar("pypdf_log", default=None)
+
+
+class _CaptureDuringExtraction(logging.Filter):
+    """Diverts pypdf's repair notices into the running extraction's warnings instead of the log."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        sink = _PYPDF_LOG.get()
+        if sink is None or record.levelno >= logging.ERROR:
+            return True
+        if len(sink) < 10 * _MAX_WARNINGS:
+            sink.append(record.getMessage()[:300])
+        return False
+
+
+def _install_log_capture() -> None:
+    """Attach the capture filter to every pypdf module logger (logger filters do not inherit)."""
+    capture = _CaptureDuringExtraction()
+    names = ["pypdf", *(m.name for m in pkgutil.walk_packages(pypdf.__path__, "pypdf."))]
+    for name in names:
+        logging.getLogger(name).addFilter(capture)
+
+
+_install_log_capture()
