@@ -6,7 +6,6 @@ defaults. Writes run on the service role (the table owner), so row-level securit
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -51,7 +50,8 @@ class Factory:
         cols = list(values)
         for col in cols:
             assert _IDENT.match(col), col
-        args = [json.dumps(v) if isinstance(v, dict | list) else v for v in values.values()]
+        # The pool's jsonb codec encodes dicts and lists itself; the cast tells PostgreSQL the type.
+        args = list(values.values())
         casts = ["::jsonb" if isinstance(v, dict | list) else "" for v in values.values()]
         placeholders = ", ".join(f"${i + 1}{casts[i]}" for i in range(len(cols)))
         sql = f"INSERT INTO {table} ({', '.join(cols)}) VALUES ({placeholders}) RETURNING *"
