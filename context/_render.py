@@ -1,0 +1,109 @@
+"""The text of a brief: the normalisation of source text, the item line, the headings and the notice.
+
+Layout, exactly as rendered (lines joined by a newline)::
+
+    Unavailable sources: knowledge, memory. Their facts are missing from this brief.
+    <blank line>
+    ## Conversation
+    - [crm.company 8f21] Lifecycle stage: customer
+    - Title with no ref: body
+
+The notice line appears only when a source failed. Each section is a `## <Heading>` line with one line per
+item. An item line is `- `, then `[<kind> <id>] ` when the item has a ref, then the title, then `: ` and the
+body when both are present. Titles, bodies, ref identifiers and failed source names are normalised: every
+`[`/`]` (and the fullwidth forms) becomes `(`/`)`, and every run of whitespace or control characters
+(newline, CR, tab, form feed, U+0085, U+2028, U+2029, U+001C-U+001F, ...) becomes one space, then the text
+is stripped. So every item line starts with `- `, and only the packer writes a line that starts with `## `.
+
+This module must never decide what is kept; it only writes and measures text.
+"""
+
+from __future__ import annotations
+
+import re
+
+from context.models import ContextItem, ContextKind, ResourceRef
+from context.tokens import estimate_tokens
+
+__all__ = [
+    "HEADINGS",
+    "header_cost",
+    "header_line",
+    "normalise",
+    "notice_line",
+    "render_item",
+    "written_as_stored",
+]
+
+HEADINGS: dict[ContextKind, str] = {
+    "conversation": "Conversation",
+    "outreach_thread": "Outreach thread",
+    "outreach": "Outreach",
+    "personal_memory": "Personal memory",
+    "application": "Application state",
+    "dossier": "Company dossier",
+    "definition_summary": "Definitions",
+    "knowledge": "Knowledge",
+    "memory": "Memory",
+    "run_history": "Run history",
+}
+_BLANK_RUN = re.compile(r"[\s\x00-\x1f\x7f-\x9f]+")
+_BRACKETS = str.maketrans({"[": "(", "]": ")", "\uff3b": "(", "\uff3d": ")"})
+_HAS_BRACKET = re.compile(r"[\[\]\uff3b\uff3d]")
+_UNSAFE_IN_IDENTIFIER = re.compile(r"[\s\x00-\x1f\x7f-\x9f\[\]\uff3b\uff3d]")
+
+_MARKER = "- "
+_SEPARATOR = ": "
+
+
+def normalise(text: str) -> str:
+    """One line of text: brackets rewritten, every whitespace or control run one space, stripped."""
+    if text.isprintable() and "  " not in text and not _HAS_BRACKET.search(text):
+        return text.strip(" ")  # fast path: the only whitespace is single ASCII spaces
+    return _BLANK_RUN.sub(" ", text.translate(_BRACKETS)).strip()
+
+
+def written_as_stored(ref: ResourceRef) -> bool:
+    """True when `[<kind> <id>]` writes the ref exactly as stored, so a citation of it resolves."""
+    return (
+        bool(ref.kind)
+        and bool(ref.id)
+        and not (_UNSAFE_IN_IDENTIFIER.search(ref.kind) or _UNSAFE_IN_IDENTIFIER.search(ref.id))
+    )
+
+
+def _frame(item: ContextItem) -> tuple[str, str]:
+    """The frame (marker, identifier, title, separator) and the normalised body of an item."""
+    ident = f"[{normalise(item.ref.kind)} {normalise(item.ref.id)}] " if item.ref is not None else ""
+    title = normalise(item.title)
+    body = normalise(item.body)
+    separator = _SEPARATOR if title and body else ""
+    return f"{_MARKER}{ident}{title}{separator}", body
+
+
+def render_item(item: ContextItem) -> tuple[str, int]:
+    """The one rendered line of an item (no newline) and its charge.
+
+    The charge is the measured body `tokens` plus the estimate of the frame (marker, identifier, title,
+    separator) and its newline, or the estimate of the whole line and its newline when `tokens` is 0.
+    """
+    frame, body = _frame(item)
+    line = (frame + body).rstrip()
+    if item.tokens > 0:
+        return line, item.tokens + estimate_tokens(frame + "\n")
+    return line, estimate_tokens(line + "\n")
+
+
+def header_line(kind: ContextKind) -> str:
+    """The heading line of a section."""
+    return f"## {HEADINGS[kind]}"
+
+
+def header_cost(kind: ContextKind) -> int:
+    """The charge of a section heading, with the blank line before it."""
+    return estimate_tokens("\n" + header_line(kind) + "\n")
+
+
+def notice_line(names: list[str]) -> str:
+    """The unavailable-source line that opens a brief when a source did not answer."""
+    return f"Unavailable sources: {', '.join(names)}. Their facts are missing from this brief."

@@ -1,0 +1,143 @@
+"""The context builder: reads every enabled source concurrently and hands their items to the packer.
+
+It schedules every enabled source before it waits for any, applies the timeout to each read on its own,
+and collects the results in policy order whatever order they finish in. An exception, a timeout, a source
+missing from the registry, and an item that names another source are each a failure of that source. A
+required failure raises `RequiredContextSourceError` naming every failed required source, before any brief
+is made; an optional failure is named in the brief. An outer cancellation cancels the reads still running
+and makes no brief. A disabled source is never resolved and never read.
+
+It must never call a model, write prose, read a tenancy filter from a spec, or retry a source.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+from dataclasses import dataclass
+from typing import Protocol
+
+from context.errors import RequiredContextSourceError, SourceItemMismatchError
+from context.models import (
+    ContextBrief,
+    ContextItem,
+    ContextPolicy,
+    ContextRequest,
+    ContextSource,
+    ContextSourceSpec,
+)
+from context.packer import ContextPacker
+from context.registry import ContextSourceRegistry
+
+__all__ = ["ContextBuilder", "DefaultContextBuilder", "RequiredContextSourceError"]
+
+logger = logging.getLogger(__name__)
+
+
+class ContextBuilder(Protocol):
+    """Anything that builds a brief for a request under a policy."""
+
+    async def build(self, request: ContextRequest, policy: ContextPolicy) -> ContextBrief:
+        """Build the brief."""
+        ...
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    """The answer of one read: its items, or the reason it failed."""
+
+    items: list[ContextItem]
+    failure: str | None = None
+
+
+class DefaultContextBuilder:
+    """Concurrent, per-read-timed retrieval through a registry, then one pack."""
+
+    def __init__(
+        self,
+        registry: ContextSourceRegistry,
+        packer: ContextPacker,
+        *,
+        source_timeout_s: float = 1.0,
+    ) -> None:
+        if (
+            isinstance(source_timeout_s, bool)
+            or not isinstance(source_timeout_s, int | float)
+            or not math.isfinite(source_timeout_s)
+            or source_timeout_s <= 0
+        ):
+            raise ValueError(f"source_timeout_s must be a positive, finite number, not {source_timeout_s!r}")
+        self._registry = registry
+        self._packer = packer
+        self._timeout = float(source_timeout_s)
+
+    async def build(self, request: ContextRequest, policy: ContextPolicy) -> ContextBrief:
+        """Read the enabled sources of `policy` for `request` and pack their items into one brief."""
+        specs: list[ContextSourceSpec] = []
+        for spec in policy.sources:
+            if spec.enabled and all(spec.name != s.name for s in specs):
+                specs.append(spec)  # a name the publish check let through twice is read once
+        if not specs:
+            return ContextBrief.empty()
+
+        reads: list[asyncio.Task[_Outcome] | _Outcome] = []
+        for spec in specs:
+            source = self._registry.find(spec.name)
+            if source is None:
+                reads.append(_Outcome([], "not in the process registry"))
+            else:
+                reads.append(asyncio.create_task(self._read(source, request, spec), name=f"context:{spec.name}"))
+        tasks = [read for read in reads if isinstance(read, asyncio.Task)]
+        try:
+            if tasks:
+                await asyncio.gather(*tasks)
+        except BaseException:
+            for task in tasks:
+                task.cancel()
+            await asyncio.wait(tasks)
+            raise
+        outcomes = [read.result() if isinstance(read, asyncio.Task) else read for read in reads]
+
+        failed: list[str] = []
+        required_failed: list[str] = []
+        items: list[ContextItem] = []
+        for spec, outcome in zip(specs, outcomes, strict=True):
+            if outcome.failure is not None:
+                logger.warning("context source %s failed: %s", spec.name, outcome.failure)
+                failed.append(spec.name)
+                if spec.required:
+                    required_failed.append(spec.name)
+            else:
+                items.extend(outcome.items)
+        if required_failed:
+            raise RequiredContextSourceError(required_failed)
+        return self._packer.pack(items, policy, failed_sources=failed)
+
+    async def _read(self, source: ContextSource, request: ContextRequest, spec: ContextSourceSpec) -> _Outcome:
+        """One read under its own timeout; every exception but an outer cancellation is a failure."""
+        try:
+            async with asyncio.timeout(self._timeout):
+                answer = await source.retrieve(request, spec)
+            return _Outcome(_checked(answer, spec.name))
+        except TimeoutError:
+            return _Outcome([], f"timed out after {self._timeout:g} s")
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():
+                raise
+            return _Outcome([], "the read cancelled itself")
+        except Exception as exc:
+            return _Outcome([], f"{type(exc).__name__}: {exc}")
+
+
+def _checked(answer: object, name: str) -> list[ContextItem]:
+    """The items of a read, or SourceItemMismatchError when one is not an item of this source."""
+    if not isinstance(answer, list):
+        raise SourceItemMismatchError(f"source {name!r} returned {type(answer).__name__}, not a list")
+    for item in answer:
+        if not isinstance(item, ContextItem):
+            raise SourceItemMismatchError(f"source {name!r} returned a {type(item).__name__}, not an item")
+        if item.source != name:
+            raise SourceItemMismatchError(f"source {name!r} returned an item that names {item.source!r}")
+    return list(answer)

@@ -1,0 +1,272 @@
+"""The contracts of the context layer: request, policy, source spec, item, brief and the subject key.
+
+These are the shapes the spec's "Contracts" section writes, under the names ARCHITECTURE.md fixes. The
+policy and its source specs are strict (no coercion from strings, floats or booleans) and round-trip
+through JSON, because they are frozen in a run snapshot and travel through Inngest step results.
+
+This module must never read a database, call a model or carry a tenancy filter in a policy: the subject
+travels in the request, and every source filters through `request.subject`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal, Protocol, runtime_checkable
+from uuid import UUID
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from state.refs import ResourceRef
+
+__all__ = [
+    "CLASS_ORDER",
+    "KEYLESS_KINDS",
+    "MAX_CONTEXT_ITEM_LIMIT",
+    "ContextBrief",
+    "ContextItem",
+    "ContextKind",
+    "ContextPolicy",
+    "ContextRequest",
+    "ContextSource",
+    "ContextSourceSpec",
+    "ContextSubject",
+    "ResourceRef",
+    "make_subject_key",
+]
+
+MAX_CONTEXT_ITEM_LIMIT = 999
+"""MAX_ROWS - 1: a cap at PostgREST's MAX_ROWS would ask for rows one read cannot answer."""
+
+ContextKind = Literal[
+    "application",
+    "conversation",
+    "definition_summary",
+    "dossier",
+    "knowledge",
+    "memory",
+    "outreach",
+    "outreach_thread",
+    "personal_memory",
+    "run_history",
+]
+
+CLASS_ORDER: tuple[ContextKind, ...] = (
+    "conversation",
+    "outreach_thread",
+    "outreach",
+    "personal_memory",
+    "application",
+    "dossier",
+    "definition_summary",
+    "knowledge",
+    "memory",
+    "run_history",
+)
+"""The fact owners, strongest first: the packer spends, dedupes upward and lays out in this order."""
+
+KEYLESS_KINDS: frozenset[ContextKind] = frozenset({"conversation", "run_history"})
+"""Kinds that create no subject_key, so they never win or lose a dedupe."""
+
+
+@dataclass(frozen=True)
+class ContextSubject:
+    """The four fields every source filters through; the tenancy is `organization_id`."""
+
+    organization_id: UUID
+    """The tenancy every source filters by."""
+    user_id: UUID | None = None
+    """The person who asks, or None for a trigger run."""
+    trigger_id: UUID | None = None
+    """The trigger that started the run, or None."""
+    definition_id: UUID | None = None
+    """The definition of the run; None for a front door turn."""
+
+    @classmethod
+    def of_actor(cls, organization_id: UUID, user_id: UUID | None) -> ContextSubject:
+        """The subject of a front door turn: an actor, with no run, no trigger and no definition."""
+        return cls(organization_id=organization_id, user_id=user_id, trigger_id=None, definition_id=None)
+
+    @classmethod
+    def for_run(
+        cls,
+        *,
+        organization_id: UUID,
+        definition_id: UUID,
+        user_id: UUID | None = None,
+        trigger_id: UUID | None = None,
+    ) -> ContextSubject:
+        """The subject of a run, which always names its own definition."""
+        return cls(
+            organization_id=organization_id,
+            user_id=user_id,
+            trigger_id=trigger_id,
+            definition_id=definition_id,
+        )
+
+
+@dataclass(frozen=True)
+class ContextRequest:
+    """What a build reads for: the subject, the query and the refs already in scope."""
+
+    subject: ContextSubject
+    """Every source filters through this."""
+    query: str
+    """The user text, or the run input summary."""
+    entities: list[ResourceRef]
+    """What is already in scope."""
+    run_id: UUID | None = None
+    """The current run, or None for a front door turn."""
+    conversation_id: UUID | None = None
+    """The conversation of the turn, if any."""
+
+
+class ContextSourceSpec(BaseModel):
+    """One source of a policy: its name, switches, budget, item cap and options."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    name: str
+    """The registered source name."""
+    enabled: bool = True
+    """A disabled source is never resolved and never read."""
+    required: bool = False
+    """A failure here fails the run."""
+    token_budget: int = Field(ge=0)
+    """The most tokens this source's items may spend."""
+    limit: int | None = Field(default=None, ge=0, le=MAX_CONTEXT_ITEM_LIMIT)
+    """The item cap; None uses the source default."""
+    options: dict[str, Any] = Field(default_factory=dict)
+    """Validated against the source's declared schema at publish time."""
+
+
+class ContextPolicy(BaseModel):
+    """Enabled sources, per source budgets, the total budget and the section order."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    sources: list[ContextSourceSpec]
+    """The sources, in policy order."""
+    total_token_budget: int = Field(default=0, ge=0)
+    """The hard cap on every item and heading of the brief."""
+    refresh_on_resume: bool = True
+    """Rebuild the brief when a segment resumes after a wait."""
+    page_order: list[ContextKind] = Field(default_factory=list)
+    """The section order of the text; kinds it omits follow in class order. No kind twice."""
+
+    @field_validator("page_order")
+    @classmethod
+    def _no_kind_twice(cls, value: list[ContextKind]) -> list[ContextKind]:
+        seen: set[str] = set()
+        for kind in value:
+            if kind in seen:
+                raise ValueError(f"page_order names {kind!r} twice")
+            seen.add(kind)
+        return value
+
+
+class ContextItem(BaseModel):
+    """One structured fact a source returns; only the packer turns it into prose."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    source: str
+    """Which source produced it."""
+    kind: ContextKind
+    """Its fact class."""
+    title: str
+    """A short title."""
+    body: str
+    """The fact itself."""
+    subject_key: str | None = None
+    """Precedence and dedupe; an empty key is no key."""
+    ref: ResourceRef | None = None
+    """The row behind the item."""
+    body_refs: list[ResourceRef] = Field(default_factory=list)
+    """The other rows the body names."""
+    recorded_at: datetime | None = None
+    """When the fact was recorded."""
+    tokens: int = Field(default=0, ge=0, strict=True)
+    """The measured cost of the body alone; 0 makes the packer estimate the whole line."""
+    rank_in_section: int = Field(default=0, strict=True)
+    """A higher rank renders lower in its section; it never changes the spend."""
+
+    @model_validator(mode="after")
+    def _keyless_kinds_have_no_key(self) -> ContextItem:
+        if self.kind in KEYLESS_KINDS and self.subject_key:
+            raise ValueError(f"a {self.kind} item creates no subject_key")
+        return self
+
+
+class ContextBrief(BaseModel):
+    """The packed brief, and the pressure it reports without storing the prompt."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    text: str
+    """The rendered brief."""
+    items: list[ResourceRef]
+    """The citable rows: each kept item's ref and its body_refs, written exactly as stored."""
+    tokens: int
+    """The true cost of the text, the unavailable-source line included."""
+    per_source_tokens: dict[str, int]
+    """Tokens spent per source that appears in the items (headings excluded)."""
+    dropped: dict[str, int]
+    """Items dropped per source that appears in the items."""
+    failed_sources: list[str]
+    """Sources that did not answer, in policy order."""
+    dropped_citations: int = 0
+    """Refs of kept items the brief could not write as stored, so they are not citable."""
+
+    @classmethod
+    def empty(cls) -> ContextBrief:
+        """A brief with no text, no item and no failure."""
+        return cls(text="", items=[], tokens=0, per_source_tokens={}, dropped={}, failed_sources=[])
+
+
+@runtime_checkable
+class ContextSource(Protocol):
+    """A retriever of structured items; it never writes prose and never reads a filter from its spec."""
+
+    @property
+    def name(self) -> str:
+        """The registered source name, equal to its kind."""
+        ...
+
+    @property
+    def options_schema(self) -> type[BaseModel]:
+        """The pydantic model its policy options are validated against."""
+        ...
+
+    async def retrieve(self, request: ContextRequest, spec: ContextSourceSpec) -> list[ContextItem]:
+        """Return this source's items for the request's subject."""
+        ...
+
+
+def _key_part(value: str, what: str) -> str:
+    if not value or not value.strip():
+        raise ValueError(f"subject key {what} is empty or blank")
+    if ":" in value or "\x00" in value:
+        raise ValueError(f"subject key {what} {value!r} holds ':' or a null byte")
+    return value
+
+
+def make_subject_key(
+    ref: ResourceRef | None,
+    attribute: str | None,
+    *,
+    owner: ResourceRef | None = None,
+) -> str | None:
+    """`<entity kind>:<entity id>:<attribute>` from a subject ref, else from the scope `owner`, else None.
+
+    A memory without a subject ref passes its scope owner, e.g. `ResourceRef(kind="organization", id=...)`.
+    Returns None when there is no attribute or no ref and no owner. Raises ValueError when a part is empty,
+    blank, or holds `:` or a null byte; the key is therefore never the empty string.
+    """
+    subject = ref if ref is not None else owner
+    if subject is None or attribute is None:
+        return None
+    kind = _key_part(subject.kind, "kind")
+    ident = _key_part(subject.id, "id")
+    attr = _key_part(attribute, "attribute")
+    return f"{kind}:{ident}:{attr}"

@@ -1,0 +1,85 @@
+"""The options schema each of the ten context sources declares, keyed by source name.
+
+A policy's `options` dictionary is validated against these schemas at publish time, strictly and with no
+extra key allowed. The DB-backed source modules import their schema from here, so the publish check of the
+fixed policies runs with a registry built from these schemas alone, with no database.
+
+No schema here may ever declare an organization, a user, or a row filter: the subject travels in the
+request, and the registry refuses a source whose schema declares such a field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "SOURCE_OPTIONS",
+    "ConversationOptions",
+    "DossierOptions",
+    "EmptyOptions",
+    "KnowledgeOptions",
+    "RunHistoryOptions",
+    "SourceOptions",
+]
+
+
+class SourceOptions(BaseModel):
+    """The base of every options schema: strict, frozen, and no undeclared key."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+class EmptyOptions(SourceOptions):
+    """The schema of a source that takes no option."""
+
+
+class KnowledgeOptions(SourceOptions):
+    """Which knowledge scopes a search joins; the organization itself always comes from the subject."""
+
+    include_platform: bool = False
+    """Join the platform documents (organization_id IS NULL)."""
+    include_organization: bool = False
+    """Join the documents of the subject's organization."""
+
+
+class DossierOptions(SourceOptions):
+    """Which parts of the Company dossier the source returns."""
+
+    include_user: bool = False
+    """Add the user section; a subject with no user reads none whatever this says."""
+    include_documents: bool = True
+    """Add one item per active organization document and the count item."""
+
+
+class RunHistoryOptions(SourceOptions):
+    """How far back run history reads; the item cap is `spec.limit` (default 5), never an option."""
+
+    lookback_hours: int = Field(default=24, ge=1, le=720)
+    """The window of run creation times, in hours."""
+
+
+class ConversationOptions(SourceOptions):
+    """Whether the conversation summary joins the recent messages; the message cap is `spec.limit`."""
+
+    include_summary: bool = True
+    """Add the conversation summary item beside the recent messages."""
+
+
+SOURCE_OPTIONS: Mapping[str, type[BaseModel]] = MappingProxyType(
+    {
+        "application": EmptyOptions,
+        "conversation": ConversationOptions,
+        "definition_summary": EmptyOptions,
+        "dossier": DossierOptions,
+        "knowledge": KnowledgeOptions,
+        "memory": EmptyOptions,
+        "outreach": EmptyOptions,
+        "outreach_thread": EmptyOptions,
+        "personal_memory": EmptyOptions,
+        "run_history": RunHistoryOptions,
+    }
+)
+"""The options schema of every registered source name (names equal their kind)."""
