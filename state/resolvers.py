@@ -1,0 +1,109 @@
+"""Resolve resource refs to projections of application rows, for one organization, in batched reads.
+
+`resolve_refs(client, refs)` answers `{(kind, id): Projection}` for the refs that name a live row the
+client's organization may read. It removes duplicates by `(kind, id)` (first occurrence and its label
+win), ignores unsupported kinds and ids that are not UUIDs without a query, and reads each supported kind
+in one scoped query per batch of 100 ids. Soft-deleted rows are excluded by the scoped client where the
+table has `deleted_at`. Intelligence refs resolve only through the tenant's bridge row (`prospects` for a
+company, `prospect_people` for a person) with the global row embedded through the foreign key, so a
+shared row no bridge of this tenant points at resolves to nothing.
+
+This module must never read a global Intelligence table directly, never read another organization's rows
+and never search: it resolves explicit refs only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from uuid import UUID
+
+import asyncpg
+
+from state.projections import PROJECTIONS, SUPPORTED_REF_KINDS, KindProjection, Projection
+from state.refs import ResourceRef, distinct_refs, ref_key
+from state.scoped import Embed, OrgScopedClient
+
+__all__ = ["DEFAULT_BATCH_SIZE", "SUPPORTED_REF_KINDS", "Projection", "resolve_refs"]
+
+DEFAULT_BATCH_SIZE = 100
+"""Ids per query: a ref list has no bound, and a long PostgREST URL is answered 414."""
+
+_EMBED_NAME = "shared"
+
+
+def _as_uuid(value: str) -> UUID | None:
+    try:
+        return UUID(value)
+    except (ValueError, AttributeError, TypeError):
+        return None
+
+
+def _fields(row: Mapping[str, object], columns: Sequence[str]) -> tuple[tuple[str, object], ...]:
+    return tuple((column, row[column]) for column in columns if row.get(column) is not None)
+
+
+def _projection(ref: ResourceRef, row: Mapping[str, object], spec: KindProjection) -> Projection:
+    label = ref.label
+    if spec.label_column is not None:
+        name = row.get(spec.label_column)
+        if isinstance(name, str) and name.strip():
+            label = name
+    resolved = ResourceRef(kind=ref.kind, id=ref.id, label=label)
+    return Projection(ref=resolved, fields=_fields(row, spec.columns))
+
+
+async def _read_batch(
+    client: OrgScopedClient, spec: KindProjection, ids: Sequence[UUID]
+) -> dict[UUID, Mapping[str, object]]:
+    """One scoped query for a batch of ids of one kind: `{row id: projected row}`."""
+    rows: list[asyncpg.Record]
+    if spec.embed_via is None:
+        rows = await client.select(spec.table, ["id", *spec.columns], where_in={spec.id_column: list(ids)})
+        return {row["id"]: dict(row) for row in rows}
+    rows = await client.select(
+        spec.table,
+        [spec.id_column],
+        where_in={spec.id_column: list(ids)},
+        embed=Embed(_EMBED_NAME, via=spec.embed_via, columns=list(spec.columns)),
+    )
+    out: dict[UUID, Mapping[str, object]] = {}
+    for row in rows:
+        shared = row[_EMBED_NAME]
+        if not isinstance(shared, Mapping):
+            continue
+        # Two bridge rows (one person watched at two companies) name one shared row: key on its id.
+        out.setdefault(row[spec.id_column], shared)
+    return out
+
+
+async def resolve_refs(
+    client: OrgScopedClient,
+    refs: Sequence[ResourceRef],
+    *,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+) -> dict[tuple[str, str], Projection]:
+    """Resolve refs for the client's organization: `{(kind, id): Projection}` for the rows that exist."""
+    if batch_size < 1:
+        raise ValueError("batch_size must be at least 1")
+    by_kind: dict[str, list[tuple[ResourceRef, UUID]]] = {}
+    for ref in distinct_refs(refs):
+        if ref.kind not in SUPPORTED_REF_KINDS:
+            continue
+        ident = _as_uuid(ref.id)
+        if ident is None:
+            continue
+        by_kind.setdefault(ref.kind, []).append((ref, ident))
+
+    resolved: dict[tuple[str, str], Projection] = {}
+    for kind, wanted in by_kind.items():
+        spec = PROJECTIONS[kind]
+        # Two spellings of one UUID are one row: read it once.
+        unique_ids = list(dict.fromkeys(ident for _, ident in wanted))
+        rows: dict[UUID, Mapping[str, object]] = {}
+        for start in range(0, len(unique_ids), batch_size):
+            rows.update(await _read_batch(client, spec, unique_ids[start : start + batch_size]))
+        for ref, ident in wanted:
+            row = rows.get(ident)
+            if row is not None:
+                resolved[ref_key(ref)] = _projection(ref, row, spec)
+    return resolved
