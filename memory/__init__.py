@@ -1,1 +1,113 @@
-"""Package."""
+"""Durable memory: append-only revision chains in `agent.memories`, written through two tools only.
+
+A model reaches memory through `memory.remember` and `memory.forget` (`MemoryTools`), which validate strict
+input and call `MemoryService`; the sources read it through `memory.reads`. The repository is not exported:
+nothing but the service writes, and this package must never hand a model a way around the tools.
+"""
+
+from __future__ import annotations
+
+from memory._blank import BLANK_CHARACTERS, is_blank
+from memory.errors import (
+    AttributeNamespaceError,
+    DuplicateMemoryError,
+    InvalidInvocationError,
+    InvalidSubjectKeyError,
+    InvalidToolInputError,
+    MemoryAlreadyForgottenError,
+    MemoryConflictError,
+    MemoryMisuseError,
+    MemoryNotCurrentError,
+    MemoryNotFoundError,
+    MemoryRefusedError,
+    MemoryStoreError,
+    PrincipalMismatchError,
+    RunMemoryLimitError,
+    TooManySubjectRefsError,
+    UnknownMemoryToolError,
+    UserScopeForTriggerError,
+    WorkflowMemoryToolError,
+)
+from memory.models import (
+    AgentMemory,
+    LiveMemory,
+    MemoryCandidate,
+    MemoryScope,
+    MemorySubjectKeyPart,
+    MemorySubjectRef,
+    ParsedRefs,
+    ToolInvocation,
+    parse_stored_refs,
+)
+from memory.reads import (
+    DEFAULT_MEMORY_LIMIT,
+    GuardedMemory,
+    GuardReport,
+    guard_subjects,
+    read_live_memories,
+    read_personal_memories,
+)
+from memory.service import MemoryService
+from memory.tools import (
+    DEFAULT_REMEMBER_LIMIT_PER_RUN,
+    FORGET_TOOL,
+    MEMORY_TOOL_NAMES,
+    MEMORY_TOOLS,
+    REMEMBER_TOOL,
+    ForgetInput,
+    MemoryTools,
+    MemoryToolSpec,
+    RememberInput,
+    check_workflow_tool_nodes,
+    tool_schemas,
+)
+
+__all__ = [
+    "BLANK_CHARACTERS",
+    "DEFAULT_MEMORY_LIMIT",
+    "DEFAULT_REMEMBER_LIMIT_PER_RUN",
+    "FORGET_TOOL",
+    "MEMORY_TOOLS",
+    "MEMORY_TOOL_NAMES",
+    "REMEMBER_TOOL",
+    "AgentMemory",
+    "AttributeNamespaceError",
+    "DuplicateMemoryError",
+    "ForgetInput",
+    "GuardReport",
+    "GuardedMemory",
+    "InvalidInvocationError",
+    "InvalidSubjectKeyError",
+    "InvalidToolInputError",
+    "LiveMemory",
+    "MemoryAlreadyForgottenError",
+    "MemoryCandidate",
+    "MemoryConflictError",
+    "MemoryMisuseError",
+    "MemoryNotCurrentError",
+    "MemoryNotFoundError",
+    "MemoryRefusedError",
+    "MemoryScope",
+    "MemoryService",
+    "MemoryStoreError",
+    "MemorySubjectKeyPart",
+    "MemorySubjectRef",
+    "MemoryToolSpec",
+    "MemoryTools",
+    "ParsedRefs",
+    "PrincipalMismatchError",
+    "RememberInput",
+    "RunMemoryLimitError",
+    "TooManySubjectRefsError",
+    "ToolInvocation",
+    "UnknownMemoryToolError",
+    "UserScopeForTriggerError",
+    "WorkflowMemoryToolError",
+    "check_workflow_tool_nodes",
+    "guard_subjects",
+    "is_blank",
+    "parse_stored_refs",
+    "read_live_memories",
+    "read_personal_memories",
+    "tool_schemas",
+]

@@ -1,0 +1,81 @@
+"""The `memory` source: the live durable memories a subject may read, newest first, behind the subject guard.
+
+It reads `agent.live_memories` on the service role for the subject's organization: organization scope,
+plus the asking person's own user chain when the subject has a user and no trigger, minus the person's
+user-scope `preference.*` rows, which the `personal_memory` source owns (so one memory never appears twice).
+A subject with no definition reads every definition of the organization: the one filter this source drops,
+and the only source that widens on a null field. The order is `(created_at DESC, id DESC)`; `spec.limit`
+caps the read, None reads 20, zero reads nothing. The subject guard (`memory.reads.guard_subjects`) then
+drops a memory whose stored ref is malformed, names two subjects, names a kind no resolver owns, or does not
+resolve for the organization, and nothing refills the drops.
+
+Each item: kind `memory`, `subject_key` the stored key, `ref` the memory (`agent.memory`), `body_refs` its
+subject ref, `recorded_at` its creation time. This module must never write prose or widen on a null user.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pydantic import BaseModel
+
+from context.models import ContextItem, ContextKind, ContextRequest, ContextSourceSpec
+from context.options import EmptyOptions
+from context.tokens import estimate_tokens
+from memory.reads import DEFAULT_MEMORY_LIMIT, GuardedMemory, guard_subjects, read_live_memories
+from state.db import Database
+from state.refs import ResourceRef
+
+__all__ = ["MEMORY_REF_KIND", "MemoryContextSource", "memory_items"]
+
+MEMORY_REF_KIND = "agent.memory"
+"""The ref kind of a memory revision in a brief; `memory.forget` takes its id."""
+
+
+def memory_items(guarded: Sequence[GuardedMemory], *, source: str, kind: ContextKind) -> list[ContextItem]:
+    """One structured item per guarded memory, in read order."""
+    items: list[ContextItem] = []
+    for entry in guarded:
+        memory, subject = entry.memory, entry.subject
+        title = memory.attribute if subject is None else f"{memory.attribute} of {subject.kind} {subject.id}"
+        items.append(
+            ContextItem(
+                source=source,
+                kind=kind,
+                title=title,
+                body=memory.text,
+                subject_key=memory.subject_key,
+                ref=ResourceRef(kind=MEMORY_REF_KIND, id=str(memory.id)),
+                body_refs=[] if subject is None else [subject.as_resource_ref(with_label=False)],
+                recorded_at=memory.created_at,
+                tokens=estimate_tokens(memory.text),
+            )
+        )
+    return items
+
+
+class MemoryContextSource:
+    """Reads live memories for the subject, newest first, and drops those whose subject does not resolve."""
+
+    name = "memory"
+    options_schema: type[BaseModel] = EmptyOptions
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def retrieve(self, request: ContextRequest, spec: ContextSourceSpec) -> list[ContextItem]:
+        """The subject's live memories that pass the subject guard, as `memory` items."""
+        limit = DEFAULT_MEMORY_LIMIT if spec.limit is None else spec.limit
+        if limit == 0:
+            return []
+        subject = request.subject
+        rows = await read_live_memories(
+            self._db,
+            organization_id=subject.organization_id,
+            definition_id=subject.definition_id,
+            user_id=subject.user_id,
+            trigger_id=subject.trigger_id,
+            limit=limit,
+        )
+        report = await guard_subjects(self._db, subject.organization_id, rows)
+        return memory_items(report.kept, source=self.name, kind="memory")

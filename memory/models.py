@@ -1,0 +1,284 @@
+"""The shapes of durable memory: the tool input, the invocation, the stored revision and the live read row.
+
+`MemorySubjectKeyPart` is the one type of a subject ref's `kind` and `id`: a string that is not blank (by
+the shared list in `memory._blank`), holds no `:` and no null byte. The table CHECK and `parse_stored_refs`
+state the same rules, and a test holds all three to one table of cases. `label` joins no key, so it stays
+free text and may hold a colon.
+
+This module must never read the database, and never accept a subject key from a caller: the service makes
+the key.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Annotated, Any, Literal
+from uuid import UUID
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from memory._blank import BLANK_CHARACTERS, is_blank
+from state.refs import ResourceRef
+
+__all__ = [
+    "ATTRIBUTE_PATTERN",
+    "MAX_MEMORY_TEXT",
+    "AgentMemory",
+    "LiveMemory",
+    "MemoryCandidate",
+    "MemoryScope",
+    "MemorySubjectKeyPart",
+    "MemorySubjectRef",
+    "ParsedRefs",
+    "ToolInvocation",
+    "attribute_of",
+    "check_key_part",
+    "is_memory_attribute",
+    "parse_stored_refs",
+]
+
+MemoryScope = Literal["user", "organization"]
+
+ATTRIBUTE_PATTERN = r"(observation|preference)(\.[a-z0-9_]+)+"
+"""A namespaced memory attribute, e.g. `preference.language`; the table CHECK anchors the same pattern."""
+_ATTRIBUTE = re.compile(ATTRIBUTE_PATTERN)
+MAX_ATTRIBUTE = 120
+MAX_MEMORY_TEXT = 4000
+"""The longest memory text, in characters (the table CHECK `memories_text_length` agrees)."""
+
+
+def is_memory_attribute(value: str) -> bool:
+    """True when `value` is a namespaced memory attribute (`observation.` or `preference.`)."""
+    return len(value) <= MAX_ATTRIBUTE and _ATTRIBUTE.fullmatch(value) is not None
+
+
+def check_key_part(value: str) -> str:
+    """Return `value` when it may be a subject key part, else raise ValueError naming the rule."""
+    if "\x00" in value:
+        raise ValueError("a subject key part must not hold a null byte")
+    if ":" in value:
+        raise ValueError("a subject key part must not hold ':'")
+    if is_blank(value):
+        raise ValueError("a subject key part must not be empty or blank")
+    return value
+
+
+def _no_null_byte(value: str | None) -> str | None:
+    if value is not None and "\x00" in value:
+        raise ValueError("a label must not hold a null byte (jsonb cannot store one)")
+    return value
+
+
+MemorySubjectKeyPart = Annotated[str, Field(strict=True), AfterValidator(check_key_part)]
+"""A `kind` or `id` of a memory subject ref: not blank, no `:`, no null byte."""
+
+
+class MemorySubjectRef(BaseModel):
+    """The one row a memory is about: `kind` and `id` join the subject key; `label` is free text."""
+
+    model_config = ConfigDict(frozen=True, strict=True, extra="forbid")
+
+    kind: MemorySubjectKeyPart
+    """The entity kind, for example `crm.company`; any kind is accepted, and the read guard drops unknown ones."""
+    id: MemorySubjectKeyPart
+    """The row id as the owning table stores it."""
+    label: Annotated[str | None, AfterValidator(_no_null_byte)] = None
+    """Display text; never part of the key, never used to match."""
+
+    def as_resource_ref(self, *, with_label: bool = True) -> ResourceRef:
+        """The same row as a `ResourceRef`."""
+        return ResourceRef(kind=self.kind, id=self.id, label=self.label if with_label else None)
+
+    def stored(self) -> dict[str, str]:
+        """The JSON element the table stores (label only when present)."""
+        out = {"kind": self.kind, "id": self.id}
+        if self.label is not None:
+            out["label"] = self.label
+        return out
+
+
+class MemoryCandidate(BaseModel):
+    """What a model asks `memory.remember` to keep: strict, and no subject key (the service makes it)."""
+
+    model_config = ConfigDict(frozen=True, strict=True, extra="forbid")
+
+    attribute: str = Field(max_length=MAX_ATTRIBUTE)
+    """`observation.<name>` or `preference.<name>`, lower case, e.g. `preference.language`."""
+    text: str = Field(max_length=MAX_MEMORY_TEXT)
+    """The fact or instruction; leading and trailing blank characters are removed."""
+    scope: MemoryScope
+    """`user`: this person in this definition; `organization`: every user of this definition."""
+    subject_refs: list[MemorySubjectRef] = Field(default_factory=list, max_length=1)
+    """Zero or one row the memory is about."""
+
+    @field_validator("attribute")
+    @classmethod
+    def _namespaced(cls, value: str) -> str:
+        if not is_memory_attribute(value):
+            raise ValueError(
+                "attribute must be observation.<name> or preference.<name> (lower case letters, digits, '_')"
+            )
+        return value
+
+    @field_validator("text")
+    @classmethod
+    def _text(cls, value: str) -> str:
+        if "\x00" in value:
+            raise ValueError("text must not hold a null byte")
+        stripped = value.strip(BLANK_CHARACTERS)
+        if not stripped:
+            raise ValueError("text must not be empty or blank")
+        return stripped
+
+
+@dataclass(frozen=True)
+class ToolInvocation:
+    """The principal of one tool call: the run, its definition and exactly one of a user or a trigger."""
+
+    organization_id: UUID
+    """The tenancy of the call."""
+    definition_id: UUID
+    """The agent definition that owns what it writes."""
+    run_id: UUID
+    """The run that calls the tool; it is recorded as `proposed_by_run_id`."""
+    user_id: UUID | None = None
+    """The person the run acts for, or None for a trigger run."""
+    trigger_id: UUID | None = None
+    """The trigger that started the run, or None."""
+
+    def __post_init__(self) -> None:
+        if (self.user_id is None) == (self.trigger_id is None):
+            raise ValueError("a tool invocation names exactly one of user_id and trigger_id")
+
+
+def attribute_of(subject_key: str) -> str:
+    """The attribute part of a stored subject key (`<kind>:<id>:<attribute>`)."""
+    return subject_key.split(":", 2)[-1]
+
+
+@dataclass(frozen=True)
+class ParsedRefs:
+    """The subject refs of one stored `subject_refs` value, and how many elements were refused."""
+
+    refs: tuple[MemorySubjectRef, ...]
+    """The well-formed elements, in stored order."""
+    malformed: int
+    """Elements (or a non-array value, counted once) that are not well-formed subject refs."""
+
+
+def parse_stored_refs(value: object) -> ParsedRefs:
+    """Read a stored `subject_refs` value tolerantly: unknown keys ignored, malformed elements counted."""
+    if not isinstance(value, list):
+        return ParsedRefs(refs=(), malformed=1)
+    refs: list[MemorySubjectRef] = []
+    malformed = 0
+    for element in value:
+        if not isinstance(element, dict):
+            malformed += 1
+            continue
+        known = {k: element[k] for k in ("kind", "id", "label") if k in element}
+        try:
+            refs.append(MemorySubjectRef.model_validate(known))
+        except ValidationError:
+            malformed += 1
+    return ParsedRefs(refs=tuple(refs), malformed=malformed)
+
+
+class AgentMemory(BaseModel):
+    """One stored revision of `agent.memories` (a head read from `agent.memory_heads` has the same shape)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: UUID
+    """The revision id."""
+    organization_id: UUID
+    """The tenancy."""
+    definition_id: UUID
+    """The agent definition that owns the chain."""
+    scope: MemoryScope
+    """`user` or `organization`."""
+    user_id: UUID | None
+    """The person of a user memory; None for organization scope."""
+    scope_owner_id: UUID
+    """The user for user scope, the organization for organization scope."""
+    subject_key: str
+    """`<kind>:<id>:<attribute>`, made by the service."""
+    text: str | None
+    """None for a tombstone."""
+    subject_refs: Any
+    """The stored JSON as it is; read it with `parse_stored_refs`, which never raises."""
+    proposed_by_run_id: UUID | None
+    """The run that wrote the revision."""
+    supersedes_id: UUID | None
+    """The revision this one follows; None for a chain's root."""
+    forgotten_at: datetime | None
+    """Set on a tombstone only."""
+    created_at: datetime
+    """When the revision was written."""
+
+    @property
+    def is_tombstone(self) -> bool:
+        """True when this revision forgets its chain."""
+        return self.forgotten_at is not None
+
+    @property
+    def attribute(self) -> str:
+        """The attribute part of the subject key."""
+        return attribute_of(self.subject_key)
+
+    @classmethod
+    def from_row(cls, row: Any) -> AgentMemory:
+        """Build from a database record of `agent.memories` or `agent.memory_heads`."""
+        return cls.model_validate(dict(row))
+
+
+@dataclass(frozen=True)
+class LiveMemory:
+    """One row of `agent.live_memories`: the read path's own shape (no scope owner, no forgotten_at)."""
+
+    id: UUID
+    """The revision id, cited as `agent.memory <id>`."""
+    organization_id: UUID
+    """The tenancy."""
+    definition_id: UUID
+    """The agent definition that owns the chain."""
+    scope: str
+    """`user` or `organization`."""
+    user_id: UUID | None
+    """The person of a user memory; None for organization scope."""
+    subject_key: str
+    """The stored key, used as the item's subject key."""
+    text: str
+    """The memory itself."""
+    subject_refs: object
+    """The stored JSON as it is; the read guard parses it with `parse_stored_refs`."""
+    proposed_by_run_id: UUID | None
+    """The run that wrote the revision."""
+    supersedes_id: UUID | None
+    """The revision this one follows."""
+    created_at: datetime
+    """When the revision was written; the read order is (created_at DESC, id DESC)."""
+
+    @property
+    def attribute(self) -> str:
+        """The attribute part of the subject key."""
+        return attribute_of(self.subject_key)
+
+    @classmethod
+    def from_row(cls, row: Any) -> LiveMemory:
+        """Build from a database record of `agent.live_memories`."""
+        return cls(
+            id=row["id"],
+            organization_id=row["organization_id"],
+            definition_id=row["definition_id"],
+            scope=row["scope"],
+            user_id=row["user_id"],
+            subject_key=row["subject_key"],
+            text=row["text"],
+            subject_refs=row["subject_refs"],
+            proposed_by_run_id=row["proposed_by_run_id"],
+            supersedes_id=row["supersedes_id"],
+            created_at=row["created_at"],
+        )

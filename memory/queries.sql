@@ -1,0 +1,95 @@
+-- The runtime statements of the memory package. Each block: `-- name: <query_name>`, what it does and its
+-- parameters, then the statement. Every read names the organization explicitly: these run on the service
+-- role, which row-level security does not filter.
+
+-- name: fetch_invocation
+-- Whether an invocation's definition, run and user belong to its organization.
+-- $1 organization id, $2 definition id, $3 run id, $4 user id or NULL.
+SELECT
+    (SELECT d.definition_kind FROM agent.definitions AS d
+      WHERE d.id = $2::uuid AND (d.organization_id IS NULL OR d.organization_id = $1::uuid)) AS definition_kind,
+    EXISTS (SELECT 1 FROM agent.runs AS r
+             WHERE r.id = $3::uuid AND r.organization_id = $1::uuid AND r.definition_id = $2::uuid) AS run_matches,
+    ($4::uuid IS NULL OR EXISTS (SELECT 1 FROM public.users AS u
+                                  WHERE u.id = $4::uuid AND u.organization_id = $1::uuid)) AS user_matches;
+
+-- name: fetch_head
+-- The current revision of one chain (a tombstone included), or no row when the chain does not exist.
+-- $1 organization id, $2 definition id, $3 scope, $4 scope owner id, $5 subject key.
+SELECT id, organization_id, definition_id, scope, user_id, scope_owner_id, subject_key, text, subject_refs,
+       proposed_by_run_id, supersedes_id, forgotten_at, created_at
+FROM agent.memory_heads
+WHERE organization_id = $1 AND definition_id = $2 AND scope = $3 AND scope_owner_id = $4 AND subject_key = $5;
+
+-- name: fetch_revision
+-- One revision of the organization by id, and whether it is the current head of its chain.
+-- $1 organization id, $2 memory id.
+SELECT m.id, m.organization_id, m.definition_id, m.scope, m.user_id, m.scope_owner_id, m.subject_key, m.text,
+       m.subject_refs, m.proposed_by_run_id, m.supersedes_id, m.forgotten_at, m.created_at,
+       NOT EXISTS (SELECT 1 FROM agent.memories AS c WHERE c.supersedes_id = m.id) AS is_head
+FROM agent.memories AS m
+WHERE m.organization_id = $1 AND m.id = $2;
+
+-- name: insert_revision
+-- Append one live revision; supersedes_id NULL starts a chain. The chain constraints refuse a second root
+-- or a second child, which is how two writers that read one head race.
+-- $1 organization id, $2 definition id, $3 scope, $4 user id or NULL, $5 scope owner id, $6 subject key,
+-- $7 text, $8 subject_refs (jsonb array), $9 run id, $10 supersedes id or NULL.
+INSERT INTO agent.memories (organization_id, definition_id, scope, user_id, scope_owner_id, subject_key, text,
+                            subject_refs, proposed_by_run_id, supersedes_id)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10)
+RETURNING id, organization_id, definition_id, scope, user_id, scope_owner_id, subject_key, text, subject_refs,
+          proposed_by_run_id, supersedes_id, forgotten_at, created_at;
+
+-- name: insert_tombstone
+-- Append a tombstone after one revision of the organization, copying its chain identity and subject refs.
+-- $1 organization id, $2 the revision it forgets, $3 run id.
+INSERT INTO agent.memories (organization_id, definition_id, scope, user_id, scope_owner_id, subject_key, text,
+                            subject_refs, proposed_by_run_id, supersedes_id, forgotten_at)
+SELECT m.organization_id, m.definition_id, m.scope, m.user_id, m.scope_owner_id, m.subject_key, NULL,
+       m.subject_refs, $3, m.id, now()
+FROM agent.memories AS m
+WHERE m.organization_id = $1 AND m.id = $2
+RETURNING id, organization_id, definition_id, scope, user_id, scope_owner_id, subject_key, text, subject_refs,
+          proposed_by_run_id, supersedes_id, forgotten_at, created_at;
+
+-- name: lock_run_remembers
+-- Serialise the memory.remember writes of one run for the rest of the transaction (the count limit).
+-- $1 run id.
+SELECT pg_advisory_xact_lock(1835363698, hashtext($1::uuid::text));
+
+-- name: count_run_remembers
+-- How many live revisions (memory.remember writes) one run has appended.
+-- $1 run id.
+SELECT count(*) FROM agent.memories WHERE proposed_by_run_id = $1 AND text IS NOT NULL;
+
+-- name: fetch_live_memories
+-- The `memory` source read: live memories of the organization, newest first. A NULL definition drops the
+-- definition filter (the one widening the spec allows); a NULL user reads organization scope alone; when
+-- $4 is true the person's own user-scope preference.* rows are left to `personal_memory`.
+-- $1 organization id, $2 definition id or NULL, $3 user id or NULL, $4 exclude personal rows, $5 limit.
+SELECT id, organization_id, definition_id, scope, user_id, subject_key, text, subject_refs, proposed_by_run_id,
+       supersedes_id, created_at
+FROM agent.live_memories
+WHERE organization_id = $1::uuid
+  AND ($2::uuid IS NULL OR definition_id = $2::uuid)
+  AND (scope = 'organization'
+       OR (scope = 'user' AND user_id = $3::uuid
+           AND NOT ($4::boolean AND split_part(subject_key, ':', 3) LIKE 'preference.%')))
+ORDER BY created_at DESC, id DESC
+LIMIT $5;
+
+-- name: fetch_personal_memories
+-- The `personal_memory` source read: one person's user-scope preference.* live memories in one definition,
+-- newest first. No parameter may be NULL: a NULL matches nothing, so nothing widens.
+-- $1 organization id, $2 definition id, $3 user id, $4 limit.
+SELECT id, organization_id, definition_id, scope, user_id, subject_key, text, subject_refs, proposed_by_run_id,
+       supersedes_id, created_at
+FROM agent.live_memories
+WHERE organization_id = $1::uuid
+  AND definition_id = $2::uuid
+  AND scope = 'user'
+  AND user_id = $3::uuid
+  AND split_part(subject_key, ':', 3) LIKE 'preference.%'
+ORDER BY created_at DESC, id DESC
+LIMIT $4;

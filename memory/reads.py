@@ -1,0 +1,165 @@
+"""The read path of durable memory: which live memories a subject reads, and the subject guard.
+
+Two readers share one partition, so one memory never reaches a brief twice:
+
+* `personal` rows are the asking person's user-scope `preference.*` memories in the subject's definition.
+  They need a user, no trigger, and a definition; a subject missing any of them reads none (no widening).
+* `memory` reads organization scope, plus the person's own user chain when the subject has a user and no
+  trigger, minus exactly the personal rows. A subject with no definition drops the definition filter, the
+  one widening the spec allows; a trigger run reads organization scope alone.
+
+Both read `agent.live_memories` on the service role with the organization named explicitly, newest first,
+`(created_at DESC, id DESC)`. The subject guard then parses each stored `subject_refs` tolerantly, drops a
+malformed or two-element memory (logged), drops a ref of a kind no resolver owns, and resolves the distinct
+refs through `state.resolvers.resolve_refs` inside `scoped_db` (one query per kind per batch of 100),
+dropping a memory whose ref does not resolve for the organization. No second read refills the drops.
+
+This module must never widen on a null user or trigger, and never read one query per memory.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from uuid import UUID
+
+from memory import repository as repo
+from memory.models import LiveMemory, MemorySubjectRef, parse_stored_refs
+from state.db import Database
+from state.refs import ResourceRef
+from state.resolvers import SUPPORTED_REF_KINDS, resolve_refs
+from state.scoped import scoped_db
+
+__all__ = [
+    "DEFAULT_MEMORY_LIMIT",
+    "GuardReport",
+    "GuardedMemory",
+    "guard_subjects",
+    "read_live_memories",
+    "read_personal_memories",
+    "reads_personal_memory",
+    "reads_user_chain",
+]
+
+_log = logging.getLogger(__name__)
+
+DEFAULT_MEMORY_LIMIT = 20
+"""The read cap when `spec.limit` is None: memory has no entity list to bound it."""
+
+
+def reads_user_chain(user_id: UUID | None, trigger_id: UUID | None) -> bool:
+    """A subject reads its person's user-scope memories only when it has a user and no trigger."""
+    return user_id is not None and trigger_id is None
+
+
+def reads_personal_memory(user_id: UUID | None, trigger_id: UUID | None, definition_id: UUID | None) -> bool:
+    """`personal_memory` reads only with a user, no trigger and a definition; it never widens."""
+    return reads_user_chain(user_id, trigger_id) and definition_id is not None
+
+
+async def read_live_memories(
+    db: Database,
+    *,
+    organization_id: UUID,
+    definition_id: UUID | None,
+    user_id: UUID | None,
+    trigger_id: UUID | None,
+    limit: int,
+) -> list[LiveMemory]:
+    """The `memory` source rows: organization scope and the person's chain, minus the personal rows."""
+    if limit <= 0:
+        return []
+    chain_user = user_id if reads_user_chain(user_id, trigger_id) else None
+    async with db.connection() as conn:
+        return await repo.fetch_live_memories(
+            conn,
+            organization_id=organization_id,
+            definition_id=definition_id,
+            user_id=chain_user,
+            exclude_personal=reads_personal_memory(user_id, trigger_id, definition_id),
+            limit=limit,
+        )
+
+
+async def read_personal_memories(
+    db: Database,
+    *,
+    organization_id: UUID,
+    definition_id: UUID | None,
+    user_id: UUID | None,
+    trigger_id: UUID | None,
+    limit: int,
+) -> list[LiveMemory]:
+    """The `personal_memory` source rows; none, with no query, when the subject lacks a field it needs."""
+    if limit <= 0 or not reads_personal_memory(user_id, trigger_id, definition_id):
+        return []
+    assert user_id is not None and definition_id is not None
+    async with db.connection() as conn:
+        return await repo.fetch_personal_memories(
+            conn, organization_id=organization_id, definition_id=definition_id, user_id=user_id, limit=limit
+        )
+
+
+@dataclass(frozen=True)
+class GuardedMemory:
+    """A memory that passed the subject guard, with its one subject ref (None when it names no row)."""
+
+    memory: LiveMemory
+    """The live row."""
+    subject: MemorySubjectRef | None
+    """The resolved subject, or None for a memory about its scope owner."""
+
+
+@dataclass
+class GuardReport:
+    """What the subject guard kept, in read order, and how many memories it dropped for each reason."""
+
+    kept: list[GuardedMemory] = field(default_factory=list)
+    """The memories that reach the source's items."""
+    malformed: int = 0
+    """Dropped: a stored element (or the value) is not a well-formed subject ref."""
+    two_refs: int = 0
+    """Dropped: the stored array holds more than one element."""
+    unowned_kind: int = 0
+    """Dropped: the ref names a kind no resolver owns."""
+    unresolved: int = 0
+    """Dropped: the ref names another tenant's row, a deleted row or a row that never existed."""
+
+    @property
+    def dropped(self) -> int:
+        """Every memory the guard dropped."""
+        return self.malformed + self.two_refs + self.unowned_kind + self.unresolved
+
+
+async def guard_subjects(db: Database, organization_id: UUID, memories: list[LiveMemory]) -> GuardReport:
+    """Keep the memories whose subject ref resolves for the organization (or that name none)."""
+    report = GuardReport()
+    pending: list[tuple[LiveMemory, MemorySubjectRef | None]] = []
+    wanted: list[ResourceRef] = []
+    for memory in memories:
+        parsed = parse_stored_refs(memory.subject_refs)
+        if parsed.malformed:
+            report.malformed += 1
+            _log.warning("memory %s dropped: %d malformed subject ref element(s)", memory.id, parsed.malformed)
+            continue
+        if len(parsed.refs) > 1:
+            report.two_refs += 1
+            _log.warning("memory %s dropped: it names %d subjects, and V1 reads one", memory.id, len(parsed.refs))
+            continue
+        subject = parsed.refs[0] if parsed.refs else None
+        if subject is not None:
+            if subject.kind not in SUPPORTED_REF_KINDS:
+                report.unowned_kind += 1
+                continue
+            wanted.append(subject.as_resource_ref(with_label=False))
+        pending.append((memory, subject))
+    resolved: set[tuple[str, str]] = set()
+    if wanted:
+        async with scoped_db(db, organization_id) as client:
+            resolved = set(await resolve_refs(client, wanted))
+    for memory, subject in pending:
+        if subject is not None and (subject.kind, subject.id) not in resolved:
+            report.unresolved += 1
+            continue
+        report.kept.append(GuardedMemory(memory=memory, subject=subject))
+    return report

@@ -1,0 +1,165 @@
+"""`MemoryService`: the one writer of `agent.memories`, behind the `memory.remember` and `memory.forget` tools.
+
+`remember` makes the subject key itself, with `make_subject_key`, from the one subject ref or from the scope
+owner when there is none; it never takes a key from the caller. It refuses an attribute outside the
+`observation.` and `preference.` namespaces, user scope for a trigger, more than one subject ref, and text
+identical to the live revision under that key. Different text appends a revision after the exact head read
+from `agent.memory_heads`; after a tombstone it starts the chain again after the tombstone.
+
+Each transition is one insert. Two writers that read one head race on the chain constraints; the loser
+reloads the head and decides again (refuse the same text, append new text). `forget` accepts the id of a
+current live head only, checks the invoking principal, and appends one tombstone.
+
+This service must never update or delete a revision, never infer lineage from timestamps, and never be
+handed to a model directly: a model reaches it through the memory tools.
+"""
+
+from __future__ import annotations
+
+import logging
+from uuid import UUID
+
+from context.models import make_subject_key
+from memory import repository as repo
+from memory.errors import (
+    AttributeNamespaceError,
+    DuplicateMemoryError,
+    InvalidInvocationError,
+    InvalidSubjectKeyError,
+    MemoryAlreadyForgottenError,
+    MemoryConflictError,
+    MemoryNotCurrentError,
+    MemoryNotFoundError,
+    PrincipalMismatchError,
+    RunMemoryLimitError,
+    TooManySubjectRefsError,
+    UserScopeForTriggerError,
+)
+from memory.models import AgentMemory, MemoryCandidate, ToolInvocation, is_memory_attribute
+from state.db import Connection, Database
+from state.refs import ResourceRef
+
+__all__ = ["DEFAULT_MAX_ATTEMPTS", "MAX_SUBJECT_KEY_BYTES", "MemoryService"]
+
+_log = logging.getLogger(__name__)
+
+DEFAULT_MAX_ATTEMPTS = 200
+"""How often one writer reloads a moving head before it gives up; each loss means another writer won."""
+MAX_SUBJECT_KEY_BYTES = 1024
+"""The longest subject key in UTF-8 bytes (the CHECK `memories_subject_key_shape` agrees)."""
+
+
+class MemoryService:
+    """Appends memory revisions and tombstones for one invoking principal at a time."""
+
+    def __init__(self, db: Database, *, max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> None:
+        if max_attempts < 1:
+            raise ValueError("max_attempts must be at least 1")
+        self._db = db
+        self._max_attempts = max_attempts
+        self.races_lost = 0
+        """How many inserts lost the chain race and reloaded the head (observability and tests)."""
+
+    async def remember(
+        self, inv: ToolInvocation, candidate: MemoryCandidate, *, run_limit: int | None = None
+    ) -> AgentMemory:
+        """Append `candidate` as the new head of its chain, or refuse; `run_limit` caps the run's writes."""
+        if not is_memory_attribute(candidate.attribute):
+            raise AttributeNamespaceError()
+        if candidate.scope == "user" and inv.user_id is None:
+            raise UserScopeForTriggerError()
+        if len(candidate.subject_refs) > 1:
+            raise TooManySubjectRefsError()
+        owner_id = inv.user_id if candidate.scope == "user" else inv.organization_id
+        assert owner_id is not None
+        subject = candidate.subject_refs[0].as_resource_ref(with_label=False) if candidate.subject_refs else None
+        owner = ResourceRef(kind=candidate.scope, id=str(owner_id))
+        try:
+            key = make_subject_key(subject, candidate.attribute, owner=owner)
+        except ValueError as exc:  # MemorySubjectRef already refuses these; a constructed candidate may not
+            raise InvalidSubjectKeyError(f"the subject ref cannot form a key: {exc}") from exc
+        assert key is not None
+        if len(key.encode()) > MAX_SUBJECT_KEY_BYTES:
+            raise InvalidSubjectKeyError(f"the subject key would exceed {MAX_SUBJECT_KEY_BYTES} bytes")
+        stored_refs = [ref.stored() for ref in candidate.subject_refs]
+        await self._check_invocation(inv)
+
+        for _ in range(self._max_attempts):
+            async with self._db.connection() as conn, conn.transaction():
+                if run_limit is not None:
+                    await self._check_run_limit(conn, inv.run_id, run_limit)
+                head = await repo.fetch_head(
+                    conn,
+                    organization_id=inv.organization_id,
+                    definition_id=inv.definition_id,
+                    scope=candidate.scope,
+                    scope_owner_id=owner_id,
+                    subject_key=key,
+                )
+                if head is not None and not head.is_tombstone and head.text == candidate.text:
+                    raise DuplicateMemoryError(
+                        f"memory {head.id} under {key} already holds this text; nothing was written"
+                    )
+                try:
+                    return await repo.insert_revision(
+                        conn,
+                        organization_id=inv.organization_id,
+                        definition_id=inv.definition_id,
+                        scope=candidate.scope,
+                        user_id=inv.user_id if candidate.scope == "user" else None,
+                        scope_owner_id=owner_id,
+                        subject_key=key,
+                        text=candidate.text,
+                        subject_refs=stored_refs,
+                        run_id=inv.run_id,
+                        supersedes_id=None if head is None else head.id,
+                    )
+                except repo.ChainMoved as moved:
+                    self.races_lost += 1
+                    _log.debug("memory chain %s moved (%s); reloading the head", key, moved.constraint)
+        raise MemoryConflictError(f"the chain {key} kept moving; gave up after {self._max_attempts} attempts")
+
+    async def forget(self, inv: ToolInvocation, memory_id: UUID) -> AgentMemory:
+        """Append one tombstone after `memory_id`, which must be the current live head the principal owns."""
+        await self._check_invocation(inv)
+        async with self._db.connection() as conn, conn.transaction():
+            found = await repo.fetch_revision(conn, inv.organization_id, memory_id)
+            if found is None:
+                raise MemoryNotFoundError(f"no memory {memory_id} in this organization")
+            memory, is_head = found
+            if memory.definition_id != inv.definition_id:
+                raise PrincipalMismatchError(f"memory {memory_id} belongs to another definition")
+            if memory.scope == "user" and (inv.user_id is None or memory.user_id != inv.user_id):
+                raise PrincipalMismatchError(f"memory {memory_id} is another person's memory")
+            if not is_head:
+                raise MemoryNotCurrentError(f"memory {memory_id} is an older revision; forget the current one")
+            if memory.is_tombstone:
+                raise MemoryAlreadyForgottenError(f"memory {memory_id} is a tombstone")
+            try:
+                tombstone = await repo.insert_tombstone(conn, inv.organization_id, memory_id, inv.run_id)
+            except repo.ChainMoved as moved:
+                self.races_lost += 1
+                raise MemoryNotCurrentError(
+                    f"memory {memory_id} stopped being the current revision while it was being forgotten"
+                ) from moved
+        assert tombstone is not None  # the revision was read in this transaction and is never deleted
+        return tombstone
+
+    async def _check_invocation(self, inv: ToolInvocation) -> None:
+        async with self._db.connection() as conn:
+            check = await repo.fetch_invocation(conn, inv.organization_id, inv.definition_id, inv.run_id, inv.user_id)
+        if check.definition_kind is None:
+            raise InvalidInvocationError(f"definition {inv.definition_id} is not visible to this organization")
+        if check.definition_kind != "agent":
+            raise InvalidInvocationError(f"a {check.definition_kind} definition cannot own memory; only an agent")
+        if not check.run_matches:
+            raise InvalidInvocationError(f"run {inv.run_id} is not a run of this organization and definition")
+        if not check.user_matches:
+            raise InvalidInvocationError(f"user {inv.user_id} is not a member of this organization")
+
+    @staticmethod
+    async def _check_run_limit(conn: Connection, run_id: UUID, limit: int) -> None:
+        await repo.lock_run_remembers(conn, run_id)
+        written = await repo.count_run_remembers(conn, run_id)
+        if written >= limit:
+            raise RunMemoryLimitError(f"run {run_id} has written {written} memories; the limit is {limit}")
