@@ -17,7 +17,7 @@ from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from state.refs import ResourceRef
+from state.refs import ResourceRef, make_subject_key
 
 __all__ = [
     "CLASS_ORDER",
@@ -241,32 +241,3 @@ class ContextSource(Protocol):
     async def retrieve(self, request: ContextRequest, spec: ContextSourceSpec) -> list[ContextItem]:
         """Return this source's items for the request's subject."""
         ...
-
-
-def _key_part(value: str, what: str) -> str:
-    if not value or not value.strip():
-        raise ValueError(f"subject key {what} is empty or blank")
-    if ":" in value or "\x00" in value:
-        raise ValueError(f"subject key {what} {value!r} holds ':' or a null byte")
-    return value
-
-
-def make_subject_key(
-    ref: ResourceRef | None,
-    attribute: str | None,
-    *,
-    owner: ResourceRef | None = None,
-) -> str | None:
-    """`<entity kind>:<entity id>:<attribute>` from a subject ref, else from the scope `owner`, else None.
-
-    A memory without a subject ref passes its scope owner, e.g. `ResourceRef(kind="organization", id=...)`.
-    Returns None when there is no attribute or no ref and no owner. Raises ValueError when a part is empty,
-    blank, or holds `:` or a null byte; the key is therefore never the empty string.
-    """
-    subject = ref if ref is not None else owner
-    if subject is None or attribute is None:
-        return None
-    kind = _key_part(subject.kind, "kind")
-    ident = _key_part(subject.id, "id")
-    attr = _key_part(attribute, "attribute")
-    return f"{kind}:{ident}:{attr}"

@@ -37,7 +37,7 @@ FRONT_DOOR_KNOWLEDGE_LIMIT = 8
 FRONT_DOOR = ContextPolicy(
     sources=[
         # The person's words: a turn without them answers a question nobody asked, so a failure fails it.
-        ContextSourceSpec(name="conversation", required=True, token_budget=1500, limit=20),
+        ContextSourceSpec(name="conversation", token_budget=1500, limit=20),
         ContextSourceSpec(name="personal_memory", token_budget=400),
         ContextSourceSpec(name="application", token_budget=1200, limit=60),
         ContextSourceSpec(name="dossier", token_budget=600, limit=5),

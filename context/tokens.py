@@ -1,15 +1,11 @@
-"""The token estimate: one token per four UTF-8 bytes, rounded up.
+"""The token estimate of a brief: `estimate_tokens`, one token per four UTF-8 bytes, rounded up.
 
-The count is bytes, not characters, so CJK text and emoji are not under-reported. It is never zero for a
-non-empty text, so short items cannot pass a budget that never binds. The chunker counts with this same
-function, so a chunk size is a brief budget. It must never call a tokenizer.
+The function lives in `state.tokens` so the knowledge chunker can count with the very same estimate
+(a chunk size is a brief budget) without importing the context package; this module is its fixed name.
 """
 
 from __future__ import annotations
 
+from state.tokens import estimate_tokens
+
 __all__ = ["estimate_tokens"]
-
-
-def estimate_tokens(text: str) -> int:
-    """One token per four UTF-8 bytes of `text`, rounded up; 0 only for the empty string."""
-    return -(-len(text.encode("utf-8")) // 4)

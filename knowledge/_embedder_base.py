@@ -17,7 +17,7 @@ from typing import ClassVar, TypeAlias
 import numpy as np
 import numpy.typing as npt
 
-from context.tokens import estimate_tokens
+from state.tokens import estimate_tokens
 from knowledge.errors import EmbeddingDimensionError
 
 __all__ = ["Embedder", "Embeddings", "FakeEmbedder", "check_embeddings", "normalise_rows", "plan_batches"]

@@ -28,7 +28,7 @@ from typing import Final
 
 from semchunk.semchunk import Chunker, chunkerify
 
-from context.tokens import estimate_tokens
+from state.tokens import estimate_tokens
 
 __all__ = [
     "DEFAULT_CHUNK_TOKENS",

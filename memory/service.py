@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 from uuid import UUID
 
-from context.models import make_subject_key
+from state.refs import make_subject_key
 from memory import repository as repo
 from memory.errors import (
     AttributeNamespaceError,

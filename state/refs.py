@@ -19,6 +19,7 @@ __all__ = [
     "ResourceRef",
     "capability_ref_kind",
     "distinct_refs",
+    "make_subject_key",
     "normalize_run_input_refs",
     "ref_key",
 ]
@@ -113,3 +114,32 @@ def distinct_refs(refs: Iterable[ResourceRef]) -> list[ResourceRef]:
             seen.add(k)
             out.append(ref)
     return out
+
+
+def _key_part(value: str, what: str) -> str:
+    if not value or not value.strip():
+        raise ValueError(f"subject key {what} is empty or blank")
+    if ":" in value or "\x00" in value:
+        raise ValueError(f"subject key {what} {value!r} holds ':' or a null byte")
+    return value
+
+
+def make_subject_key(
+    ref: ResourceRef | None,
+    attribute: str | None,
+    *,
+    owner: ResourceRef | None = None,
+) -> str | None:
+    """`<entity kind>:<entity id>:<attribute>` from a subject ref, else from the scope `owner`, else None.
+
+    A memory without a subject ref passes its scope owner, e.g. `ResourceRef(kind="organization", id=...)`.
+    Returns None when there is no attribute or no ref and no owner. Raises ValueError when a part is empty,
+    blank, or holds `:` or a null byte; the key is therefore never the empty string.
+    """
+    subject = ref if ref is not None else owner
+    if subject is None or attribute is None:
+        return None
+    kind = _key_part(subject.kind, "kind")
+    ident = _key_part(subject.id, "id")
+    attr = _key_part(attribute, "attribute")
+    return f"{kind}:{ident}:{attr}"

@@ -44,3 +44,7 @@ def test_no_fixed_policy_marks_the_dossier_required_or_names_an_unknown_source()
         assert all(not (s.name == "dossier" and s.required) for s in pol.sources)
         assert {s.name for s in pol.sources} <= set(SOURCE_OPTIONS)
         assert pol.total_token_budget > 0
+
+
+def test_no_front_door_source_is_required() -> None:
+    assert [s.name for s in FRONT_DOOR.sources if s.required] == []

@@ -10,7 +10,6 @@ import memory
 
 MEMORY_DIR = Path(memory.__file__).resolve().parent
 ALLOWED_PREFIXES = ("memory", "state", "pydantic", "asyncpg")
-ALLOWED_CONTEXT = {"context.models"}  # make_subject_key, the one key helper (docs/decisions/memory.md)
 
 
 def test_every_exported_name_exists_and_the_repository_is_not_exported() -> None:
@@ -27,7 +26,7 @@ def test_every_memory_module_declares_all() -> None:
         assert isinstance(getattr(module, "__all__", None), list), path.name
 
 
-def test_memory_imports_state_and_only_the_context_models_module() -> None:
+def test_memory_imports_state_and_nothing_of_context() -> None:
     stdlib = {"__future__", "collections", "dataclasses", "datetime", "json", "logging", "re", "typing", "uuid"}
     for path in MEMORY_DIR.glob("*.py"):
         tree = ast.parse(path.read_text(encoding="utf-8"))
@@ -40,5 +39,5 @@ def test_memory_imports_state_and_only_the_context_models_module() -> None:
                 continue
             for name in names:
                 root = name.split(".")[0]
-                ok = root in stdlib or name.startswith(ALLOWED_PREFIXES) or name in ALLOWED_CONTEXT
-                assert ok, f"{path.name} imports {name}: memory imports state (and context.models only)"
+                ok = root in stdlib or name.startswith(ALLOWED_PREFIXES)
+                assert ok, f"{path.name} imports {name}: memory imports state only"
