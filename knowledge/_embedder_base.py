@@ -17,8 +17,8 @@ from typing import ClassVar, TypeAlias
 import numpy as np
 import numpy.typing as npt
 
-from state.tokens import estimate_tokens
 from knowledge.errors import EmbeddingDimensionError
+from state.tokens import estimate_tokens
 
 __all__ = ["Embedder", "Embeddings", "FakeEmbedder", "check_embeddings", "normalise_rows", "plan_batches"]
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 import logging
 from uuid import UUID
 
-from state.refs import make_subject_key
 from memory import repository as repo
 from memory.errors import (
     AttributeNamespaceError,
@@ -37,7 +36,7 @@ from memory.errors import (
 )
 from memory.models import AgentMemory, MemoryCandidate, ToolInvocation, is_memory_attribute
 from state.db import Connection, Database
-from state.refs import ResourceRef
+from state.refs import ResourceRef, make_subject_key
 
 __all__ = ["DEFAULT_MAX_ATTEMPTS", "MAX_SUBJECT_KEY_BYTES", "MemoryService"]
 
