@@ -1,0 +1,330 @@
+"""The ingestion steps: register, extract and chunk, embed a batch, mark ready, mark failed.
+
+upload or sync -> extract text -> chunk -> embed -> insert chunks -> mark the source ready
+
+Each step is small, idempotent and safe to run twice, takes ids, and returns a small frozen record of ids
+and counts, so an Inngest function can wrap each one as a step. A source is pinned per chunk to a model and
+becomes ready under a model only when every chunk of that model holds its vector, checked in the one
+statement that marks it. This module must never search, never fetch a URL, and never mark a half-embedded
+source ready.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+from uuid import UUID
+
+from pgvector import Vector
+
+from knowledge._sql import QUERIES, translated
+from knowledge.chunk import DEFAULT_CHUNK_TOKENS, DEFAULT_OVERLAP_TOKENS, Chunk, chunk_text
+from knowledge.db_errors import EmbedderMismatchError, SourceNotFoundError
+from knowledge.embed import Embedder
+from knowledge.errors import EmptyDocumentError
+from knowledge.extract import ExtractLimits, extract_text_async
+from knowledge.objects import ObjectStore, object_key_for
+from state.db import Database
+
+__all__ = [
+    "EmbeddedBatch",
+    "EmbedderLookup",
+    "FailedMark",
+    "PreparedChunks",
+    "ReadyCheck",
+    "RegisteredSource",
+    "embed_batch",
+    "mark_failed",
+    "mark_ready",
+    "models_to_build",
+    "prepare_chunks",
+    "register_upload",
+    "register_uri",
+]
+
+EmbedderLookup = Callable[[str], Embedder]
+"""Model id -> embedder, e.g. `knowledge.embed.get_embedder`."""
+
+MAX_REASON_CHARS = 1000
+_DEFAULT_LIMITS = ExtractLimits()
+
+
+@dataclass(frozen=True, slots=True)
+class RegisteredSource:
+    """A registered source, new or the one that already had this identity in its scope."""
+
+    source_id: UUID
+    """The source row."""
+    created: bool
+    """False when the same URI or content was already registered in this scope."""
+    status: str
+    """pending, ready or failed."""
+    models: tuple[str, ...]
+    """The models it still has to be made ready under, in order."""
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedChunks:
+    """The chunk rows of one (source, model)."""
+
+    source_id: UUID
+    """The source."""
+    model: str
+    """The model the rows are pinned to."""
+    chunk_count: int
+    """How many chunk rows the model holds for the source."""
+    embedded_count: int
+    """How many of them already hold a vector."""
+    origin: str
+    """`extracted` (read the document), `copied` (from another model's rows) or `existing` (nothing to do)."""
+    extract_s: float = 0.0
+    """Seconds spent reading and extracting the document."""
+    chunk_s: float = 0.0
+    """Seconds spent chunking."""
+    insert_s: float = 0.0
+    """Seconds spent writing the rows."""
+
+
+@dataclass(frozen=True, slots=True)
+class EmbeddedBatch:
+    """One batch of vectors stored."""
+
+    source_id: UUID
+    """The source."""
+    model: str
+    """The model embedded with."""
+    embedded: int
+    """Vectors stored by this call (0 when a concurrent run stored them first)."""
+    remaining: int
+    """Chunks of this model still without a vector."""
+    embed_s: float = 0.0
+    """Seconds spent embedding."""
+    store_s: float = 0.0
+    """Seconds spent storing."""
+
+
+@dataclass(frozen=True, slots=True)
+class ReadyCheck:
+    """What marking a (source, model) ready found."""
+
+    source_id: UUID
+    """The source."""
+    model: str
+    """The model checked."""
+    ready: bool
+    """True when every chunk row exists and holds its vector (the row is now ready)."""
+    source_ready: bool
+    """True when this call also made the source itself ready."""
+    chunk_count: int
+    """Chunk rows of this model."""
+    embedded_count: int
+    """Of which hold a vector."""
+
+
+@dataclass(frozen=True, slots=True)
+class FailedMark:
+    """What marking a source failed changed."""
+
+    source_id: UUID
+    """The source."""
+    source_failed: bool
+    """True when the source itself became failed (it was pending; a ready source keeps serving)."""
+    models: tuple[str, ...]
+    """The readiness rows that became failed."""
+
+
+async def register_upload(
+    db: Database,
+    store: ObjectStore,
+    *,
+    organization_id: UUID | None,
+    data: bytes,
+    filename: str,
+    title: str | None = None,
+    media_type: str | None = None,
+) -> RegisteredSource:
+    """Store an uploaded document and register it; the same content twice in one scope is one source."""
+    return await _register(
+        db, store, organization_id=organization_id, kind="upload", uri=None, data=data,
+        filename=filename, title=title, media_type=media_type,
+    )  # fmt: skip
+
+
+async def register_uri(
+    db: Database,
+    store: ObjectStore,
+    *,
+    organization_id: UUID | None,
+    uri: str,
+    data: bytes,
+    title: str | None = None,
+    media_type: str | None = None,
+    filename: str | None = None,
+) -> RegisteredSource:
+    """Store the fetched bytes of a URI and register it; the same URI twice in one scope is one source."""
+    if not uri.strip():
+        raise ValueError("a URI-backed source needs a URI")
+    name = filename or PurePosixPath(uri.split("?", 1)[0].rstrip("/")).name or "document"
+    return await _register(
+        db, store, organization_id=organization_id, kind="uri", uri=uri, data=data,
+        filename=name, title=title, media_type=media_type,
+    )  # fmt: skip
+
+
+async def _register(
+    db: Database,
+    store: ObjectStore,
+    *,
+    organization_id: UUID | None,
+    kind: str,
+    uri: str | None,
+    data: bytes,
+    filename: str,
+    title: str | None,
+    media_type: str | None,
+) -> RegisteredSource:
+    digest = hashlib.sha256(data).hexdigest()
+    key = object_key_for(organization_id, digest, filename)
+    await store.put(key, data, content_type=media_type or "application/octet-stream")
+    label = (title or PurePosixPath(filename).stem or uri or "document").strip()[:500] or "document"
+    identity = uri if uri is not None else f"sha256:{digest}"
+    args = (organization_id, kind, label, uri, key, digest, media_type, filename, len(data))
+    with translated():
+        async with db.connection() as conn:
+            row = await conn.fetchrow(QUERIES["insert_source"], *args)
+            created = row is not None
+            if row is None:
+                row = await conn.fetchrow(QUERIES["existing_source"], organization_id, identity)
+            if row is None:  # deleted between the conflict and the read
+                raise SourceNotFoundError(f"the source {identity!r} vanished while it was registered")
+            if row["status"] != "failed":
+                await conn.execute(QUERIES["ensure_wanted_models"], row["id"])
+            models = tuple(r["embedding_model"] for r in await conn.fetch(QUERIES["models_to_build"], row["id"]))
+    return RegisteredSource(source_id=row["id"], created=created, status=row["status"], models=models)
+
+
+async def models_to_build(db: Database, source_id: UUID) -> tuple[str, ...]:
+    """The models a source still has to be made ready under (pending or failed readiness rows), in order."""
+    with translated():
+        async with db.connection() as conn:
+            rows = await conn.fetch(QUERIES["models_to_build"], source_id)
+    return tuple(r["embedding_model"] for r in rows)
+
+
+async def prepare_chunks(
+    db: Database,
+    store: ObjectStore,
+    source_id: UUID,
+    model: str,
+    *,
+    chunk_tokens: int = DEFAULT_CHUNK_TOKENS,
+    overlap_tokens: int = DEFAULT_OVERLAP_TOKENS,
+    limits: ExtractLimits = _DEFAULT_LIMITS,
+) -> PreparedChunks:
+    """Write the chunk rows of a source under `model` (copied from another model's rows when complete)."""
+    with translated():
+        async with db.connection() as conn:
+            await conn.execute(QUERIES["add_model_row"], source_id, model)
+            state = await conn.fetchrow(QUERIES["source_model_state"], source_id, model)
+            if state is None:
+                raise SourceNotFoundError(f"no knowledge source {source_id}")
+            if state["status"] == "ready" or (
+                state["chunk_count"] is not None and state["rows"] == state["chunk_count"]
+            ):
+                return PreparedChunks(source_id, model, state["rows"], state["embedded_count"], "existing")
+            donor = await conn.fetch(QUERIES["donor_chunks"], source_id, model)
+            document = None if donor else await conn.fetchrow(QUERIES["source_document"], source_id)
+    extract_s = chunk_s = 0.0
+    if donor:
+        chunks = [Chunk(ordinal=r["ordinal"], text=r["text"], tokens=r["tokens"]) for r in donor]
+        origin = "copied"
+    else:
+        if document is None:
+            raise SourceNotFoundError(f"no knowledge source {source_id}")
+        started = time.perf_counter()
+        data = await store.get(document["object_key"])
+        extracted = await extract_text_async(
+            data, media_type=document["media_type"], filename=document["filename"], limits=limits
+        )
+        extract_s = time.perf_counter() - started
+        started = time.perf_counter()
+        chunks = await asyncio.to_thread(chunk_text, extracted.text, size=chunk_tokens, overlap=overlap_tokens)
+        chunk_s = time.perf_counter() - started
+        if not chunks:
+            raise EmptyDocumentError("the document contains no text to chunk")
+        origin = "extracted"
+    started = time.perf_counter()
+    with translated():
+        async with db.connection() as conn, conn.transaction():
+            await conn.execute(
+                QUERIES["upsert_chunks"],
+                source_id,
+                model,
+                [c.ordinal for c in chunks],
+                [c.text for c in chunks],
+                [c.tokens for c in chunks],
+            )
+            await conn.execute(QUERIES["delete_chunks_from"], source_id, model, len(chunks))
+            counts = await conn.fetchrow(QUERIES["record_chunk_count"], source_id, model, len(chunks))
+    if counts is None:
+        raise SourceNotFoundError(f"the knowledge source {source_id} was deleted while it was chunked")
+    return PreparedChunks(
+        source_id, model, counts["chunk_count"], counts["embedded_count"], origin,
+        extract_s=extract_s, chunk_s=chunk_s, insert_s=time.perf_counter() - started,
+    )  # fmt: skip
+
+
+async def embed_batch(
+    db: Database, source_id: UUID, embedder: Embedder, *, batch_size: int | None = None
+) -> EmbeddedBatch:
+    """Embed the next chunks of `embedder`'s model that have no vector yet, in ordinal order, and store them."""
+    model = embedder.model_id
+    size = batch_size or embedder.batch_size
+    with translated():
+        async with db.connection() as conn:
+            dimensions = await conn.fetchval(QUERIES["model_dimensions"], model)
+            rows = await conn.fetch(QUERIES["unembedded_chunks"], source_id, model, size)
+    if dimensions != embedder.dimensions:
+        raise EmbedderMismatchError(
+            f"{model} is registered with {dimensions} dimensions; the embedder gives {embedder.dimensions}"
+        )
+    if not rows:
+        return EmbeddedBatch(source_id, model, 0, 0)
+    started = time.perf_counter()
+    vectors = await embedder.embed([r["text"] for r in rows])
+    embed_s = time.perf_counter() - started
+    started = time.perf_counter()
+    with translated():
+        async with db.connection() as conn:
+            result = await conn.fetchrow(
+                QUERIES["store_embeddings"], source_id, model, [r["id"] for r in rows], [Vector(v) for v in vectors]
+            )
+    chunk_count = result["chunk_count"] if result is not None and result["chunk_count"] is not None else 0
+    embedded = result["embedded_count"] if result is not None else 0
+    return EmbeddedBatch(
+        source_id, model, result["stored"] if result is not None else 0, max(chunk_count - embedded, 0),
+        embed_s=embed_s, store_s=time.perf_counter() - started,
+    )  # fmt: skip
+
+
+async def mark_ready(db: Database, source_id: UUID, model: str) -> ReadyCheck:
+    """Mark (source, model) ready, and the source with it, only if every chunk row holds its vector."""
+    with translated():
+        async with db.connection() as conn:
+            row = await conn.fetchrow(QUERIES["mark_model_ready"], source_id, model)
+    assert row is not None  # the statement always answers one row of counts
+    return ReadyCheck(source_id, model, row["ready"], row["source_became_ready"], row["total"], row["embedded"])
+
+
+async def mark_failed(db: Database, source_id: UUID, reason: str, *, model: str | None = None) -> FailedMark:
+    """Fail the not-ready rows of `model` (every model when None), and the source if it is still pending."""
+    text = " ".join(reason.split())[:MAX_REASON_CHARS] or "ingestion failed"
+    with translated():
+        async with db.connection() as conn, conn.transaction():
+            models = await conn.fetch(QUERIES["mark_models_failed"], source_id, model, text)
+            failed = await conn.fetchval(QUERIES["mark_source_failed"], source_id, text)
+    return FailedMark(source_id, failed is not None, tuple(r["embedding_model"] for r in models))

@@ -1,0 +1,339 @@
+-- The runtime statements of knowledge's database half. Every statement names its organization or its
+-- source explicitly; none is assembled from request text.
+
+-- name: insert_source
+-- Register a source unless one with the same identity (URI, else content hash) exists in its scope.
+-- $1 organization_id (NULL = platform), $2 kind, $3 title, $4 uri, $5 object_key, $6 content_sha256,
+-- $7 media_type, $8 filename, $9 byte_size. Returns the new row's id and status, or nothing on a conflict.
+INSERT INTO agent.knowledge_sources
+    (organization_id, kind, title, uri, object_key, content_sha256, media_type, filename, byte_size)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+ON CONFLICT ON CONSTRAINT knowledge_sources_identity_key DO NOTHING
+RETURNING id, status;
+
+-- name: existing_source
+-- The source with this identity in this scope. $1 organization_id (NULL = platform), $2 identity.
+SELECT id, status
+  FROM agent.knowledge_sources
+ WHERE organization_id IS NOT DISTINCT FROM $1 AND identity = $2;
+
+-- name: ensure_wanted_models
+-- Give a source a pending readiness row under every model it is wanted under and lacks. $1 source id.
+INSERT INTO agent.knowledge_source_models (source_id, embedding_model)
+SELECT w.source_id, w.embedding_model
+  FROM agent.knowledge_wanted_models w
+ WHERE w.source_id = $1
+ON CONFLICT (source_id, embedding_model) DO NOTHING;
+
+-- name: models_to_build
+-- The models a source still has to be made ready under, in a stable order. $1 source id.
+SELECT embedding_model
+  FROM agent.knowledge_source_models
+ WHERE source_id = $1 AND status <> 'ready'
+ ORDER BY embedding_model;
+
+-- name: source_document
+-- What extraction needs to read a source's bytes. $1 source id.
+SELECT id, organization_id, title, object_key, media_type, filename, status
+  FROM agent.knowledge_sources
+ WHERE id = $1;
+
+-- name: source_model_state
+-- The readiness row of one (source, model) and how many chunk rows it holds. $1 source id, $2 model.
+SELECT r.status, r.chunk_count, r.embedded_count,
+       (SELECT count(*) FROM agent.knowledge_chunks c
+         WHERE c.source_id = $1 AND c.embedding_model = $2)::integer AS rows
+  FROM agent.knowledge_source_models r
+ WHERE r.source_id = $1 AND r.embedding_model = $2;
+
+-- name: add_model_row
+-- Create a pending readiness row for (source, model) if missing. $1 source id, $2 model.
+INSERT INTO agent.knowledge_source_models (source_id, embedding_model)
+VALUES ($1, $2)
+ON CONFLICT (source_id, embedding_model) DO NOTHING;
+
+-- name: donor_chunks
+-- The chunk texts of another model whose chunk rows are complete, to re-embed without re-extracting.
+-- $1 source id, $2 target model. Empty when no other model holds a complete set.
+WITH donor AS (
+    SELECT r.embedding_model
+      FROM agent.knowledge_source_models r
+     WHERE r.source_id = $1 AND r.embedding_model <> $2 AND r.chunk_count > 0
+       AND r.chunk_count = (SELECT count(*) FROM agent.knowledge_chunks c
+                             WHERE c.source_id = $1 AND c.embedding_model = r.embedding_model)
+     ORDER BY (r.status = 'ready') DESC, r.embedding_model
+     LIMIT 1
+)
+SELECT c.ordinal, c.text, c.tokens
+  FROM agent.knowledge_chunks c JOIN donor d ON d.embedding_model = c.embedding_model
+ WHERE c.source_id = $1
+ ORDER BY c.ordinal;
+
+-- name: upsert_chunks
+-- Write chunk rows under one model; a re-run keeps the vector of an unchanged chunk and clears a changed
+-- one. $1 source id, $2 model, $3 ordinals int[], $4 texts text[], $5 tokens int[].
+INSERT INTO agent.knowledge_chunks AS c (source_id, embedding_model, ordinal, text, tokens)
+SELECT $1, $2, u.ordinal, u.text, u.tokens
+  FROM unnest($3::integer[], $4::text[], $5::integer[]) AS u (ordinal, text, tokens)
+ON CONFLICT ON CONSTRAINT knowledge_chunks_source_model_ordinal_key DO UPDATE
+   SET text = EXCLUDED.text,
+       tokens = EXCLUDED.tokens,
+       embedding = CASE WHEN c.text = EXCLUDED.text THEN c.embedding END
+ WHERE c.text IS DISTINCT FROM EXCLUDED.text OR c.tokens IS DISTINCT FROM EXCLUDED.tokens;
+
+-- name: delete_chunks_from
+-- Remove the chunk rows of one model at or beyond an ordinal (a shorter re-run). $1 source, $2 model, $3 ordinal.
+DELETE FROM agent.knowledge_chunks
+ WHERE source_id = $1 AND embedding_model = $2 AND ordinal >= $3;
+
+-- name: record_chunk_count
+-- Record how many chunks a (source, model) has, and how many already hold a vector.
+-- $1 source id, $2 model, $3 chunk count. Returns the counts.
+UPDATE agent.knowledge_source_models r
+   SET chunk_count = $3,
+       embedded_count = (SELECT count(*) FROM agent.knowledge_chunks c
+                          WHERE c.source_id = $1 AND c.embedding_model = $2 AND c.embedding IS NOT NULL),
+       updated_at = now()
+ WHERE r.source_id = $1 AND r.embedding_model = $2
+RETURNING r.chunk_count, r.embedded_count;
+
+-- name: model_dimensions
+-- The registered dimension of a model, or nothing. $1 model id.
+SELECT dimensions FROM agent.embedding_models WHERE model_id = $1;
+
+-- name: unembedded_chunks
+-- The next chunks of one model without a vector, in ordinal order. $1 source id, $2 model, $3 batch size.
+SELECT id, text
+  FROM agent.knowledge_chunks
+ WHERE source_id = $1 AND embedding_model = $2 AND embedding IS NULL
+ ORDER BY ordinal
+ LIMIT $3;
+
+-- name: store_embeddings
+-- Store vectors on chunks that have none yet and count them on the readiness row.
+-- $1 source id, $2 model, $3 chunk ids bigint[], $4 vectors vector[]. Returns the new counts.
+WITH stored AS (
+    UPDATE agent.knowledge_chunks c
+       SET embedding = v.embedding
+      FROM unnest($3::bigint[], $4::vector[]) AS v (id, embedding)
+     WHERE c.id = v.id AND c.source_id = $1 AND c.embedding_model = $2 AND c.embedding IS NULL
+    RETURNING c.id
+)
+UPDATE agent.knowledge_source_models r
+   SET embedded_count = r.embedded_count + (SELECT count(*) FROM stored), updated_at = now()
+ WHERE r.source_id = $1 AND r.embedding_model = $2
+RETURNING (SELECT count(*) FROM stored)::integer AS stored, r.embedded_count, r.chunk_count;
+
+-- name: mark_model_ready
+-- In one statement: the (source, model) row becomes ready only when all its chunk rows exist and every
+-- one holds a vector; the source becomes ready with it. $1 source id, $2 model.
+WITH counts AS (
+    SELECT count(*)::integer AS total, count(c.embedding)::integer AS embedded
+      FROM agent.knowledge_chunks c
+     WHERE c.source_id = $1 AND c.embedding_model = $2
+), model_ready AS (
+    UPDATE agent.knowledge_source_models r
+       SET status = 'ready', failure_reason = NULL, pending_since = NULL,
+           embedded_count = counts.embedded, updated_at = now()
+      FROM counts
+     WHERE r.source_id = $1 AND r.embedding_model = $2
+       AND r.chunk_count IS NOT NULL AND r.chunk_count > 0
+       AND counts.total = r.chunk_count AND counts.embedded = counts.total
+    RETURNING r.source_id
+), source_ready AS (
+    UPDATE agent.knowledge_sources s
+       SET status = 'ready', failure_reason = NULL, pending_since = NULL, updated_at = now()
+      FROM model_ready
+     WHERE s.id = model_ready.source_id AND s.status <> 'ready'
+    RETURNING s.id
+)
+SELECT EXISTS (SELECT 1 FROM model_ready) AS ready,
+       EXISTS (SELECT 1 FROM source_ready) AS source_became_ready,
+       counts.total, counts.embedded
+  FROM counts;
+
+-- name: mark_models_failed
+-- Fail the not-yet-ready readiness rows of a source (one model, or every model when $2 is NULL).
+-- $1 source id, $2 model or NULL, $3 reason. Returns one row per failed model.
+UPDATE agent.knowledge_source_models
+   SET status = 'failed', failure_reason = $3, pending_since = NULL, updated_at = now()
+ WHERE source_id = $1 AND ($2::text IS NULL OR embedding_model = $2) AND status <> 'ready'
+RETURNING embedding_model;
+
+-- name: mark_source_failed
+-- Fail a source that is still pending (a ready source keeps serving under its ready model).
+-- $1 source id, $2 reason. Returns the id when the source was failed.
+UPDATE agent.knowledge_sources
+   SET status = 'failed', failure_reason = $2, pending_since = NULL, updated_at = now()
+ WHERE id = $1 AND status = 'pending'
+RETURNING id;
+
+-- name: list_sources
+-- An admin's view of the sources of one scope, newest first. $1 organization_id (NULL = platform), $2 limit.
+SELECT s.id, s.organization_id, s.kind, s.title, s.uri, s.status, s.failure_reason, s.attempts,
+       s.pending_since, s.created_at, s.updated_at
+  FROM agent.knowledge_sources s
+ WHERE s.organization_id IS NOT DISTINCT FROM $1
+ ORDER BY s.created_at DESC, s.id DESC
+ LIMIT $2;
+
+-- name: sweep_pending_sources
+-- Fail every source pending since before the cutoff, with a reason an admin can read.
+-- $1 cutoff timestamptz, $2 the age limit as words ("1 hour"). Returns the failed sources.
+UPDATE agent.knowledge_sources
+   SET status = 'failed',
+       failure_reason = format(
+           'ingestion did not finish within %s (pending since %s UTC, attempt %s): the ingestion job '
+           'stopped or is stuck. Retry the source to ingest it again.',
+           $2::text, to_char(pending_since AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI'), attempts),
+       pending_since = NULL,
+       updated_at = now()
+ WHERE status = 'pending' AND pending_since < $1
+RETURNING id, organization_id, failure_reason;
+
+-- name: sweep_pending_models
+-- Fail every readiness row pending since before the cutoff (e.g. a re-embed for a switchover that died).
+-- $1 cutoff timestamptz, $2 the age limit as words. Returns the failed (source, model) pairs.
+UPDATE agent.knowledge_source_models
+   SET status = 'failed',
+       failure_reason = format(
+           'embedding under %s did not finish within %s (pending since %s UTC): the job stopped or is '
+           'stuck. Retry the source to embed it again.',
+           embedding_model, $2::text, to_char(pending_since AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI')),
+       pending_since = NULL,
+       updated_at = now()
+ WHERE status = 'pending' AND pending_since < $1
+RETURNING source_id, embedding_model;
+
+-- name: retry_source
+-- Reset a failed source of this scope to pending. $1 source id, $2 organization_id (NULL = platform).
+-- Returns the id and status whether or not it was failed, or nothing when no such source is in scope.
+WITH reset AS (
+    UPDATE agent.knowledge_sources
+       SET status = 'pending', failure_reason = NULL, pending_since = now(), attempts = attempts + 1,
+           updated_at = now()
+     WHERE id = $1 AND organization_id IS NOT DISTINCT FROM $2 AND status = 'failed'
+    RETURNING id, status
+)
+SELECT id, status, true AS reset FROM reset
+UNION ALL
+SELECT id, status, false FROM agent.knowledge_sources
+ WHERE id = $1 AND organization_id IS NOT DISTINCT FROM $2 AND NOT EXISTS (SELECT 1 FROM reset);
+
+-- name: retry_source_models
+-- Reset the failed readiness rows of a source to pending. $1 source id. Returns the models reset.
+UPDATE agent.knowledge_source_models
+   SET status = 'pending', failure_reason = NULL, pending_since = now(), updated_at = now()
+ WHERE source_id = $1 AND status = 'failed'
+RETURNING embedding_model;
+
+-- name: live_model
+-- The live embedding model of an organization (its own row, else the platform row) and its dimension.
+-- $1 organization_id (NULL asks for the platform default).
+SELECT ks.active_embedding_model AS model_id, m.dimensions, ks.organization_id IS NULL AS platform_default
+  FROM public.knowledge_settings ks
+  JOIN agent.embedding_models m ON m.model_id = ks.active_embedding_model
+ WHERE ks.organization_id = $1 OR ks.organization_id IS NULL
+ ORDER BY ks.organization_id NULLS LAST
+ LIMIT 1;
+
+-- name: register_embedding_model
+-- Register a model's dimension (no-op when registered). $1 model id, $2 dimensions. Returns the stored dimension.
+WITH added AS (
+    INSERT INTO agent.embedding_models (model_id, dimensions) VALUES ($1, $2)
+    ON CONFLICT (model_id) DO NOTHING
+    RETURNING dimensions
+)
+SELECT dimensions FROM added
+UNION ALL
+SELECT dimensions FROM agent.embedding_models WHERE model_id = $1 AND NOT EXISTS (SELECT 1 FROM added);
+
+-- name: ensure_model_index
+-- Create the partial HNSW index of a registered model from the model table. $1 model id. Returns its name.
+SELECT agent.ensure_embedding_model_index($1);
+
+-- name: start_switch
+-- Record a running switchover of one scope unless one is running. $1 organization_id (NULL = platform),
+-- $2 from model, $3 to model.
+INSERT INTO agent.knowledge_switches (organization_id, from_model, to_model)
+VALUES ($1, $2, $3)
+ON CONFLICT DO NOTHING;
+
+-- name: running_switch
+-- The running switchover of one scope, if any. $1 organization_id (NULL = platform).
+SELECT id, organization_id, from_model, to_model, started_at
+  FROM agent.knowledge_switches
+ WHERE organization_id IS NOT DISTINCT FROM $1 AND status = 'running';
+
+-- name: add_scope_model_rows
+-- Give every source in a switch's scope a pending readiness row under the new model.
+-- $1 organization_id (NULL = platform), $2 new model. Returns the sources of the scope not yet ready under it.
+WITH added AS (
+    INSERT INTO agent.knowledge_source_models (source_id, embedding_model)
+    SELECT sc.source_id, $2 FROM agent.knowledge_switch_scope($1) sc
+    ON CONFLICT (source_id, embedding_model) DO NOTHING
+    RETURNING source_id
+)
+SELECT sc.source_id
+  FROM agent.knowledge_switch_scope($1) sc
+  LEFT JOIN agent.knowledge_source_models r ON r.source_id = sc.source_id AND r.embedding_model = $2
+ WHERE r.status IS DISTINCT FROM 'ready'
+ UNION
+SELECT source_id FROM added;
+
+-- name: switch_counts
+-- How far a switchover of one scope is: sources in scope and their readiness under the new model.
+-- $1 organization_id (NULL = platform), $2 new model.
+SELECT count(*)::integer AS total,
+       count(*) FILTER (WHERE r.status = 'ready')::integer AS ready,
+       count(*) FILTER (WHERE r.status = 'pending')::integer AS pending,
+       count(*) FILTER (WHERE r.status = 'failed')::integer AS failed,
+       count(*) FILTER (WHERE r.status IS NULL)::integer AS missing
+  FROM agent.knowledge_switch_scope($1) sc
+  LEFT JOIN agent.knowledge_source_models r ON r.source_id = sc.source_id AND r.embedding_model = $2;
+
+-- name: flip_live_model
+-- The switch: one row, one instant. Names the new model live for the scope only when every source in
+-- scope is ready under it. $1 organization_id (NULL = platform), $2 new model. Returns the row when flipped.
+INSERT INTO public.knowledge_settings AS ks (organization_id, active_embedding_model)
+SELECT $1, $2
+ WHERE NOT EXISTS (
+        SELECT 1
+          FROM agent.knowledge_switch_scope($1) sc
+          LEFT JOIN agent.knowledge_source_models r ON r.source_id = sc.source_id AND r.embedding_model = $2
+         WHERE r.status IS DISTINCT FROM 'ready')
+ON CONFLICT ON CONSTRAINT knowledge_settings_organization_key DO UPDATE
+   SET active_embedding_model = EXCLUDED.active_embedding_model, updated_at = now()
+RETURNING ks.id, ks.active_embedding_model;
+
+-- name: finish_switch
+-- Close the running switchover of one scope. $1 organization_id (NULL = platform), $2 status.
+UPDATE agent.knowledge_switches
+   SET status = $2, finished_at = now()
+ WHERE organization_id IS NOT DISTINCT FROM $1 AND status = 'running'
+RETURNING id;
+
+-- name: drop_unwanted_chunks
+-- Delete the chunks of one model on every source that no live model and no running switch still needs.
+-- $1 model. Returns the number of chunks deleted.
+WITH wanted AS (
+    SELECT w.source_id FROM agent.knowledge_wanted_models w WHERE w.embedding_model = $1
+), dropped AS (
+    DELETE FROM agent.knowledge_chunks c
+     WHERE c.embedding_model = $1 AND c.source_id NOT IN (SELECT source_id FROM wanted)
+    RETURNING 1
+), dropped_rows AS (
+    DELETE FROM agent.knowledge_source_models r
+     WHERE r.embedding_model = $1 AND r.source_id NOT IN (SELECT source_id FROM wanted)
+    RETURNING 1
+)
+SELECT (SELECT count(*) FROM dropped)::integer AS chunks, (SELECT count(*) FROM dropped_rows)::integer AS sources;
+
+-- name: knowledge_search
+-- Hybrid search through the SQL function (see migrations/0011_knowledge_search.sql).
+-- $1 organization_id, $2 query embedding, $3 query text, $4 include_platform, $5 include_organization,
+-- $6 limit, $7 the model the query was embedded with, $8 dense weight, $9 lexical weight,
+-- $10 candidates per list (NULL = 4 x limit), $11 the reciprocal-rank constant k.
+SELECT chunk_id, source_id, source_title, source_organization_id, ordinal, text, tokens, embedding_model,
+       dense_rank, lexical_rank, dense_distance, lexical_score, score
+  FROM public.knowledge_search($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11);

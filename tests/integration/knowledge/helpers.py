@@ -1,0 +1,97 @@
+"""Test helpers for knowledge's database half: a second fake model, and a kit that ingests text in a line."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import ClassVar
+from uuid import UUID
+
+import numpy as np
+
+from knowledge._embedder_base import Embeddings, FakeEmbedder
+from knowledge._pipeline import ingest_source
+from knowledge.embed import Embedder
+from knowledge.ingest import register_upload
+from knowledge.objects import LocalObjectStore
+from knowledge.settings import register_embedding_model
+from state.db import Database
+
+FAKE = FakeEmbedder.model_id  # test/hash-64
+FAKE2 = "test/hash-32"
+
+
+class SecondFakeEmbedder(FakeEmbedder):
+    """Another deterministic model, of another dimension: for switchovers."""
+
+    model_id: ClassVar[str] = FAKE2
+    dimensions: ClassVar[int] = 32
+
+
+class FlakyEmbedder(FakeEmbedder):
+    """The fake that raises on its `fail_on`-th batch, as a worker that dies between batches would."""
+
+    def __init__(self, *, batch_size: int = 4, fail_on: int = 2) -> None:
+        super().__init__(batch_size=batch_size)
+        self.fail_on = fail_on
+        self.batches = 0
+
+    async def _embed_batch(self, texts: list[str]) -> Embeddings:
+        self.batches += 1
+        if self.batches == self.fail_on:
+            raise RuntimeError("the worker died between two embedding batches")
+        return await super()._embed_batch(texts)
+
+
+class Kit:
+    """Ingests small documents into one test database under the fake models."""
+
+    def __init__(self, db: Database, store: LocalObjectStore) -> None:
+        self.db = db
+        self.store = store
+        self.embedders: dict[str, Embedder] = {FAKE: FakeEmbedder(batch_size=4), FAKE2: SecondFakeEmbedder()}
+        self._n = 0
+
+    def lookup(self, model: str) -> Embedder:
+        """The embedder lookup the code under test receives."""
+        return self.embedders[model]
+
+    async def use_platform_model(self, model: str = FAKE) -> None:
+        """Register `model` and name it the platform default (only before any source exists)."""
+        await register_embedding_model(self.db, model, dimensions=self.embedders[model].dimensions)
+        async with self.db.connection() as conn:
+            await conn.execute(
+                "UPDATE public.knowledge_settings SET active_embedding_model = $1 WHERE organization_id IS NULL", model
+            )
+
+    async def register(self, organization_id: UUID | None, text: str, *, title: str | None = None) -> UUID:
+        """Register a Markdown document without ingesting it."""
+        self._n += 1
+        registered = await register_upload(
+            self.db,
+            self.store,
+            organization_id=organization_id,
+            data=text.encode(),
+            filename=f"doc{self._n}.md",
+            title=title or f"Doc {self._n}",
+            media_type="text/markdown",
+        )
+        return registered.source_id
+
+    async def add(
+        self, organization_id: UUID | None, text: str, *, title: str | None = None, lookup: Callable[[str], Embedder]
+    ) -> UUID:
+        """Register and ingest a Markdown document; it is ready when this returns."""
+        source_id = await self.register(organization_id, text, title=title)
+        outcome = await ingest_source(self.db, self.store, source_id, embedders=lookup)
+        assert outcome.failed_reason is None, outcome.failed_reason
+        return source_id
+
+    async def ingest(self, organization_id: UUID | None, text: str, *, title: str | None = None) -> UUID:
+        """`add` with the kit's own embedders."""
+        return await self.add(organization_id, text, title=title, lookup=self.lookup)
+
+
+def unit(dimensions: int, seed: int) -> np.ndarray:
+    """A random unit vector."""
+    vector = np.random.default_rng(seed).standard_normal(dimensions).astype(np.float32)
+    return vector / np.linalg.norm(vector)

@@ -1,0 +1,91 @@
+"""The `knowledge` context source: chunks as items, scopes from the options, the subject's organization."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from uuid import UUID
+
+import pytest
+from pydantic import ValidationError
+
+from context.models import ContextPolicy, ContextRequest, ContextSourceSpec, ContextSubject
+from context.packer import ContextPacker
+from context.sources.knowledge import MAX_TITLE_BYTES, KnowledgeContextSource, _title
+from knowledge.embed import get_embedder
+from knowledge.ingest import register_upload
+from knowledge.objects import LocalObjectStore
+from state.db import Database
+from tests.factories import Factory
+from tests.integration.knowledge.helpers import Kit
+
+
+def _request(org: UUID, query: str) -> ContextRequest:
+    return ContextRequest(subject=ContextSubject.of_actor(org, None), query=query, entities=[])
+
+
+def _spec(limit: int | None = None, **options: bool) -> ContextSourceSpec:
+    return ContextSourceSpec(name="knowledge", token_budget=1500, limit=limit, options=options)
+
+
+async def test_items_are_chunks_titled_by_their_source_with_the_source_as_ref(kit: Kit, factory: Factory) -> None:
+    org = await factory.organization()
+    source = await kit.ingest(org, "Lifecycle stage: lead, opportunity, customer.", title="CRM glossary")
+    items = await KnowledgeContextSource(kit.db, kit.lookup).retrieve(
+        _request(org, "lifecycle"), _spec(include_organization=True)
+    )
+    assert len(items) == 1
+    item = items[0]
+    assert (item.source, item.kind, item.title) == ("knowledge", "knowledge", "CRM glossary (part 1)")
+    assert item.body == "Lifecycle stage: lead, opportunity, customer."
+    assert item.ref is not None and (item.ref.kind, item.ref.id) == ("knowledge_source", str(source))
+    assert item.subject_key is None and item.tokens > 0
+
+
+async def test_the_options_default_to_no_scope_and_the_limit_to_eight(kit: Kit, factory: Factory) -> None:
+    org = await factory.organization()
+    for i in range(10):
+        await kit.ingest(org, f"lifecycle note {i}")
+    source = KnowledgeContextSource(kit.db, kit.lookup)
+    assert await source.retrieve(_request(org, "lifecycle"), _spec()) == []
+    assert len(await source.retrieve(_request(org, "lifecycle"), _spec(include_organization=True))) == 8
+    assert len(await source.retrieve(_request(org, "lifecycle"), _spec(3, include_organization=True))) == 3
+    assert await source.retrieve(_request(org, "lifecycle"), _spec(0, include_organization=True)) == []
+
+
+async def test_an_option_of_the_wrong_type_or_an_unknown_option_fails(kit: Kit, factory: Factory) -> None:
+    org = await factory.organization()
+    source = KnowledgeContextSource(kit.db, kit.lookup)
+    for options in ({"include_platform": "true"}, {"organization_id": str(org)}):
+        spec = ContextSourceSpec(name="knowledge", token_budget=10, options=options)
+        with pytest.raises(ValidationError):
+            await source.retrieve(_request(org, "x"), spec)
+
+
+def test_a_long_source_title_is_shortened_to_the_bytes_the_chunk_frame_allows() -> None:
+    title = _title("Ü" * 100, 11)
+    assert title.endswith("... (part 12)") and len(title.encode()) <= MAX_TITLE_BYTES
+    assert _title("Short", 0) == "Short (part 1)"
+
+
+@pytest.mark.slow
+async def test_wordllama_finds_the_fastapi_page_a_question_is_about(
+    db: Database, factory: Factory, corpus: Path, tmp_path: Path
+) -> None:
+    org = await factory.organization()
+    store = LocalObjectStore(tmp_path)
+    pages = corpus / "markdown" / "fastapi-docs"
+    names = ["query-params.md", "path-params.md", "body.md", "cookie-params.md"]
+    paths = {p.name: p for p in pages.rglob("*.md") if p.name in names and "tutorial" in str(p)}
+    from knowledge._pipeline import ingest_source
+
+    ids = {}
+    for name, path in sorted(paths.items()):
+        registered = await register_upload(db, store, organization_id=org, data=path.read_bytes(), filename=name)
+        await ingest_source(db, store, registered.source_id)
+        ids[registered.source_id] = name
+    request = _request(org, "How do I declare optional query parameters with a default value?")
+    items = await KnowledgeContextSource(db, get_embedder).retrieve(request, _spec(5, include_organization=True))
+    assert items and ids[UUID(items[0].ref.id)] == "query-params.md"  # type: ignore[union-attr]
+    policy = ContextPolicy(sources=[_spec(5, include_organization=True)], total_token_budget=1500)
+    brief = ContextPacker().pack(items, policy)
+    assert brief.text.count("knowledge_source") >= 1 and brief.dropped == {"knowledge": 0}
