@@ -5,14 +5,17 @@ It parses arguments, calls the core and prints; it holds no business rule of its
 
 from __future__ import annotations
 
-import asyncio
 import json
-from collections.abc import Awaitable, Callable
-from typing import Annotated, Any, TypeVar
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+from uuid import UUID
 
 import typer
-from rich.console import Console
 
+from functions import _cli_knowledge
+from functions._cli_common import JsonFlag, console, open_cli_services, parse_refs, print_json, run
+from functions._cli_memory import memory_app
 from state.db import Database
 from state.migrate import apply_migrations
 from state.settings import get_settings
@@ -20,18 +23,12 @@ from state.settings import get_settings
 __all__ = ["app", "main"]
 
 app = typer.Typer(help="The state-and-knowledge layer: context briefs, knowledge and memory.", no_args_is_help=True)
-console = Console()
-T = TypeVar("T")
-
-JsonFlag = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
-
-
-def _run(factory: Callable[[], Awaitable[T]]) -> T:
-    return asyncio.run(factory())  # type: ignore[arg-type]
-
-
-def _print_json(value: Any) -> None:
-    typer.echo(json.dumps(value, indent=2, default=str))
+policy_app = typer.Typer(help="Check and show context policies.", no_args_is_help=True)
+_cli_knowledge.register(app)
+app.add_typer(memory_app, name="memory")
+app.add_typer(policy_app, name="policy")
+_run = run
+_print_json = print_json
 
 
 @app.command()
@@ -55,6 +52,113 @@ def demo() -> None:
     from functions.demo import run_demo
 
     _run(lambda: run_demo(console))
+
+
+@app.command()
+def serve(
+    host: Annotated[str, typer.Option(help="The interface to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="The port.")] = 8000,
+    workers: Annotated[int, typer.Option(min=1, help="Worker processes.")] = 1,
+) -> None:
+    """Serve the HTTP API and the Inngest endpoint (`functions.app:app`) with uvicorn."""
+    import uvicorn
+
+    uvicorn.run("functions.app:app", host=host, port=port, workers=workers, proxy_headers=True)
+
+
+@app.command()
+def brief(
+    org: Annotated[UUID, typer.Option("--org", help="The actor's organization.")],
+    user: Annotated[UUID | None, typer.Option("--user", help="The actor.")] = None,
+    query: Annotated[str, typer.Option(help="What the person said.")] = "",
+    entity: Annotated[list[str] | None, typer.Option("--entity", help="A row in scope, as kind:id.")] = None,
+    conversation: Annotated[UUID | None, typer.Option("--conversation", help="The conversation id.")] = None,
+    policy_file: Annotated[
+        Path | None, typer.Option("--policy", help="A policy JSON file instead of front_door.")
+    ] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Build a front door brief (or one under a given policy) and print it with its accounting."""
+    from context.models import ContextRequest, ContextSubject
+    from context.policies import FRONT_DOOR
+    from functions._briefs import build_brief
+
+    refs = parse_refs(entity or [])
+
+    async def main() -> Any:
+        async with open_cli_services() as svc:
+            policy = FRONT_DOOR if policy_file is None else svc.registry.publish(json.loads(policy_file.read_text()))
+            request = ContextRequest(ContextSubject.of_actor(org, user), query, refs, None, conversation)
+            return await build_brief(svc.builder, request, policy, route="cli")
+
+    result = run(main)
+    if as_json:
+        print_json(result.model_dump(mode="json"))
+        return
+    show_brief(result)
+
+
+def show_brief(result: Any) -> None:
+    """Print a brief's text and its accounting table."""
+    from rich.table import Table
+
+    console.print(result.text or "[dim](empty brief)[/]")
+    table = Table("source", "tokens", "dropped")
+    for source in sorted(set(result.per_source_tokens) | set(result.dropped)):
+        table.add_row(source, str(result.per_source_tokens.get(source, 0)), str(result.dropped.get(source, 0)))
+    console.print(table)
+    failed = ", ".join(result.failed_sources) or "none"
+    console.print(f"total {result.tokens} tokens; failed sources: {failed}; citable rows: {len(result.items)}")
+
+
+@policy_app.command("validate")
+def policy_validate(
+    path: Annotated[str, typer.Argument(help="A policy JSON file, '-' for stdin, or a fixed policy name.")],
+    as_json: JsonFlag = False,
+) -> None:
+    """Run the publish check on a policy; exit 1 and list every problem with its path when it fails."""
+    from context.errors import PolicyPublishError
+    from context.policies import NAMED_POLICIES
+    from context.registry import ContextSourceRegistry
+
+    if path in NAMED_POLICIES:
+        data: Any = NAMED_POLICIES[path].model_dump(mode="json")
+    else:
+        data = json.loads(sys.stdin.read() if path == "-" else Path(path).read_text())
+    try:
+        ContextSourceRegistry.for_publishing().publish(data)
+    except PolicyPublishError as exc:
+        problems = [{"loc": list(e["loc"]), "msg": e["msg"], "type": e["type"]} for e in exc.errors]
+        if as_json:
+            print_json({"valid": False, "errors": problems})
+        else:
+            for p in problems:
+                console.print(f"[red]{'.'.join(map(str, p['loc'])) or '<policy>'}[/]: {p['msg']}")
+        raise typer.Exit(1) from None
+    print_json({"valid": True}) if as_json else console.print("the policy passes the publish check")
+
+
+@policy_app.command("show")
+def policy_show(name: Annotated[str, typer.Argument(help="front_door or outreach_planner.")]) -> None:
+    """Print a fixed platform policy as JSON."""
+    from context.policies import NAMED_POLICIES
+
+    if name not in NAMED_POLICIES:
+        raise typer.BadParameter(f"unknown policy {name!r}; known: {', '.join(NAMED_POLICIES)}")
+    print_json(NAMED_POLICIES[name].model_dump(mode="json"))
+
+
+@app.command()
+def bench(names: Annotated[list[str] | None, typer.Argument(help="Benchmarks to run (default: all).")] = None) -> None:
+    """Run the benchmarks under bench/ and write their JSON results."""
+    if (Path.cwd() / "bench" / "__main__.py").is_file() and str(Path.cwd()) not in sys.path:
+        sys.path.insert(0, str(Path.cwd()))  # bench/ lives in the repository, not in the installed package
+    try:
+        from bench.__main__ import main as bench_main
+    except ImportError:
+        console.print("[red]bench/ is not importable here; run `make bench` from a clone of the repository[/]")
+        raise typer.Exit(2) from None
+    raise typer.Exit(bench_main(list(names or [])))
 
 
 async def open_database() -> Database:

@@ -1,0 +1,29 @@
+"""Every Inngest function of the app, created against one client and one service slot.
+
+This module must never open anything: the functions read the slot when a step runs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import inngest
+
+from functions._services import ServiceSlot
+from functions.context_segment import make_context_segment_brief
+from functions.knowledge_ingest import make_knowledge_ingest
+from functions.knowledge_sweep import make_knowledge_sweep
+from functions.knowledge_switch import make_knowledge_reembed, make_knowledge_switch
+
+__all__ = ["build_functions"]
+
+
+def build_functions(client: inngest.Inngest, slot: ServiceSlot) -> list[inngest.Function[Any]]:
+    """The functions the app serves at `/api/inngest`."""
+    return [
+        make_context_segment_brief(client, builder=lambda: slot.get().builder, metrics=lambda: slot.get().metrics),
+        make_knowledge_ingest(client, slot),
+        make_knowledge_sweep(client, slot),
+        make_knowledge_switch(client, slot),
+        make_knowledge_reembed(client, slot),
+    ]

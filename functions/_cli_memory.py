@@ -1,0 +1,115 @@
+"""`ac-context memory remember|forget|list`: the memory tools and the live memories from the command line.
+
+`remember` and `forget` call the same tool handlers the HTTP API serves, as a given run of a given agent
+definition (a user run, or a trigger run with `--trigger`). This module must never write memory except
+through `memory.tools.MemoryTools`.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+from uuid import UUID
+
+import typer
+
+from functions._cli_common import JsonFlag, console, open_cli_services, parse_refs, print_json, run
+from memory.models import ToolInvocation
+from memory.reads import read_live_memories
+from memory.service import MemoryService
+from memory.tools import FORGET_TOOL, REMEMBER_TOOL, MemoryTools
+
+__all__ = ["memory_app"]
+
+memory_app = typer.Typer(
+    help="Remember, forget and list durable memories (through the memory tools).", no_args_is_help=True
+)
+
+Org = Annotated[UUID, typer.Option("--org", help="The organization id.")]
+Definition = Annotated[UUID, typer.Option("--definition", help="The agent definition that owns the memory.")]
+RunId = Annotated[UUID, typer.Option("--run", help="The run that calls the tool.")]
+User = Annotated[UUID | None, typer.Option("--user", help="The person the run acts for.")]
+Trigger = Annotated[UUID | None, typer.Option("--trigger", help="The trigger, for a trigger run.")]
+
+
+def _call(tool: str, inv: ToolInvocation, arguments: dict[str, Any]) -> dict[str, Any]:
+    async def main() -> dict[str, Any]:
+        async with open_cli_services() as svc:
+            return await MemoryTools(MemoryService(svc.db)).call(tool, inv, arguments)
+
+    return run(main)
+
+
+def _invocation(org: UUID, definition: UUID, run_id: UUID, user: UUID | None, trigger: UUID | None) -> ToolInvocation:
+    try:
+        return ToolInvocation(org, definition, run_id, user_id=user, trigger_id=trigger)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from exc
+
+
+@memory_app.command()
+def remember(
+    attribute: Annotated[str, typer.Option(help="observation.<name> or preference.<name>.")],
+    text: Annotated[str, typer.Option(help="What to remember.")],
+    org: Org,
+    definition: Definition,
+    run_id: RunId,
+    user: User = None,
+    trigger: Trigger = None,
+    scope: Annotated[str, typer.Option(help="user or organization.")] = "organization",
+    ref: Annotated[list[str] | None, typer.Option("--ref", help="The subject, as kind:id (at most one).")] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Append a memory revision through `memory.remember`."""
+    refs = [r.model_dump(exclude_none=True) for r in parse_refs(ref or [])]
+    arguments = {"attribute": attribute, "text": text, "scope": scope, "subject_refs": refs}
+    result = _call(REMEMBER_TOOL, _invocation(org, definition, run_id, user, trigger), arguments)
+    print_json(result) if as_json else console.print(f"remembered {result['memory_id']} ({result['subject_key']})")
+
+
+@memory_app.command()
+def forget(
+    memory_id: Annotated[UUID, typer.Argument(help="The id of a current live memory.")],
+    org: Org,
+    definition: Definition,
+    run_id: RunId,
+    user: User = None,
+    trigger: Trigger = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Append a tombstone through `memory.forget`."""
+    result = _call(FORGET_TOOL, _invocation(org, definition, run_id, user, trigger), {"memory_id": str(memory_id)})
+    print_json(result) if as_json else console.print(f"forgot {memory_id} (tombstone {result['memory_id']})")
+
+
+@memory_app.command("list")
+def list_memories(
+    org: Org,
+    definition: Annotated[UUID | None, typer.Option("--definition", help="Only this definition's memories.")] = None,
+    user: User = None,
+    limit: Annotated[int, typer.Option(min=1, max=999)] = 50,
+    as_json: JsonFlag = False,
+) -> None:
+    """The live memories of an organization, newest first."""
+
+    async def main() -> list[dict[str, Any]]:
+        async with open_cli_services() as svc:
+            rows = await read_live_memories(
+                svc.db, organization_id=org, definition_id=definition, user_id=user, trigger_id=None, limit=limit
+            )
+        return [
+            {
+                "id": str(m.id),
+                "scope": m.scope,
+                "subject_key": m.subject_key,
+                "text": m.text,
+                "created_at": m.created_at,
+            }
+            for m in rows
+        ]
+
+    rows = run(main)
+    if as_json:
+        print_json(rows)
+        return
+    for row in rows:
+        console.print(f"[bold]{row['subject_key']}[/] ({row['scope']}) {row['text']}  [dim]{row['id']}[/]")

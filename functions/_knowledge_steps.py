@@ -1,0 +1,108 @@
+"""The durable steps that make one knowledge source ready under one model.
+
+Shared by `knowledge-ingest` and `knowledge-reembed-source`: `extract-and-chunk <model>`, one
+`embed <model> batch <n>` step per batch, then `mark-ready <model>`. Each step calls one
+`knowledge.ingest` step and returns only counts.
+
+A non-retryable knowledge error (bad input) marks the source (or the model's readiness row) failed with its
+reason at once and raises `NonRetriableError`; a retryable one propagates so the step is retried. This module
+must never hold ingestion logic beyond that sequencing.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+from uuid import UUID
+
+import inngest
+
+from functions._services import Services, ServiceSlot
+from knowledge.errors import ExtractionError, KnowledgeError
+from knowledge.ingest import embed_batch, mark_failed, mark_ready, prepare_chunks
+
+__all__ = ["SourceNotReadyError", "build_model_steps", "fail_on_bad_input", "source_id_of"]
+
+T = TypeVar("T")
+
+
+class SourceNotReadyError(KnowledgeError):
+    """The source is not ready after every batch was embedded; the run retries."""
+
+    code = "knowledge_source_not_ready"
+    retryable = True
+
+
+def source_id_of(data: object) -> UUID:
+    """The `source_id` of an event's data, or a `NonRetriableError` (a bad event never becomes good)."""
+    try:
+        return UUID(str(data["source_id"]))  # type: ignore[index]
+    except (KeyError, TypeError, ValueError) as exc:
+        raise inngest.NonRetriableError(f"the event names no valid source_id: {exc}") from exc
+
+
+async def fail_on_bad_input(
+    services: Services, source_id: UUID, model: str | None, call: Callable[[], Awaitable[T]]
+) -> T:
+    """Run a core step; a non-retryable knowledge error fails the source with its reason and is not retried."""
+    try:
+        return await call()
+    except KnowledgeError as exc:
+        if exc.retryable:
+            raise
+        reason = f"{exc.code}: {exc.message}"
+        scope = None if isinstance(exc, ExtractionError) or model is None else model
+        await mark_failed(services.db, source_id, reason, model=scope)
+        services.metrics.ingestion_outcomes.labels(outcome="failed").inc()
+        raise inngest.NonRetriableError(reason) from exc
+
+
+async def build_model_steps(ctx: inngest.Context, slot: ServiceSlot, source_id: UUID, model: str) -> dict[str, Any]:
+    """The steps of one model: extract and chunk, one step per embedding batch, mark ready."""
+
+    async def extract_and_chunk() -> dict[str, Any]:
+        services = slot.get()
+        prepared = await fail_on_bad_input(
+            services, source_id, model, lambda: prepare_chunks(services.db, services.object_store, source_id, model)
+        )
+        batch_size = services.embedders.get(model).batch_size
+        return {"chunks": prepared.chunk_count, "embedded": prepared.embedded_count, "batch_size": batch_size}
+
+    prepared = await ctx.step.run(f"extract-and-chunk {model}", extract_and_chunk)
+    remaining = prepared["chunks"] - prepared["embedded"]
+    batches = math.ceil(remaining / max(prepared["batch_size"], 1))
+    for n in range(batches + 1):  # one spare batch for rows a concurrent writer left behind
+        if remaining <= 0:
+            break
+
+        async def embed() -> dict[str, Any]:
+            services = slot.get()
+            embedder = await fail_on_bad_input(
+                services, source_id, model, _async(lambda: services.embedders.get(model))
+            )
+            batch = await fail_on_bad_input(
+                services, source_id, model, lambda: embed_batch(services.db, source_id, embedder)
+            )
+            return {"embedded": batch.embedded, "remaining": batch.remaining}
+
+        result = await ctx.step.run(f"embed {model} batch {n}", embed)
+        remaining = result["remaining"]
+
+    async def ready() -> dict[str, Any]:
+        check = await mark_ready(slot.get().db, source_id, model)
+        if not check.ready:
+            raise SourceNotReadyError(
+                f"{check.embedded_count} of {check.chunk_count} chunks of {model} hold a vector; embedding again"
+            )
+        return {"ready": True, "source_ready": check.source_ready, "chunks": check.chunk_count}
+
+    marked = await ctx.step.run(f"mark-ready {model}", ready)
+    return {"model": model, "chunks": marked["chunks"], "ready": marked["ready"]}
+
+
+def _async(call: Callable[[], T]) -> Callable[[], Awaitable[T]]:
+    async def run() -> T:
+        return call()
+
+    return run

@@ -1,0 +1,121 @@
+"""The JSON shapes that cross the functions layer: a context request, a segment brief request and answer.
+
+`ContextRequest` and `ContextSubject` are frozen dataclasses in the core; these pydantic models are their
+JSON form for Inngest events, `step.invoke` payloads and HTTP bodies, and convert both ways. An event or a
+body that does not parse is bad input (a `NonRetriableError` in a function, a 422 on HTTP), never retried.
+This module must never read a database or decide anything: it only parses and converts.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+from uuid import UUID
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from context.models import ContextBrief, ContextPolicy, ContextRequest, ContextSubject
+from state.refs import ResourceRef
+
+__all__ = ["RequestIn", "SegmentBriefInput", "SegmentBriefOutput", "SubjectIn"]
+
+
+class SubjectIn(BaseModel):
+    """The JSON form of `ContextSubject`."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    organization_id: UUID
+    """The tenancy every source filters by."""
+    user_id: UUID | None = None
+    """The person who asks."""
+    trigger_id: UUID | None = None
+    """The trigger that started the run."""
+    definition_id: UUID | None = None
+    """The definition of the run; None for a front door turn."""
+
+    def to_subject(self) -> ContextSubject:
+        """The core subject."""
+        return ContextSubject(
+            organization_id=self.organization_id,
+            user_id=self.user_id,
+            trigger_id=self.trigger_id,
+            definition_id=self.definition_id,
+        )
+
+
+class RequestIn(BaseModel):
+    """The JSON form of `ContextRequest`."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    subject: SubjectIn
+    """Every source filters through this."""
+    query: str = Field(default="", max_length=20_000)
+    """The user text, or the run input summary."""
+    entities: list[ResourceRef] = Field(default_factory=list, max_length=500)
+    """What is already in scope."""
+    run_id: UUID | None = None
+    """The current run."""
+    conversation_id: UUID | None = None
+    """The conversation of the turn."""
+
+    def to_request(self) -> ContextRequest:
+        """The core request."""
+        return ContextRequest(
+            subject=self.subject.to_subject(),
+            query=self.query,
+            entities=list(self.entities),
+            run_id=self.run_id,
+            conversation_id=self.conversation_id,
+        )
+
+    @classmethod
+    def of(cls, request: ContextRequest) -> RequestIn:
+        """The JSON form of a core request."""
+        s = request.subject
+        return cls(
+            subject=SubjectIn(
+                organization_id=s.organization_id,
+                user_id=s.user_id,
+                trigger_id=s.trigger_id,
+                definition_id=s.definition_id,
+            ),
+            query=request.query,
+            entities=list(request.entities),
+            run_id=request.run_id,
+            conversation_id=request.conversation_id,
+        )
+
+
+class SegmentBriefInput(BaseModel):
+    """The data of `context/segment.brief.requested` (or of a `step.invoke` of `context-segment-brief`)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    run_id: UUID
+    """The agent run the segment belongs to."""
+    segment: int = Field(ge=0, strict=True)
+    """The segment number; 0 is the first."""
+    waited: bool = Field(strict=True)
+    """Whether a wait (approval, sleep, event) happened before this segment."""
+    request: RequestIn
+    """What the brief is built for."""
+    policy: ContextPolicy
+    """The policy frozen in the run snapshot."""
+
+
+class SegmentBriefOutput(BaseModel):
+    """The answer: build (with the brief) or reuse (the runtime keeps its stored system block)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    run_id: UUID
+    """The agent run."""
+    segment: int
+    """The segment number."""
+    action: Literal["build", "reuse"]
+    """`build`: replace the system block with `brief`; `reuse`: keep the stored block."""
+    reason: str
+    """Why, in a few words."""
+    brief: ContextBrief | None = None
+    """The new brief when `action` is `build`."""

@@ -1,0 +1,231 @@
+"""`/v1/knowledge/…`: upload or sync a document, list the sources with their status, retry one, search.
+
+An upload is multipart (`file`, plus `organization_id` or `platform=true`, and an optional `title`); a
+synced URI is JSON (`uri`, the `content` the connector fetched, a scope and an optional title): this
+service never fetches a URL itself. Both are idempotent per organization (the same content, or the same
+URI, registers one source) and bounded by `AC_CONTEXT_MAX_UPLOAD_BYTES`. A pending source gets a
+`knowledge/source.uploaded` event; a retry resets a failed source and sends
+`knowledge/source.retry.requested`. This module must never extract, chunk or embed: the function does.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+from uuid import UUID
+
+import inngest
+from fastapi import APIRouter, Depends, Query, Request
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict, Field
+from starlette.datastructures import UploadFile
+
+from functions._deps import ServicesDep
+from functions._http import require_token
+from functions._services import Services
+from functions.errors import ApiError, EventSendError
+from functions.knowledge_ingest import EVENT_RETRY, EVENT_UPLOADED
+from knowledge.ingest import RegisteredSource, register_upload, register_uri
+from knowledge.search import MAX_SEARCH_LIMIT, search
+from knowledge.sweep import list_sources, retry_source
+
+__all__ = ["SearchIn", "UriSourceIn", "router"]
+
+router = APIRouter(prefix="/v1/knowledge", tags=["knowledge"], dependencies=[Depends(require_token)])
+
+
+class UriSourceIn(BaseModel):
+    """A URI-backed source: the URI is its identity, `content` what the connector fetched from it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    organization_id: UUID | None = None
+    """The organization; omit it and set `platform` for a platform document."""
+    platform: bool = False
+    """True for a platform document (shared by every organization)."""
+    uri: str = Field(min_length=1, max_length=2000)
+    """The source's URI."""
+    content: str
+    """The document text (Markdown, HTML or plain text) as fetched."""
+    title: str | None = Field(default=None, max_length=500)
+    """A title; defaults to the URI's last segment."""
+    media_type: str | None = Field(default=None, max_length=100)
+    """`text/markdown`, `text/html` or `text/plain`; guessed from the URI when omitted."""
+
+
+class SearchIn(BaseModel):
+    """A knowledge search for one organization."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    organization_id: UUID
+    """The organization searching."""
+    query: str = Field(min_length=1, max_length=2000)
+    """The question."""
+    limit: int = Field(default=8, ge=1, le=MAX_SEARCH_LIMIT)
+    """How many chunks."""
+    include_platform: bool = True
+    """Join the platform documents."""
+    include_organization: bool = True
+    """Join the organization's documents."""
+
+
+def _scope(organization_id: UUID | None, platform: bool) -> UUID | None:
+    if platform and organization_id is not None:
+        raise ApiError(422, "scope_ambiguous", "send organization_id or platform=true, not both")
+    if not platform and organization_id is None:
+        raise ApiError(422, "scope_required", "send organization_id, or platform=true for a platform document")
+    return organization_id
+
+
+def _check_size(size: int, limit: int) -> None:
+    if size > limit:
+        raise ApiError(413, "document_too_large", f"the document is larger than the {limit}-byte limit")
+    if size == 0:
+        raise ApiError(422, "document_empty", "the document is empty")
+
+
+async def _announce(request: Request, registered: RegisteredSource, organization_id: UUID | None) -> JSONResponse:
+    """Send the ingestion event for a pending source and answer with the source."""
+    event_id = None
+    if registered.status == "pending":
+        data = {
+            "source_id": str(registered.source_id),
+            "organization_id": None if organization_id is None else str(organization_id),
+        }
+        try:
+            ids = await request.app.state.inngest.send(inngest.Event(name=EVENT_UPLOADED, data=data))
+        except Exception as exc:
+            raise EventSendError(
+                f"source {registered.source_id} is registered but its ingestion event could not be sent; "
+                "upload it again to resend it"
+            ) from exc
+        event_id = ids[0] if ids else None
+    body = {
+        "source_id": str(registered.source_id),
+        "created": registered.created,
+        "status": registered.status,
+        "event_id": event_id,
+    }
+    return JSONResponse(status_code=202 if registered.created else 200, content=body)
+
+
+@router.post("/sources", status_code=202, response_model=None)
+async def create_source(request: Request, svc: ServicesDep) -> JSONResponse:
+    """Upload a document (multipart) or register a synced URI (JSON); idempotent per organization."""
+    limit = svc.settings.max_upload_bytes
+    declared = request.headers.get("content-length")
+    if declared and declared.isdigit() and int(declared) > limit + 64 * 1024:
+        raise ApiError(413, "document_too_large", f"the request is larger than the {limit}-byte limit")
+    content_type = request.headers.get("content-type", "")
+    if content_type.startswith("multipart/form-data"):
+        return await _upload(request, svc, limit)
+    if content_type.startswith("application/json"):
+        body = UriSourceIn.model_validate_json(await request.body())
+        organization_id = _scope(body.organization_id, body.platform)
+        data = body.content.encode()
+        _check_size(len(data), limit)
+        registered = await register_uri(
+            svc.db, svc.object_store, organization_id=organization_id, uri=body.uri, data=data,
+            title=body.title, media_type=body.media_type,
+        )  # fmt: skip
+        return await _announce(request, registered, organization_id)
+    raise ApiError(415, "content_type_unsupported", "send multipart/form-data (a file) or application/json (a URI)")
+
+
+async def _upload(request: Request, svc: Services, limit: int) -> JSONResponse:
+    async with request.form(max_files=1, max_fields=8) as form:
+        upload = form.get("file")
+        if not isinstance(upload, UploadFile):
+            raise ApiError(422, "file_missing", "send the document in a multipart field named 'file'")
+        raw_org = form.get("organization_id")
+        platform = str(form.get("platform", "false")).lower() in {"1", "true", "yes"}
+        try:
+            organization_id = UUID(str(raw_org)) if raw_org else None
+        except ValueError:
+            raise ApiError(422, "invalid_request", "organization_id is not a UUID") from None
+        organization_id = _scope(organization_id, platform)
+        data = await upload.read(limit + 1)
+        _check_size(len(data), limit)
+        title = form.get("title")
+        filename = upload.filename or "document"
+        media_type = upload.content_type
+    registered = await register_upload(
+        svc.db, svc.object_store, organization_id=organization_id, data=data, filename=filename,
+        title=str(title) if isinstance(title, str) and title else None, media_type=media_type,
+    )  # fmt: skip
+    return await _announce(request, registered, organization_id)
+
+
+@router.get("/sources")
+async def get_sources(
+    svc: ServicesDep,
+    organization_id: UUID | None = None,
+    platform: bool = False,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+) -> dict[str, Any]:
+    """The sources of one scope, newest first, with status and failure reason."""
+    scope = _scope(organization_id, platform)
+    views = await list_sources(svc.db, scope, limit=limit)
+    return {
+        "sources": [
+            {
+                "id": str(v.id),
+                "organization_id": None if v.organization_id is None else str(v.organization_id),
+                "kind": v.kind,
+                "title": v.title,
+                "uri": v.uri,
+                "status": v.status,
+                "failure_reason": v.failure_reason,
+                "attempts": v.attempts,
+                "pending_since": None if v.pending_since is None else v.pending_since.isoformat(),
+                "updated_at": v.updated_at.isoformat(),
+            }
+            for v in views
+        ]
+    }
+
+
+@router.post("/sources/{source_id}/retry", status_code=202)
+async def retry(
+    request: Request, svc: ServicesDep, source_id: UUID, organization_id: UUID | None = None, platform: bool = False
+) -> dict[str, Any]:
+    """Reset a failed source to pending and send `knowledge/source.retry.requested`."""
+    scope = _scope(organization_id, platform)
+    retried = await retry_source(svc.db, source_id, organization_id=scope)
+    if retried.status == "ready":
+        raise ApiError(409, "source_not_failed", f"source {source_id} is ready; there is nothing to retry")
+    data = {"source_id": str(source_id), "organization_id": None if scope is None else str(scope)}
+    try:
+        ids = await request.app.state.inngest.send(inngest.Event(name=EVENT_RETRY, data=data))
+    except Exception as exc:
+        raise EventSendError(f"source {source_id} is pending again but the retry event could not be sent") from exc
+    return {
+        "source_id": str(source_id),
+        "reset": retried.reset,
+        "status": retried.status,
+        "event_id": ids[0] if ids else None,
+    }
+
+
+@router.post("/search")
+async def search_knowledge(body: SearchIn, svc: ServicesDep) -> dict[str, Any]:
+    """The best chunks for a query, under the organization's live model."""
+    hits = await search(
+        svc.db, body.organization_id, body.query, include_platform=body.include_platform,
+        include_organization=body.include_organization, limit=body.limit, embedders=svc.embedders.get,
+    )  # fmt: skip
+    return {
+        "hits": [
+            {
+                "chunk_id": h.chunk_id,
+                "source_id": str(h.source_id),
+                "source_title": h.source_title,
+                "platform": h.source_organization_id is None,
+                "ordinal": h.ordinal,
+                "text": h.text,
+                "score": h.score,
+                "embedding_model": h.embedding_model,
+            }
+            for h in hits
+        ]
+    }

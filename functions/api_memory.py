@@ -1,0 +1,91 @@
+"""`/v1/memory/remember` and `/v1/memory/forget`: the handlers of the two memory tools, over HTTP.
+
+The platform's tool layer calls these with the invoking principal (`invocation`: organization, definition,
+run, and exactly one of a user or a trigger) and the model's `arguments`, which the strict tool input
+models validate: an extra field such as `subject_key`, or a wrong type, is 422 `invalid_input`, never
+ignored. A refusal answers with its memory code (`memory_duplicate`, `memory_not_current`, ...). This
+module must never write memory except through `memory.tools.MemoryTools`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from uuid import UUID
+
+from fastapi import APIRouter, Depends
+from pydantic import BaseModel, ConfigDict
+
+from functions._deps import ServicesDep
+from functions._http import require_token
+from functions.errors import ApiError
+from memory.models import ToolInvocation
+from memory.service import MemoryService
+from memory.tools import FORGET_TOOL, REMEMBER_TOOL, MemoryTools, tool_schemas
+
+__all__ = ["InvocationIn", "ToolCallIn", "router"]
+
+router = APIRouter(prefix="/v1/memory", tags=["memory"], dependencies=[Depends(require_token)])
+
+
+class InvocationIn(BaseModel):
+    """The principal of one tool call."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    organization_id: UUID
+    """The tenancy of the call."""
+    definition_id: UUID
+    """The agent definition that owns the memory."""
+    run_id: UUID
+    """The calling run."""
+    user_id: UUID | None = None
+    """The person the run acts for (exactly one of user and trigger)."""
+    trigger_id: UUID | None = None
+    """The trigger that started the run."""
+
+    def to_invocation(self) -> ToolInvocation:
+        """The core invocation; 422 `invalid_invocation` unless exactly one of user and trigger is set."""
+        try:
+            return ToolInvocation(
+                organization_id=self.organization_id,
+                definition_id=self.definition_id,
+                run_id=self.run_id,
+                user_id=self.user_id,
+                trigger_id=self.trigger_id,
+            )
+        except ValueError as exc:
+            raise ApiError(422, "invalid_invocation", str(exc)) from exc
+
+
+class ToolCallIn(BaseModel):
+    """One tool call: who calls, and the model's arguments (validated strictly by the tool)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    invocation: InvocationIn
+    """The invoking principal."""
+    arguments: dict[str, Any]
+    """The tool arguments as the model wrote them."""
+
+
+async def _call(svc: ServicesDep, name: str, body: ToolCallIn) -> dict[str, Any]:
+    tools = MemoryTools(MemoryService(svc.db))
+    return await tools.call(name, body.invocation.to_invocation(), body.arguments)
+
+
+@router.post("/remember")
+async def remember(body: ToolCallIn, svc: ServicesDep) -> dict[str, Any]:
+    """`memory.remember`: append a revision (or refuse with a memory code)."""
+    return await _call(svc, REMEMBER_TOOL, body)
+
+
+@router.post("/forget")
+async def forget(body: ToolCallIn, svc: ServicesDep) -> dict[str, Any]:
+    """`memory.forget`: append a tombstone to a current live memory."""
+    return await _call(svc, FORGET_TOOL, body)
+
+
+@router.get("/tools")
+async def tools() -> dict[str, Any]:
+    """The JSON definitions of both memory tools, for the platform's tool layer."""
+    return {"tools": tool_schemas()}

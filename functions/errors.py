@@ -1,0 +1,148 @@
+"""The errors of the `functions` layer, and the one map from every package's error codes to HTTP statuses.
+
+    FunctionsError                  root; `code` is stable and machine readable
+    ├── InngestConfigError          the Inngest client cannot start (production without a signing key)
+    ├── ServiceNotReadyError        a function or endpoint ran before the app opened its database
+    ├── ApiError                    an HTTP error with a status and a code (bad input, auth, not found)
+    └── EventSendError              an event could not be sent to Inngest
+
+`http_status(code)` maps the `code` of any error the core raises (state, context, knowledge, memory) to the
+status the HTTP API answers with. This module must never import FastAPI or Inngest, so the CLI and the
+functions can raise from it without pulling a web server in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any
+
+__all__ = [
+    "CODE_STATUS",
+    "ApiError",
+    "EventSendError",
+    "FunctionsError",
+    "InngestConfigError",
+    "ServiceNotReadyError",
+    "http_status",
+]
+
+
+class FunctionsError(Exception):
+    """An error of the functions layer."""
+
+    code = "functions_error"
+
+    def __init__(self, message: str | None = None) -> None:
+        super().__init__(message or (self.__doc__ or self.code).strip())
+
+
+class InngestConfigError(FunctionsError, RuntimeError):
+    """The Inngest client cannot start with this configuration."""
+
+    code = "inngest_config_invalid"
+
+
+class ServiceNotReadyError(FunctionsError, RuntimeError):
+    """The service has not opened its database yet."""
+
+    code = "service_not_ready"
+
+
+class EventSendError(FunctionsError):
+    """An event could not be sent to Inngest; the row is written, so a retry of the call is safe."""
+
+    code = "event_send_failed"
+
+
+class ApiError(FunctionsError):
+    """An error the HTTP API answers with its own status and code."""
+
+    def __init__(self, status: int, code: str, message: str, *, details: Any = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.details = details
+
+
+CODE_STATUS: Mapping[str, int] = MappingProxyType(
+    {
+        # roots: a bare root error is an internal failure
+        "context_error": 500,
+        "knowledge_error": 500,
+        "state_error": 500,
+        # context
+        "policy_invalid": 422,
+        "context_misuse": 422,
+        "unknown_context_source": 422,
+        "forbidden_source_option": 422,
+        "duplicate_context_source": 422,
+        "required_context_source_failed": 503,
+        "context_source_failed": 503,
+        "source_item_mismatch": 503,
+        # knowledge: bad input
+        "knowledge_input_invalid": 422,
+        "document_unreadable": 422,
+        "pdf_encrypted": 422,
+        "pdf_no_text": 422,
+        "document_malformed": 422,
+        "document_too_large": 413,
+        "document_too_many_pages": 413,
+        "document_empty": 422,
+        "document_type_unsupported": 415,
+        "embedding_model_unknown": 422,
+        "object_key_invalid": 422,
+        # knowledge: the world failed
+        "knowledge_unavailable": 503,
+        "embedding_provider_unavailable": 503,
+        "embedding_auth_failed": 503,
+        "embedding_dimension_mismatch": 500,
+        "object_store_unavailable": 503,
+        "object_not_found": 404,
+        "knowledge_source_not_found": 404,
+        "embedder_model_mismatch": 422,
+        "embedding_model_conflict": 409,
+        "knowledge_model_unset": 503,
+        "knowledge_model_changed": 503,
+        "knowledge_switch_not_ready": 409,
+        "knowledge_switch_conflict": 409,
+        "knowledge_store_unavailable": 503,
+        "knowledge_source_not_ready": 409,
+        # memory
+        "memory_misuse": 422,
+        "invalid_input": 422,
+        "unknown_tool": 404,
+        "memory_tool_in_workflow": 422,
+        "invalid_invocation": 422,
+        "memory_refused": 409,
+        "memory_attribute_namespace": 422,
+        "memory_user_scope_for_trigger": 422,
+        "memory_too_many_subject_refs": 422,
+        "memory_duplicate": 409,
+        "memory_run_limit": 429,
+        "memory_not_found": 404,
+        "memory_not_current": 409,
+        "memory_already_forgotten": 409,
+        "memory_principal_mismatch": 403,
+        "memory_conflict": 409,
+        "memory_error": 500,
+        "memory_invalid_subject_key": 422,
+        # state
+        "database_unavailable": 503,
+        "database_error": 500,
+        "settings_invalid": 500,
+        "migration_failed": 500,
+        "migration_edited": 500,
+        "query_unknown": 500,
+        "table_unknown": 500,
+        # functions
+        "service_not_ready": 503,
+        "event_send_failed": 502,
+    }
+)
+"""The HTTP status of each stable error code the core can raise; a code not listed answers 400 for misuse."""
+
+
+def http_status(code: str, *, default: int = 400) -> int:
+    """The HTTP status for an error `code`; `default` for a code no package has registered here."""
+    return CODE_STATUS.get(code, default)

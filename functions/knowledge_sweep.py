@@ -1,0 +1,47 @@
+"""`knowledge-sweep-pending`: every hour (UTC), fail the knowledge sources stuck pending for over an hour.
+
+A source stuck pending is invisible for ever unless something owns it; the sweep of `knowledge.sweep`
+fails it with a reason the admin reads on the source list, and the admin retries it. A singleton: a second
+sweep never runs beside the first (it is skipped). Returns how many sources it failed. This function must
+never retry a source itself, delete anything, or mark anything ready.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import inngest
+
+from functions._services import ServiceSlot
+from knowledge.sweep import sweep_pending
+
+__all__ = ["CRON", "FUNCTION_ID", "make_knowledge_sweep"]
+
+FUNCTION_ID = "knowledge-sweep-pending"
+CRON = "TZ=UTC 0 * * * *"
+"""At minute 0 of every hour, UTC (Inngest reads the `TZ=` prefix)."""
+
+
+def make_knowledge_sweep(client: inngest.Inngest, slot: ServiceSlot) -> inngest.Function[Any]:
+    """Create the hourly sweep over the services in `slot`."""
+
+    @client.create_function(
+        fn_id=FUNCTION_ID,
+        name="Knowledge: fail sources stuck pending",
+        trigger=inngest.TriggerCron(cron=CRON),
+        singleton=inngest.Singleton(mode="skip"),
+        concurrency=[inngest.Concurrency(limit=1)],
+        retries=2,
+    )
+    async def knowledge_sweep_pending(ctx: inngest.Context) -> dict[str, Any]:
+        async def sweep() -> dict[str, int]:
+            services = slot.get()
+            result = await sweep_pending(services.db)
+            services.metrics.sweep_runs.inc()
+            services.metrics.sweep_failed_sources.inc(len(result.failed_sources))
+            return {"failed_sources": len(result.failed_sources), "failed_models": result.failed_models}
+
+        swept = await ctx.step.run("sweep", sweep)
+        return {"failed": swept["failed_sources"], "failed_models": swept["failed_models"]}
+
+    return knowledge_sweep_pending

@@ -1,0 +1,142 @@
+"""`knowledge-ingest` driven over HTTP by the executor harness (signed, JSON round trips), and through
+`inngest.experimental.mocked.trigger` for its step logic."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+from uuid import UUID
+
+import inngest
+from inngest.experimental import mocked
+
+from functions.knowledge_ingest import EVENT_UPLOADED, FUNCTION_ID, RETRIES, make_knowledge_ingest
+from knowledge.embed import EmbedderRegistry, FakeEmbedder
+from knowledge.errors import EmbeddingProviderError
+from knowledge.ingest import register_upload
+from tests.factories import Factory
+from tests.integration.functions.conftest import FAKE_BATCH, FAKE_MODEL, Service
+
+CORPUS = Path(__file__).resolve().parents[3].parent / "shared" / "corpus"
+FEATURES = CORPUS / "markdown" / "fastapi-docs" / "features.md"
+ENCRYPTED = (
+    CORPUS / "pdf" / "py-pdf-sample-files" / "005-libreoffice-writer-password" / "libreoffice-writer-password.pdf"
+)
+SMALL_STEP_BYTES = 300
+
+
+async def upload(service: Service, org: UUID | None, path: Path) -> UUID:
+    registered = await register_upload(
+        service.db, service.services.object_store, organization_id=org, data=path.read_bytes(), filename=path.name
+    )
+    return registered.source_id
+
+
+async def source_row(service: Service, source_id: UUID) -> Any:
+    async with service.db.connection() as conn:
+        return await conn.fetchrow(
+            "SELECT status, failure_reason, (SELECT count(*) FROM agent.knowledge_chunks c WHERE c.source_id = s.id) "
+            "AS chunks FROM agent.knowledge_sources s WHERE id = $1",
+            source_id,
+        )
+
+
+def uploaded(source_id: UUID, org: UUID | None) -> dict[str, Any]:
+    return {"name": EVENT_UPLOADED, "data": {"source_id": str(source_id), "organization_id": str(org) if org else None}}
+
+
+async def test_an_ingestion_completes_and_its_steps_return_only_small_json(service: Service, factory: Factory) -> None:
+    org = await factory.organization()
+    source_id = await upload(service, org, FEATURES)
+    run = await service.executor.run(FUNCTION_ID, uploaded(source_id, org), retries=RETRIES)
+
+    assert run.status == "completed", run.output
+    assert run.output["ready"] is True
+    row = await source_row(service, source_id)
+    assert row["status"] == "ready" and row["chunks"] > FAKE_BATCH
+    embeds = [name for name in run.step_names if name.startswith(f"embed {FAKE_MODEL} batch")]
+    assert len(embeds) == -(-row["chunks"] // FAKE_BATCH), "one step per embedding batch"
+    assert run.step_names[0] == "plan" and run.step_names[1] == f"extract-and-chunk {FAKE_MODEL}"
+    assert run.step_names[-1] == f"mark-ready {FAKE_MODEL}"
+    for name, output in run.step_outputs.items():
+        encoded = json.dumps(output)
+        assert len(encoded) < SMALL_STEP_BYTES, (
+            f"step {name} returned {len(encoded)} bytes: steps return ids and counts"
+        )
+        assert "FastAPI" not in encoded, f"step {name} leaked document text into Inngest's run state"
+    assert service.services.metrics.ingestion_outcomes.labels(outcome="ready")._value.get() == 1
+
+
+async def test_a_non_retriable_bad_pdf_marks_the_source_failed_in_one_attempt(
+    service: Service, factory: Factory
+) -> None:
+    org = await factory.organization()
+    source_id = await upload(service, org, ENCRYPTED)
+    run = await service.executor.run(FUNCTION_ID, uploaded(source_id, org), retries=RETRIES)
+
+    assert run.status == "failed"
+    assert run.function_attempts == 1, "bad input is not retried"
+    assert run.step_errors == [], "the extraction step failed without a retry"
+    assert "pdf_encrypted" in run.output["message"]
+    row = await source_row(service, source_id)
+    assert row["status"] == "failed" and row["failure_reason"].startswith("pdf_encrypted:")
+    assert run.on_failure is not None and run.on_failure.output == {"source_id": str(source_id), "failed": False}
+
+
+class BrokenEmbedder(FakeEmbedder):
+    """A provider that is down for good."""
+
+    async def _embed_batch(self, texts: list[str]) -> Any:
+        raise EmbeddingProviderError("provider answered 503")
+
+
+async def test_retries_exhausted_reach_on_failure(service: Service, factory: Factory) -> None:
+    broken = EmbedderRegistry()
+    broken.register(FAKE_MODEL, BrokenEmbedder, dimensions=FakeEmbedder.dimensions)
+    service.services.embedders = broken
+    org = await factory.organization()
+    source_id = await upload(service, org, FEATURES)
+    run = await service.executor.run(FUNCTION_ID, uploaded(source_id, org), retries=RETRIES)
+
+    assert run.status == "failed"
+    assert run.step_errors == [f"embed {FAKE_MODEL} batch 0"] * (RETRIES + 1), "the transient fault is retried"
+    assert run.on_failure is not None and run.on_failure.status == "completed"
+    row = await source_row(service, source_id)
+    assert row["status"] == "failed"
+    assert row["failure_reason"].startswith("ingestion failed after its retries:")
+    assert "provider answered 503" in row["failure_reason"]
+
+
+async def test_a_rerun_of_a_finished_ingestion_is_harmless(service: Service, factory: Factory) -> None:
+    org = await factory.organization()
+    source_id = await upload(service, org, FEATURES)
+    first = await service.executor.run(FUNCTION_ID, uploaded(source_id, org), retries=RETRIES)
+    before = await source_row(service, source_id)
+    rerun = await service.executor.run(FUNCTION_ID, uploaded(source_id, org), retries=RETRIES)
+    after = await source_row(service, source_id)
+    assert first.status == rerun.status == "completed"
+    assert rerun.step_names == ["plan"], "a ready source has nothing left to build"
+    assert dict(before) == dict(after)
+
+
+def test_mocked_trigger_ingests_a_source_and_fails_a_bad_pdf(service: Service, factory: Factory) -> None:
+    loop = asyncio.get_event_loop()
+    org = loop.run_until_complete(factory.organization())
+    good = loop.run_until_complete(upload(service, org, FEATURES))
+    bad = loop.run_until_complete(upload(service, org, ENCRYPTED))
+    client = mocked.Inngest(app_id="ac-context", is_production=False)
+    fn = make_knowledge_ingest(client, service.slot)
+
+    done = mocked.trigger(fn, inngest.Event(name=EVENT_UPLOADED, data={"source_id": str(good)}), client)
+    assert done.status is mocked.Status.COMPLETED and done.output["ready"] is True
+    assert loop.run_until_complete(source_row(service, good))["status"] == "ready"
+
+    failed = mocked.trigger(fn, inngest.Event(name=EVENT_UPLOADED, data={"source_id": str(bad)}), client)
+    assert failed.status is mocked.Status.FAILED
+    assert isinstance(failed.error, inngest.NonRetriableError) and "pdf_encrypted" in str(failed.error)
+    assert loop.run_until_complete(source_row(service, bad))["status"] == "failed"
+
+    malformed = mocked.trigger(fn, inngest.Event(name=EVENT_UPLOADED, data={"source_id": "nope"}), client)
+    assert isinstance(malformed.error, inngest.NonRetriableError)

@@ -1,0 +1,73 @@
+"""Every error code the core can raise has an HTTP status; the wire models round-trip through JSON."""
+
+from __future__ import annotations
+
+import json
+from uuid import uuid4
+
+import functions
+from context import errors as context_errors
+from context.policies import FRONT_DOOR
+from functions._wire import RequestIn, SegmentBriefInput
+from functions.errors import CODE_STATUS, http_status
+from knowledge import db_errors
+from knowledge import errors as knowledge_errors
+from memory import errors as memory_errors
+from state import errors as state_errors
+from state.refs import ResourceRef
+
+
+def _codes(module: object) -> set[str]:
+    found: set[str] = set()
+    for name in getattr(module, "__all__", []):
+        value = getattr(module, name)
+        if isinstance(value, type) and issubclass(value, Exception) and isinstance(getattr(value, "code", None), str):
+            found.add(value.code)
+    return found
+
+
+def test_every_core_error_code_maps_to_an_http_status() -> None:
+    codes = set().union(
+        *(_codes(m) for m in (context_errors, knowledge_errors, db_errors, memory_errors, state_errors))
+    )
+    unmapped = sorted(codes - set(CODE_STATUS))
+    assert unmapped == [], f"every error an HTTP client can see maps to a stable status: {unmapped}"
+    assert http_status("document_too_large") == 413 and http_status("unheard_of") == 400
+
+
+def test_a_segment_request_round_trips_through_json() -> None:
+    data = {
+        "run_id": str(uuid4()),
+        "segment": 2,
+        "waited": True,
+        "request": {
+            "subject": {"organization_id": str(uuid4()), "user_id": None, "definition_id": str(uuid4())},
+            "query": "q",
+            "entities": [{"kind": "crm.company", "id": "c1", "label": "Contoso"}],
+        },
+        "policy": FRONT_DOOR.model_dump(mode="json"),
+    }
+    parsed = SegmentBriefInput.model_validate(json.loads(json.dumps(data)))
+    assert parsed.policy == FRONT_DOOR
+    request = parsed.request.to_request()
+    assert request.entities == [ResourceRef(kind="crm.company", id="c1", label="Contoso")]
+    assert RequestIn.of(request) == parsed.request
+
+
+def test_the_package_exports_its_public_names() -> None:
+    for name in functions.__all__:
+        assert hasattr(functions, name), name
+
+
+def test_every_query_name_the_functions_use_is_defined() -> None:
+    import re
+    from pathlib import Path
+
+    import functions.knowledge_ingest as module
+    from state.queries import load_queries
+
+    queries = load_queries(module.__file__)
+    used: set[str] = set()
+    for path in Path(module.__file__).parent.glob("*.py"):
+        used |= set(re.findall(r'QUERIES\["([a-z_]+)"\]', path.read_text()))
+    assert used and used <= set(queries), f"undefined queries: {sorted(used - set(queries))}"
