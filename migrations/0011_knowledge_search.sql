@@ -119,34 +119,37 @@ BEGIN
     -- match the model's partial index; both come from the model table, never from the caller.
     RETURN QUERY EXECUTE format($q$
         WITH dense AS MATERIALIZED (
-            SELECT c.id, (c.embedding::vector(%1$s)) <=> $1::vector(%1$s) AS distance
+            SELECT c.id, c.source_id, c.ordinal, c.text, c.tokens,
+                   (c.embedding::vector(%1$s)) <=> $1::vector(%1$s) AS distance
               FROM agent.knowledge_chunks c
              WHERE c.embedding_model = %2$L AND c.source_id = ANY ($2)
              ORDER BY ((c.embedding::vector(%1$s)) <=> $1::vector(%1$s))%3$s
              LIMIT CASE WHEN $5 > 0 THEN $3 ELSE 0 END
         ), lexical AS MATERIALIZED (
-            SELECT c.id, ts_rank(c.fts, $4) AS rank_score
+            SELECT c.id, c.source_id, c.ordinal, c.text, c.tokens, ts_rank(c.fts, $4) AS rank_score
               FROM agent.knowledge_chunks c
              WHERE c.embedding_model = %2$L AND c.source_id = ANY ($2) AND c.fts @@ $4
              ORDER BY rank_score DESC, c.id
              LIMIT CASE WHEN $6 > 0 THEN $3 ELSE 0 END
         ), ranked_dense AS (
-            SELECT id, distance, row_number() OVER (ORDER BY distance, id) AS r FROM dense
+            SELECT *, row_number() OVER (ORDER BY distance, id) AS r FROM dense
         ), ranked_lexical AS (
-            SELECT id, rank_score, row_number() OVER (ORDER BY rank_score DESC, id) AS r FROM lexical
+            SELECT *, row_number() OVER (ORDER BY rank_score DESC, id) AS r FROM lexical
         ), fused AS (
-            SELECT coalesce(d.id, l.id) AS id, d.r AS dr, l.r AS lr, d.distance, l.rank_score,
+            -- The candidates carry their own columns: joining the chunk table again would let the planner
+            -- scan it whole behind the row-level security filter, whose selectivity it cannot estimate.
+            SELECT coalesce(d.id, l.id) AS id, coalesce(d.source_id, l.source_id) AS source_id,
+                   coalesce(d.ordinal, l.ordinal) AS ordinal, coalesce(d.text, l.text) AS text,
+                   coalesce(d.tokens, l.tokens) AS tokens, d.r AS dr, l.r AS lr, d.distance, l.rank_score,
                    coalesce($5 / ($7 + d.r), 0) + coalesce($6 / ($7 + l.r), 0) AS fused_score
               FROM ranked_dense d FULL JOIN ranked_lexical l ON l.id = d.id
         )
-        SELECT c.id, c.source_id, s.title, s.organization_id, c.ordinal, c.text, c.tokens, c.embedding_model,
+        SELECT f.id, f.source_id, s.title, s.organization_id, f.ordinal, f.text, f.tokens, %2$L::text,
                f.dr::integer, f.lr::integer, f.distance::double precision, f.rank_score::real,
                f.fused_score::double precision
           FROM fused f
-          JOIN agent.knowledge_chunks c ON c.id = f.id
-          JOIN agent.knowledge_sources s ON s.id = c.source_id
-         WHERE c.embedding_model = %2$L
-         ORDER BY f.fused_score DESC, c.id
+          JOIN agent.knowledge_sources s ON s.id = f.source_id
+         ORDER BY f.fused_score DESC, f.id
          LIMIT $8
     $q$, v_dims, v_model, v_order_suffix)
     USING p_query_embedding, v_sources, v_candidates, v_query,
