@@ -50,7 +50,7 @@ class Fusion:
 
 
 DEFAULT_FUSION: Final = Fusion()
-"""Equal weights and k = 60 (measured on Cranfield: see docs/decisions/knowledge-db.md)."""
+"""Equal weights and k = 60 (measured on Cranfield: see docs/decisions.md, Knowledge: schema)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,12 +1,12 @@
 """The `run_history` source: earlier runs of this subject or about its entities, newest first.
 
 It reads `agent.runs` once (`run_history` in `app_queries.sql`), on the service connection with an
-explicit organization filter on every branch (docs/decisions/sources.md says why not under row-level
+explicit organization filter on every branch (docs/decisions.md, Sources says why not under row-level
 security): runs inside `lookback_hours` (default 24, 1 to 720) that belong to the same user or trigger,
 or whose result refs contain a request entity by kind and id, never the current run; root and child runs
 alike, ordered `(created_at DESC, id DESC)`, capped by `spec.limit` (default 5). A zero limit
 reads nothing. The statement reads id, status, result and created_at, and for the body exactly three more
-columns: parent_run_id, waiting_reason and failure_reason (see docs/decisions/sources.md).
+columns: parent_run_id, waiting_reason and failure_reason (see docs/decisions.md, Sources).
 
 The body names the status first, then the parent run, the valid result summary, the result refs as
 `<capability word> <id>`, then the waiting or failure reason. A ref part longer than `MAX_REF_ID_CHARS` is

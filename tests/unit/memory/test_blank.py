@@ -30,7 +30,7 @@ def test_the_memory_migration_writes_the_same_blank_list() -> None:
         ("\u00a0", True),  # no-break space: PostgreSQL's [[:space:]] misses it, this list does not
         ("\u2028", True),
         ("\u3000", True),
-        ("\u200b", True),  # zero-width space: blank by decision (docs/decisions/memory.md)
+        ("\u200b", True),  # zero-width space: blank by decision (docs/decisions.md, Durable memory)
         ("\ufeff\u2060", True),
         ("\x00", False),  # the null byte is refused by its own rule, not as blank
         (":", False),
