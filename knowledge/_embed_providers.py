@@ -9,6 +9,7 @@ module must never download a model, and never run CPU-bound work on the event lo
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import random
 import shutil
@@ -40,9 +41,26 @@ def wordllama_cache_dir() -> Path:
     return base / "ac-context" / "wordllama"
 
 
+def _import_wordllama() -> Any:
+    """Import wordllama without the `logging.basicConfig(level=INFO)` it runs at import time.
+
+    That call would give the root logger a handler and INFO level in every process that embeds, so every
+    library's INFO chatter (the embedded server's shutdown log among them) would reach the console.
+    """
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    import wordllama
+
+    for handler in root.handlers[:]:
+        if handler not in handlers:
+            root.removeHandler(handler)
+    root.setLevel(level)
+    return wordllama
+
+
 def _prepare_cache(cache_dir: Path) -> Path:
     """Copy the wheel's tokenizer file to `<cache>/tokenizers/`, where the loader looks for it."""
-    import wordllama
+    wordllama = _import_wordllama()
 
     source = Path(wordllama.__file__).parent / "tokenizers" / _TOKENIZER_FILE
     for folder in (cache_dir, Path(tempfile.gettempdir()) / f"ac-context-wordllama-{os.getuid()}"):
@@ -64,10 +82,10 @@ def _load_wordllama() -> Any:
     global _wordllama_model
     with _wordllama_lock:
         if _wordllama_model is None:
-            from wordllama import WordLlama
-
             cache = _prepare_cache(wordllama_cache_dir())
-            _wordllama_model = WordLlama.load("l2_supercat", dim=256, cache_dir=cache, disable_download=True)
+            _wordllama_model = _import_wordllama().WordLlama.load(
+                "l2_supercat", dim=256, cache_dir=cache, disable_download=True
+            )
         return _wordllama_model
 
 

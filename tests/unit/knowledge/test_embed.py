@@ -3,6 +3,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import logging
 import socket
 import threading
 from collections.abc import Iterator
@@ -365,3 +366,16 @@ async def test_openai_by_default_cannot_leave_the_test_machine() -> None:
         await embedder.embed(["hello"])
     with pytest.raises(RuntimeError, match="blocked in unit tests"):
         socket.getaddrinfo("api.openai.com", 443)
+
+
+def test_loading_wordllama_leaves_the_root_logger_as_it_was() -> None:
+    # A fresh interpreter: wordllama configures the root logger only on its first import.
+    import subprocess
+    import sys
+
+    script = (
+        "import logging; from knowledge._embed_providers import _import_wordllama; _import_wordllama(); "
+        "root = logging.getLogger(); print(len(root.handlers), root.level)"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["0", str(logging.WARNING)]
