@@ -1,6 +1,7 @@
 """Run every benchmark module `bench/bench_*.py` and write its result to `bench/results/<name>.json`.
 
-Each module exposes `run() -> dict`; `python -m bench [name ...]` runs the named ones only.
+Each module exposes `run() -> dict`; `python -m bench [name ...]` runs the named ones only. After the
+runs, `bench/results/medians.svg` charts every median latency found in the results on disk.
 Benchmarks report medians and ratios measured in one run; nothing here asserts a timing.
 """
 
@@ -12,6 +13,8 @@ import pkgutil
 import sys
 import time
 from pathlib import Path
+
+from bench._plot import medians, render_svg
 
 RESULTS = Path(__file__).parent / "results"
 
@@ -35,6 +38,9 @@ def main(argv: list[str]) -> int:
         path.write_text(json.dumps(result, indent=2, default=str) + "\n")
         print(f"== {name} -> {path}")
         print(json.dumps(result, indent=2, default=str))
+    rows = [row for path in sorted(RESULTS.glob("*.json")) for row in medians(path.stem, json.loads(path.read_text()))]
+    (RESULTS / "medians.svg").write_text(render_svg(rows))
+    print(f"== chart of {len(rows)} medians -> {RESULTS / 'medians.svg'}")
     return 0
 
 
