@@ -24,12 +24,12 @@ from fastapi import FastAPI
 
 from context.builder import ContextBuilder
 from context.registry import ContextSourceRegistry
-from functions import api_context, api_knowledge, api_memory, api_ops
 from functions._catalog import build_functions
-from functions._http import install_error_handlers
 from functions._inngest_serve import serve
 from functions._metrics import Metrics
 from functions._services import ServiceSlot, close_services, open_services, warm_live_embedder
+from functions.api import ROUTERS
+from functions.api._http import install_error_handlers
 from functions.client import create_client
 from knowledge.embed import EmbedderRegistry
 from knowledge.objects import ObjectStore
@@ -37,8 +37,6 @@ from state.db import Database
 from state.settings import Settings, get_settings
 
 __all__ = ["create_app"]
-
-_ROUTERS = (api_ops.router, api_context.router, api_knowledge.router, api_memory.router)
 
 
 def create_app(
@@ -89,7 +87,7 @@ def create_app(
     app.state.api_token = settings.api_token
     app.state.inngest = client
     install_error_handlers(app)
-    for router in _ROUTERS:
+    for router in ROUTERS:
         app.include_router(router)
     serve(app, client, build_functions(client, slot))
     return app

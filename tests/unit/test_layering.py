@@ -53,3 +53,42 @@ def test_each_module_imports_only_the_rooms_its_package_may_enter(path: Path) ->
 def test_nothing_imports_functions() -> None:
     offenders = [p for p in FILES if _room(p) != "functions" and "functions" in _imports(p)]
     assert offenders == []
+
+
+# Inside `functions`, one room per interface: the Inngest functions and the app's shared plumbing sit at
+# the top; `api/`, `cli/` and `demo/` sit beside each other. Only the CLI may start the demo.
+INTERFACES = ("api", "cli", "demo")
+INTERFACE_ALLOWED: dict[str, set[str]] = {"top": set(), "api": set(), "cli": {"demo"}, "demo": set()}
+
+
+def _interface(path: Path) -> str:
+    parts = path.relative_to(ROOT / "functions").parts
+    return parts[0] if len(parts) > 1 and parts[0] in INTERFACES else "top"
+
+
+def _function_rooms(path: Path) -> set[str]:
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        names = (
+            [node.module]
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0
+            else [a.name for a in node.names]
+            if isinstance(node, ast.Import)
+            else []
+        )
+        for name in names:
+            parts = name.split(".")
+            if parts[0] == "functions" and len(parts) > 1 and parts[1] in INTERFACES:
+                found.add(parts[1])
+    return found
+
+
+FUNCTION_FILES = sorted(p for p in (ROOT / "functions").rglob("*.py") if p.name != "app.py")
+
+
+@pytest.mark.parametrize("path", FUNCTION_FILES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_each_interface_of_functions_keeps_to_its_own_room(path: Path) -> None:
+    room = _interface(path)
+    foreign = _function_rooms(path) - {room}
+    allowed = INTERFACE_ALLOWED[room]
+    assert foreign <= allowed, f"{path.relative_to(ROOT)} ({room}) imports functions.{sorted(foreign - allowed)}"

@@ -6,8 +6,8 @@ import io
 
 from rich.console import Console
 
-from functions.demo_memory import demo_memory
-from functions.demo_seed import DEMO, seed_demo_tenant
+from functions.demo.memory import demo_memory
+from functions.demo.seed import DEMO, seed_demo_tenant
 from state.db import Database
 
 

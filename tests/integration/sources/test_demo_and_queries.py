@@ -9,7 +9,7 @@ from pathlib import Path
 from rich.console import Console
 
 from context.sources._app_common import APP_QUERIES
-from functions.demo_sources import demo_brief
+from functions.demo.sources import demo_brief
 from state.db import Database
 
 SOURCES = Path(__file__).resolve().parents[3] / "context" / "sources"

@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 
-from functions.demo_seed import DEMO
+from functions.demo.seed import DEMO
 from knowledge.embed import get_embedder
 from knowledge.errors import ExtractionError, KnowledgeInputError
 from knowledge.ingest import embed_batch, mark_failed, mark_ready, models_to_build, prepare_chunks, register_upload
@@ -27,7 +27,7 @@ from state.settings import get_settings
 
 __all__ = ["DEMO_QUESTION", "demo_knowledge"]
 
-CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
+CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus"
 DEMO_QUESTION = "What does the lifecycle stage of a company mean, and how do I declare query parameters?"
 
 _GLOSSARY = """# AgencyCore CRM glossary

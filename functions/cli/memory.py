@@ -12,7 +12,7 @@ from uuid import UUID
 
 import typer
 
-from functions._cli_common import JsonFlag, console, open_cli_services, parse_refs, print_json, run
+from functions.cli._common import JsonFlag, console, open_cli_services, parse_refs, print_json, run
 from memory.models import ToolInvocation
 from memory.reads import read_live_memories
 from memory.service import MemoryService

@@ -19,9 +19,9 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.datastructures import UploadFile
 
-from functions._deps import ServicesDep
-from functions._http import require_token
 from functions._services import Services
+from functions.api._deps import ServicesDep
+from functions.api._http import require_token
 from functions.errors import ApiError, EventSendError
 from functions.knowledge_ingest import EVENT_RETRY, EVENT_UPLOADED
 from knowledge.ingest import RegisteredSource, register_upload, register_uri

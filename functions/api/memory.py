@@ -15,8 +15,8 @@ from uuid import UUID
 from fastapi import APIRouter, Depends
 from pydantic import BaseModel, ConfigDict
 
-from functions._deps import ServicesDep
-from functions._http import require_token
+from functions.api._deps import ServicesDep
+from functions.api._http import require_token
 from functions.errors import ApiError
 from memory.models import ToolInvocation
 from memory.service import MemoryService

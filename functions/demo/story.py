@@ -24,10 +24,10 @@ from context.models import ContextBrief, ContextPolicy, ContextRequest, ContextS
 from context.packer import ContextPacker
 from context.policies import FRONT_DOOR
 from context.sources import default_registry
-from functions.demo_knowledge import demo_knowledge
-from functions.demo_memory import demo_memory
-from functions.demo_seed import DEMO, seed_demo_tenant
-from functions.demo_sources import demo_brief, demo_request
+from functions.demo.knowledge import demo_knowledge
+from functions.demo.memory import demo_memory
+from functions.demo.seed import DEMO, seed_demo_tenant
+from functions.demo.sources import demo_brief, demo_request
 from state.db import Database, resolve_database_url
 from state.migrate import apply_migrations
 from state.settings import get_settings

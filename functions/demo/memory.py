@@ -1,6 +1,6 @@
 """The memory chapter of `ac-context demo`: remember, supersede, refuse, forget, and read back one brief.
 
-For the demo tenant (`functions.demo_seed.DEMO`), a new run of the demo agent calls the two memory tools
+For the demo tenant (`functions.demo.seed.DEMO`), a new run of the demo agent calls the two memory tools
 exactly as a model would: it remembers a language preference, supersedes it, re-observes it unchanged (a
 refusal, no row), remembers and then forgets a second preference, and records an observation about a CRM
 company. It then prints the revision chain of the preference and a brief built over the `personal_memory`,
@@ -32,7 +32,7 @@ from context.registry import ContextSourceRegistry
 from context.sources.application import ApplicationContextSource
 from context.sources.memory import MemoryContextSource
 from context.sources.personal_memory import PersonalMemoryContextSource
-from functions.demo_seed import DEMO
+from functions.demo.seed import DEMO
 from memory.errors import MemoryRefusedError
 from memory.models import ToolInvocation
 from memory.service import MemoryService

@@ -6,7 +6,7 @@ thread) idempotently under fixed ids, then builds a brief with the seven sources
 under `DEMO_POLICY` (and a second under `OUTREACH_PLANNER`, the one policy holding the outreach classes) and
 prints each text with its token accounting (tokens, per_source_tokens, dropped, failed_sources).
 
-It must never write outside the demo tenant and never edit the rows `demo_seed` owns.
+It must never write outside the demo tenant and never edit the rows `functions.demo.seed` owns.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from context.sources.dossier import DossierContextSource
 from context.sources.outreach import OutreachContextSource
 from context.sources.outreach_thread import OutreachThreadContextSource
 from context.sources.run_history import RunHistoryContextSource
-from functions.demo_seed import DEMO, seed_demo_tenant
+from functions.demo.seed import DEMO, seed_demo_tenant
 from state.db import Database
 
 __all__ = ["DEMO_POLICY", "demo_brief", "demo_request", "seed_demo_sources"]

@@ -15,7 +15,7 @@ from uuid import UUID
 import inngest
 import typer
 
-from functions._cli_common import JsonFlag, OrgOption, console, open_cli_services, print_json, progress, run
+from functions.cli._common import JsonFlag, OrgOption, console, open_cli_services, print_json, progress, run
 from functions.client import create_client
 from functions.knowledge_ingest import EVENT_UPLOADED
 from functions.knowledge_switch import EVENT_SWITCH

@@ -18,8 +18,8 @@ from context.models import ContextBrief, ContextRequest, ContextSubject
 from context.policies import FRONT_DOOR, FRONT_DOOR_NAME
 from context.sources.dossier import dossier_facts, read_dossier, render_dossier_text
 from functions._briefs import build_brief
-from functions._deps import ServicesDep
-from functions._http import require_token
+from functions.api._deps import ServicesDep
+from functions.api._http import require_token
 from state.refs import ResourceRef
 
 __all__ = ["BriefIn", "BriefOut", "PolicyIn", "router"]

@@ -13,9 +13,9 @@ from uuid import UUID
 
 import typer
 
-from functions import _cli_knowledge
-from functions._cli_common import JsonFlag, console, open_cli_services, parse_refs, print_json, run
-from functions._cli_memory import memory_app
+from functions.cli import knowledge as _cli_knowledge
+from functions.cli._common import JsonFlag, console, open_cli_services, parse_refs, print_json, run
+from functions.cli.memory import memory_app
 from state.db import Database
 from state.migrate import apply_migrations
 from state.settings import get_settings
