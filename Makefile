@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint unit bench serve migrate clean lock
+.PHONY: demo test lint unit bench serve migrate clean lock decisions-index
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -34,6 +34,10 @@ serve: $(STAMP)
 
 migrate: $(STAMP)
 	$(BIN)/ac-context migrate
+
+# Regenerate the index at the top of docs/decisions.md from its question headings.
+decisions-index:
+	$(PYTHON) scripts/decisions_index.py
 
 # Re-pin every dependency after changing pyproject.toml.
 lock: $(STAMP)
