@@ -4,6 +4,12 @@ A front door turn builds with `ContextSubject.of_actor` (no run, no trigger, no 
 `front_door` policy; it never mints a principal. A caller may send its own policy instead: it passes the
 publish check of the process registry before any source is read, and a policy that fails answers 422
 `policy_invalid` with every problem and its path. A required source failure answers 503 with the names.
+
+The entities of a turn pass through `state.refs.normalize_refs`, the one run-input normalizer: a malformed
+entry (an id such as `urn:uuid:…` that cannot form a subject key included) is dropped, logged with its
+position, counted in `brief.dropped_entities` and listed in the answer's `dropped_entities`, and the brief
+is built from the valid ones. A caller that prefers a refusal sends `strict_entities: true` and gets 422
+`invalid_entity_ref` with every dropped position instead, before any source is read.
 """
 
 from __future__ import annotations
@@ -20,9 +26,10 @@ from context.sources.dossier import dossier_facts, read_dossier, render_dossier_
 from functions._briefs import build_brief
 from functions.api._deps import ServicesDep
 from functions.api._http import require_token
-from state.refs import ResourceRef
+from functions.errors import ApiError
+from state.refs import normalize_refs
 
-__all__ = ["BriefIn", "BriefOut", "PolicyIn", "router"]
+__all__ = ["BriefIn", "BriefOut", "DroppedEntityOut", "PolicyIn", "router"]
 
 router = APIRouter(prefix="/v1/context", tags=["context"], dependencies=[Depends(require_token)])
 
@@ -38,12 +45,23 @@ class BriefIn(BaseModel):
     """The actor."""
     query: str = Field(default="", max_length=20_000)
     """What the person said."""
-    entities: list[ResourceRef] = Field(default_factory=list, max_length=500)
-    """Rows already in scope of the turn."""
+    entities: list[Any] = Field(default_factory=list, max_length=500)
+    """Rows already in scope of the turn, as `{kind, id, label?}`; a malformed entry is dropped, not fatal."""
+    strict_entities: bool = Field(default=False, strict=True)
+    """Refuse the turn (422 `invalid_entity_ref`) instead of dropping a malformed entity."""
     conversation_id: UUID | None = None
     """The conversation of the turn."""
     policy: dict[str, Any] | None = None
     """A policy to build under instead of `front_door`; it must pass the publish check."""
+
+
+class DroppedEntityOut(BaseModel):
+    """One malformed entity of the body, dropped before the build."""
+
+    position: int
+    """Its index in `entities`."""
+    reason: str
+    """What is wrong with it."""
 
 
 class BriefOut(BaseModel):
@@ -53,6 +71,8 @@ class BriefOut(BaseModel):
     """`front_door`, or `caller` for a caller-supplied policy."""
     brief: ContextBrief
     """The packed brief with its accounting."""
+    dropped_entities: list[DroppedEntityOut] = Field(default_factory=list)
+    """The malformed entities dropped from the body, in order (their count is `brief.dropped_entities`)."""
 
 
 class PolicyIn(BaseModel):
@@ -68,15 +88,27 @@ class PolicyIn(BaseModel):
 async def create_brief(body: BriefIn, svc: ServicesDep) -> BriefOut:
     """Build a front door brief for one turn."""
     policy = FRONT_DOOR if body.policy is None else svc.registry.publish(body.policy)
+    entities = normalize_refs(body.entities, source="front door body")
+    dropped = [DroppedEntityOut(position=d.position, reason=d.reason) for d in entities.dropped]
+    if dropped and body.strict_entities:
+        raise ApiError(
+            422,
+            "invalid_entity_ref",
+            f"{len(dropped)} entit{'y' if len(dropped) == 1 else 'ies'} cannot name a row (kind and id must each "
+            "form a subject key part: non-blank text without ':' or a null byte)",
+            details=[{"loc": ["entities", d.position], "reason": d.reason} for d in dropped],
+        )
     request = ContextRequest(
         subject=ContextSubject.of_actor(body.organization_id, body.user_id),
         query=body.query,
-        entities=list(body.entities),
+        entities=entities.refs,
         run_id=None,
         conversation_id=body.conversation_id,
     )
     brief = await build_brief(svc.builder, request, policy, metrics=svc.metrics, route="front_door")
-    return BriefOut(policy=FRONT_DOOR_NAME if body.policy is None else "caller", brief=brief)
+    if dropped:
+        brief = brief.model_copy(update={"dropped_entities": len(dropped)})
+    return BriefOut(policy=FRONT_DOOR_NAME if body.policy is None else "caller", brief=brief, dropped_entities=dropped)
 
 
 @router.get("/dossier")

@@ -14,7 +14,7 @@ from uuid import UUID
 import typer
 
 from functions.cli import knowledge as _cli_knowledge
-from functions.cli._common import JsonFlag, console, open_cli_services, parse_refs, print_json, run
+from functions.cli._common import JsonFlag, console, open_cli_services, parse_entities, print_json, run
 from functions.cli.memory import memory_app
 from state.db import Database
 from state.migrate import apply_migrations
@@ -71,7 +71,12 @@ def brief(
     org: Annotated[UUID, typer.Option("--org", help="The actor's organization.")],
     user: Annotated[UUID | None, typer.Option("--user", help="The actor.")] = None,
     query: Annotated[str, typer.Option(help="What the person said.")] = "",
-    entity: Annotated[list[str] | None, typer.Option("--entity", help="A row in scope, as kind:id.")] = None,
+    entity: Annotated[
+        list[str] | None, typer.Option("--entity", help="A row in scope, as kind:id (a malformed one is dropped).")
+    ] = None,
+    strict_entities: Annotated[
+        bool, typer.Option("--strict-entities", help="Refuse a malformed --entity instead of dropping it.")
+    ] = False,
     conversation: Annotated[UUID | None, typer.Option("--conversation", help="The conversation id.")] = None,
     policy_file: Annotated[
         Path | None, typer.Option("--policy", help="A policy JSON file instead of front_door.")
@@ -83,13 +88,14 @@ def brief(
     from context.policies import FRONT_DOOR
     from functions._briefs import build_brief
 
-    refs = parse_refs(entity or [])
+    entities = parse_entities(entity or [], strict=strict_entities)
 
     async def main() -> Any:
         async with open_cli_services() as svc:
             policy = FRONT_DOOR if policy_file is None else svc.registry.publish(json.loads(policy_file.read_text()))
-            request = ContextRequest(ContextSubject.of_actor(org, user), query, refs, None, conversation)
-            return await build_brief(svc.builder, request, policy, route="cli")
+            request = ContextRequest(ContextSubject.of_actor(org, user), query, entities.refs, None, conversation)
+            built = await build_brief(svc.builder, request, policy, route="cli")
+            return built.model_copy(update={"dropped_entities": len(entities.dropped)}) if entities.dropped else built
 
     result = run(main)
     if as_json:
@@ -109,6 +115,8 @@ def show_brief(result: Any) -> None:
     console.print(table)
     failed = ", ".join(result.failed_sources) or "none"
     console.print(f"total {result.tokens} tokens; failed sources: {failed}; citable rows: {len(result.items)}")
+    if result.dropped_entities:
+        console.print(f"malformed entities dropped: {result.dropped_entities}")
 
 
 @policy_app.command("validate")
