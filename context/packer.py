@@ -10,8 +10,9 @@ Steps, in this order:
    protected, spent first in class order and always kept, charged to the total and their source even when
    they overflow them: the person's newest message (the first conversation item in pack order) and the
    outreach thread's newest reply (the first outreach_thread item; the source puts the reply first). Every
-   other item fits whole inside what is left of the total and of its source budget, or is dropped and counted. A heading is charged to the total, not to a source budget,
-   once, when the first item of its class is admitted.
+   other item fits whole inside what is left of the total and of its source budget, or is dropped and
+   counted. A heading is charged to the total, not to a source budget, once, when the first item of its
+   class is admitted.
 5. Render the kept sections in `page_order`, then class order; inside a section by `rank_in_section`, then
    spend order. List the refs of kept items that the text writes exactly as stored.
 

@@ -20,6 +20,7 @@ from uuid import UUID
 from fastapi import APIRouter, Depends, Query
 from pydantic import BaseModel, ConfigDict, Field
 
+from context.errors import PolicyPublishError
 from context.models import ContextBrief, ContextRequest, ContextSubject
 from context.policies import FRONT_DOOR, FRONT_DOOR_NAME
 from context.sources.dossier import dossier_facts, read_dossier, render_dossier_text
@@ -27,9 +28,11 @@ from functions._briefs import build_brief
 from functions.api._deps import ServicesDep
 from functions.api._http import require_token
 from functions.errors import ApiError
+from memory.errors import WorkflowMemoryToolError
+from memory.tools import check_workflow_tool_nodes
 from state.refs import normalize_refs
 
-__all__ = ["BriefIn", "BriefOut", "DroppedEntityOut", "PolicyIn", "router"]
+__all__ = ["BriefIn", "BriefOut", "DefinitionIn", "DroppedEntityOut", "PolicyIn", "router"]
 
 router = APIRouter(prefix="/v1/context", tags=["context"], dependencies=[Depends(require_token)])
 
@@ -75,13 +78,35 @@ class BriefOut(BaseModel):
     """The malformed entities dropped from the body, in order (their count is `brief.dropped_entities`)."""
 
 
+class DefinitionIn(BaseModel):
+    """The definition a policy is published with: its kind and the tool each of its tool nodes calls."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: str = Field(min_length=1, max_length=64)
+    """`agent`, `workflow` or `skill`; only an agent may call a memory tool."""
+    tool_nodes: list[str] = Field(default_factory=list, max_length=1000)
+    """The tool name of each tool node, in node order."""
+
+
 class PolicyIn(BaseModel):
-    """A policy to run the publish check on."""
+    """A policy to run the publish check on, and optionally the definition it is published with."""
 
     model_config = ConfigDict(extra="forbid")
 
     policy: dict[str, Any]
     """The policy as JSON."""
+    definition: DefinitionIn | None = None
+    """When given, its tool nodes pass the workflow-node check (no memory tool outside an agent)."""
+
+
+def _node_problems(exc: WorkflowMemoryToolError) -> list[dict[str, Any]]:
+    """The refused tool nodes as publish problems, each with its path."""
+    msg = "a {} node cannot call {}; only an agent definition owns memory"
+    return [
+        {"loc": ["definition", "tool_nodes", i], "msg": msg.format(exc.definition_kind, name), "type": exc.code}
+        for i, name in exc.nodes
+    ]
 
 
 @router.post("/briefs", response_model=BriefOut)
@@ -138,6 +163,25 @@ async def get_dossier(
 
 @router.post("/policies/validate")
 async def validate_policy(body: PolicyIn, svc: ServicesDep) -> dict[str, Any]:
-    """The publish check: 200 with the normalised policy, or 422 `policy_invalid` listing every problem."""
-    policy = svc.registry.publish(body.policy)
+    """The publish check: 200 with the normalised policy, or 422 `policy_invalid` listing every problem.
+
+    With a `definition`, its tool nodes also pass the workflow-node check: a workflow or skill node calling
+    `memory.remember` or `memory.forget` answers 422 `memory_tool_in_workflow`, each node with its path (and
+    its problems join the list of a policy that fails too).
+    """
+    refused: WorkflowMemoryToolError | None = None
+    if body.definition is not None:
+        try:
+            check_workflow_tool_nodes(body.definition.kind, body.definition.tool_nodes)
+        except WorkflowMemoryToolError as exc:
+            refused = exc
+    try:
+        policy = svc.registry.publish(body.policy)
+    except PolicyPublishError as exc:
+        if refused is None:
+            raise
+        problems = [{"loc": list(e["loc"]), "msg": e["msg"], "type": e["type"]} for e in exc.errors]
+        raise ApiError(422, exc.code, str(exc), details=[*problems, *_node_problems(refused)]) from exc
+    if refused is not None:
+        raise ApiError(422, refused.code, str(refused), details=_node_problems(refused)) from refused
     return {"valid": True, "policy": policy.model_dump(mode="json")}

@@ -122,21 +122,40 @@ def show_brief(result: Any) -> None:
 @policy_app.command("validate")
 def policy_validate(
     path: Annotated[str, typer.Argument(help="A policy JSON file, '-' for stdin, or a fixed policy name.")],
+    kind: Annotated[
+        str | None, typer.Option("--kind", help="The definition kind (agent, workflow, skill): checks its tool nodes.")
+    ] = None,
+    tool_node: Annotated[
+        list[str] | None, typer.Option("--tool-node", help="The tool a tool node calls, in node order (repeat).")
+    ] = None,
     as_json: JsonFlag = False,
 ) -> None:
-    """Run the publish check on a policy; exit 1 and list every problem with its path when it fails."""
+    """Run the publish check on a policy (and the workflow-node check with --kind); exit 1 listing every problem."""
     from context.errors import PolicyPublishError
     from context.policies import NAMED_POLICIES
     from context.registry import ContextSourceRegistry
+    from memory.errors import WorkflowMemoryToolError
+    from memory.tools import check_workflow_tool_nodes
 
     if path in NAMED_POLICIES:
         data: Any = NAMED_POLICIES[path].model_dump(mode="json")
     else:
         data = json.loads(sys.stdin.read() if path == "-" else Path(path).read_text())
+    problems: list[dict[str, Any]] = []
     try:
         ContextSourceRegistry.for_publishing().publish(data)
     except PolicyPublishError as exc:
         problems = [{"loc": list(e["loc"]), "msg": e["msg"], "type": e["type"]} for e in exc.errors]
+    if kind is not None:
+        try:
+            check_workflow_tool_nodes(kind, tool_node or [])
+        except WorkflowMemoryToolError as exc:
+            msg = "a {} node cannot call {}; only an agent definition owns memory"
+            problems += [
+                {"loc": ["definition", "tool_nodes", i], "msg": msg.format(kind, name), "type": exc.code}
+                for i, name in exc.nodes
+            ]
+    if problems:
         if as_json:
             print_json({"valid": False, "errors": problems})
         else:
