@@ -11,6 +11,8 @@ to its class before the competing item, so the pair competes on an ordinary item
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import pytest
 
 from context._render import header_cost, header_line, render_item
@@ -33,7 +35,7 @@ SPEC_ORDER: list[ContextKind] = [
 """conversation > outreach thread > outreach > personal memory > application state > company dossier >
 definition summaries > knowledge > memory > run history (the spec)."""
 
-PAIRS = list(zip(SPEC_ORDER, SPEC_ORDER[1:], strict=False))
+PAIRS = list(pairwise(SPEC_ORDER))
 IDS = [f"{upper}>{lower}" for upper, lower in PAIRS]
 PROTECTED: frozenset[ContextKind] = frozenset({"conversation", "outreach_thread"})
 PACK = ContextPacker().pack
