@@ -76,7 +76,8 @@ async def test_a_front_door_brief_shows_the_persons_preference_under_personal_me
     assert text.index("## Personal memory") < text.index("## Application state"), "the person's instructions rank first"
     assert text.count("Answer in German") == 1, "one memory never appears twice"
     assert brief["dropped"]["memory"] == 1, "memory's copy of the preference loses upward, and the drop is counted"
-    assert "Answer in French" not in text and "Use tables" not in text
+    assert "Answer in French" not in text, "the user chain rule: never another person's chain"
+    assert "Use tables" not in text, "the subject guard: a ref of another tenant drops its memory"
 
 
 # --- malformed entities -----------------------------------------------------------------------------------
