@@ -4,6 +4,7 @@ workflow-node check."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from dataclasses import dataclass
 from uuid import UUID
@@ -45,6 +46,7 @@ def test_the_brief_command_builds_from_the_valid_entities_and_counts_the_malform
 ) -> None:
     monkeypatch.setenv("DATABASE_URL", seeded.url)
     get_settings.cache_clear()
+    session_loop = asyncio.get_event_loop_policy().get_event_loop()  # the CLI's asyncio.run unsets it on exit
     try:
         entities = [
             f"crm.company:{seeded.first}",
@@ -65,6 +67,7 @@ def test_the_brief_command_builds_from_the_valid_entities_and_counts_the_malform
         assert strict.exit_code == 2 and "--entity #2" in strict.output
     finally:
         get_settings.cache_clear()
+        asyncio.set_event_loop(session_loop)
 
 
 def test_policy_validate_refuses_a_workflow_node_that_calls_a_memory_tool() -> None:
