@@ -97,7 +97,7 @@ def parse_entities(values: list[str], *, strict: bool = False) -> NormalizedRefs
     for value in values:
         kind, _, ident = value.partition(":")
         entries.append({"kind": kind, "id": ident})
-    parsed = normalize_refs(entries, source="--entity")
+    parsed = normalize_refs(entries, source="CLI")
     if parsed.dropped and strict:
         named = "; ".join(f"--entity #{d.position + 1} {d.reason}" for d in parsed.dropped)
         raise typer.BadParameter(f"{named} (expected kind:id, e.g. crm.company:8f21…)")
