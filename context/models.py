@@ -217,6 +217,8 @@ class ContextBrief(BaseModel):
     """Sources that did not answer, in policy order."""
     dropped_citations: int = 0
     """Refs of kept items the brief could not write as stored, so they are not citable."""
+    dropped_entities: int = 0
+    """Malformed entities the entry point's normalizer dropped before the build (`state.refs.normalize_refs`)."""
 
     @classmethod
     def empty(cls) -> ContextBrief:

@@ -6,11 +6,13 @@ Steps, in this order:
 2. Sort by class order, then policy source order, then the order the source returned.
 3. Precedence before spending: the first item of a complete subject_key stays, a later one is dropped and
    counted. An empty key is no key; conversation and run history items never take part.
-4. Spend. The unavailable-source line is charged to the total first and is never capped. The person's
-   newest message (the first conversation item in pack order) is always kept, charged to the total and its
-   source even when it overflows them. Every other item fits whole inside what is left of the total and of
-   its source budget, or is dropped and counted. A heading is charged to the total, not to a source budget,
-   once, when the first item of its class is admitted.
+4. Spend. The unavailable-source line is charged to the total first and is never capped. Two items are
+   protected, spent first in class order and always kept, charged to the total and their source even when
+   they overflow them: the person's newest message (the first conversation item in pack order) and the
+   outreach thread's newest reply (the first outreach_thread item; the source puts the reply first). Every
+   other item fits whole inside what is left of the total and of its source budget, or is dropped and
+   counted. A heading is charged to the total, not to a source budget, once, when the first item of its
+   class is admitted.
 5. Render the kept sections in `page_order`, then class order; inside a section by `rank_in_section`, then
    spend order. List the refs of kept items that the text writes exactly as stored.
 
@@ -43,6 +45,8 @@ from context.tokens import estimate_tokens
 __all__ = ["ContextPacker"]
 
 _CLASS_RANK: dict[ContextKind, int] = {kind: rank for rank, kind in enumerate(CLASS_ORDER)}
+_PROTECTED_KINDS: tuple[ContextKind, ...] = ("conversation", "outreach_thread")
+"""The classes whose first item is never cut: the person's newest message, the thread's newest reply."""
 _UNNAMED = "(unnamed source)"
 
 
@@ -93,16 +97,16 @@ class ContextPacker:
         headed: set[ContextKind] = set()
         kept: list[tuple[int, ContextItem, str]] = []
 
-        newest = next((i for i, item in enumerate(ordered) if item.kind == "conversation"), None)
-        for spend_index in _spend_sequence(len(ordered), newest):
+        protected = _protected(ordered)
+        for spend_index in _spend_sequence(len(ordered), protected):
             item = ordered[spend_index]
-            if spend_index != newest and min(total_left, source_left[item.source]) <= item.tokens:
+            if spend_index not in protected and min(total_left, source_left[item.source]) <= item.tokens:
                 dropped[item.source] += 1  # a line costs its measured tokens plus at least one
                 continue
             line, cost = render_item(item)
             heading = 0 if item.kind in headed else header_cost(item.kind)
             fits = cost + heading <= total_left and cost <= source_left[item.source]
-            if not fits and spend_index != newest:
+            if not fits and spend_index not in protected:
                 dropped[item.source] += 1
                 continue
             headed.add(item.kind)
@@ -125,11 +129,18 @@ class ContextPacker:
         )
 
 
-def _spend_sequence(count: int, newest: int | None) -> list[int]:
-    """Spend indices: the protected newest message first, then pack order."""
-    if newest is None:
-        return list(range(count))
-    return [newest, *(i for i in range(count) if i != newest)]
+def _protected(ordered: Sequence[ContextItem]) -> list[int]:
+    """The pack index of the first item of each protected class present, in class order."""
+    first: dict[ContextKind, int] = {}
+    for index, item in enumerate(ordered):
+        if item.kind in _PROTECTED_KINDS:
+            first.setdefault(item.kind, index)
+    return sorted(first.values())
+
+
+def _spend_sequence(count: int, protected: Sequence[int]) -> list[int]:
+    """Spend indices: the protected items first, then pack order."""
+    return [*protected, *(i for i in range(count) if i not in protected)]
 
 
 def _failed_names(failed_sources: Sequence[str]) -> list[str]:

@@ -6,6 +6,11 @@ explicit refs of the turn only. Its knowledge source has the budget the spec dec
 to eight chunks, with both the platform and the organization scope. The Outreach planner policy is the one
 policy that holds the two outreach classes.
 
+The person's words are required in both: conversation is the one class that is never cut, and a brief
+without it answers a question nobody asked, so a conversation read that fails fails the build (503 on the
+front door, a retried step for a run) instead of handing over a brief about nothing. The outreach planner's
+thread is required for the same reason: its newest reply is what the plan answers.
+
 Both pass the publish check of a schema-only registry. This module must never carry a tenancy filter, and
 never mark the dossier required.
 """
@@ -36,8 +41,9 @@ FRONT_DOOR_KNOWLEDGE_LIMIT = 8
 
 FRONT_DOOR = ContextPolicy(
     sources=[
-        # The person's words: a turn without them answers a question nobody asked, so a failure fails it.
-        ContextSourceSpec(name="conversation", token_budget=1500, limit=20),
+        # The person's words: a turn without them answers a question nobody asked, so a failure fails the
+        # build (required: 503 `required_context_source_failed`, and the caller retries).
+        ContextSourceSpec(name="conversation", required=True, token_budget=1500, limit=20),
         ContextSourceSpec(name="personal_memory", token_budget=400),
         ContextSourceSpec(name="application", token_budget=1200, limit=60),
         ContextSourceSpec(name="dossier", token_budget=600, limit=5),
@@ -58,8 +64,9 @@ FRONT_DOOR = ContextPolicy(
 
 OUTREACH_PLANNER = ContextPolicy(
     sources=[
-        ContextSourceSpec(name="conversation", token_budget=800, limit=10),
-        ContextSourceSpec(name="outreach_thread", token_budget=1500, limit=20),
+        # The person's words and the thread's newest reply: a plan without them answers nobody, so required.
+        ContextSourceSpec(name="conversation", required=True, token_budget=800, limit=10),
+        ContextSourceSpec(name="outreach_thread", required=True, token_budget=1500, limit=20),
         ContextSourceSpec(name="outreach", token_budget=800, limit=20),
         ContextSourceSpec(name="personal_memory", token_budget=400),
         ContextSourceSpec(name="application", token_budget=1200, limit=60),

@@ -8,13 +8,13 @@ This module must never read a database or decide anything: it only parses and co
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from context.models import ContextBrief, ContextPolicy, ContextRequest, ContextSubject
-from state.refs import ResourceRef
+from state.refs import DroppedRef, normalize_refs
 
 __all__ = ["RequestIn", "SegmentBriefInput", "SegmentBriefOutput", "SubjectIn"]
 
@@ -52,22 +52,28 @@ class RequestIn(BaseModel):
     """Every source filters through this."""
     query: str = Field(default="", max_length=20_000)
     """The user text, or the run input summary."""
-    entities: list[ResourceRef] = Field(default_factory=list, max_length=500)
-    """What is already in scope."""
+    entities: list[Any] = Field(default_factory=list, max_length=500)
+    """What is already in scope, as sent: `state.refs.normalize_refs` drops a malformed entry, never the request."""
     run_id: UUID | None = None
     """The current run."""
     conversation_id: UUID | None = None
     """The conversation of the turn."""
 
     def to_request(self) -> ContextRequest:
-        """The core request."""
-        return ContextRequest(
+        """The core request (malformed entities dropped)."""
+        return self.normalized(source="request")[0]
+
+    def normalized(self, *, source: str) -> tuple[ContextRequest, list[DroppedRef]]:
+        """The core request with the valid entities in order, and the malformed entries it dropped (logged)."""
+        entities = normalize_refs(self.entities, source=source)
+        request = ContextRequest(
             subject=self.subject.to_subject(),
             query=self.query,
-            entities=list(self.entities),
+            entities=entities.refs,
             run_id=self.run_id,
             conversation_id=self.conversation_id,
         )
+        return request, entities.dropped
 
     @classmethod
     def of(cls, request: ContextRequest) -> RequestIn:
@@ -81,7 +87,7 @@ class RequestIn(BaseModel):
                 definition_id=s.definition_id,
             ),
             query=request.query,
-            entities=list(request.entities),
+            entities=[ref.model_dump(mode="json", exclude_none=True) for ref in request.entities],
             run_id=request.run_id,
             conversation_id=request.conversation_id,
         )

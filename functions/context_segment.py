@@ -8,7 +8,8 @@ The memoized step result is the brief itself, bounded by the policy's total budg
 this project that is not a few ids and counts, because the spec wants no second store for it.
 
 A required source failure fails the step with the source names (retryable); when the retries run out, the
-run's failure message keeps them. A request that does not parse fails at once, without retries. The
+run's failure message keeps them. A request that does not parse fails at once, without retries; a malformed
+entity in it is not a request that does not parse: it is dropped, logged and counted in the brief. The
 function never composes the system block: the runtime does, with `context.segments.compose_system_block`.
 """
 
@@ -66,9 +67,11 @@ def make_context_segment_brief(
             return answer.model_dump(mode="json")
 
         async def build() -> dict[str, object]:
-            brief = await build_brief(
-                builder(), request.request.to_request(), request.policy, metrics=metrics(), route="segment"
-            )
+            # A malformed entity is dropped (logged with its position, counted in the brief), never the segment.
+            core, dropped = request.request.normalized(source="segment event")
+            brief = await build_brief(builder(), core, request.policy, metrics=metrics(), route="segment")
+            if dropped:
+                brief = brief.model_copy(update={"dropped_entities": len(dropped)})
             return brief.model_dump(mode="json")
 
         memo = await ctx.step.run(BUILD_STEP, build)

@@ -65,29 +65,30 @@ SELECT count(*) FROM agent.memories WHERE proposed_by_run_id = $1 AND text IS NO
 
 -- name: fetch_live_memories
 -- The `memory` source read: live memories of the organization, newest first. A NULL definition drops the
--- definition filter (the one widening the spec allows); a NULL user reads organization scope alone; when
--- $4 is true the person's own user-scope preference.* rows are left to `personal_memory`.
--- $1 organization id, $2 definition id or NULL, $3 user id or NULL, $4 exclude personal rows, $5 limit.
+-- definition filter (the one widening the spec allows); a NULL user reads organization scope alone. The
+-- person's preference.* rows stay in: when `personal_memory` is enabled too, the packer keeps its copy
+-- (same subject key, higher class) and counts this one dropped, so one memory never appears twice.
+-- $1 organization id, $2 definition id or NULL, $3 user id or NULL, $4 limit.
 SELECT id, organization_id, definition_id, scope, user_id, subject_key, text, subject_refs, proposed_by_run_id,
        supersedes_id, created_at
 FROM agent.live_memories
 WHERE organization_id = $1::uuid
   AND ($2::uuid IS NULL OR definition_id = $2::uuid)
-  AND (scope = 'organization'
-       OR (scope = 'user' AND user_id = $3::uuid
-           AND NOT ($4::boolean AND split_part(subject_key, ':', 3) LIKE 'preference.%')))
+  AND (scope = 'organization' OR (scope = 'user' AND user_id = $3::uuid))
 ORDER BY created_at DESC, id DESC
-LIMIT $5;
+LIMIT $4;
 
 -- name: fetch_personal_memories
 -- The `personal_memory` source read: one person's user-scope preference.* live memories in one definition,
--- newest first. No parameter may be NULL: a NULL matches nothing, so nothing widens.
--- $1 organization id, $2 definition id, $3 user id, $4 limit.
+-- newest first. A NULL definition (a Front Door turn) reads the person's preferences across the
+-- organization's definitions: the same single widening as `fetch_live_memories`. The user may not be NULL
+-- (a NULL matches nothing).
+-- $1 organization id, $2 definition id or NULL, $3 user id, $4 limit.
 SELECT id, organization_id, definition_id, scope, user_id, subject_key, text, subject_refs, proposed_by_run_id,
        supersedes_id, created_at
 FROM agent.live_memories
 WHERE organization_id = $1::uuid
-  AND definition_id = $2::uuid
+  AND ($2::uuid IS NULL OR definition_id = $2::uuid)
   AND scope = 'user'
   AND user_id = $3::uuid
   AND split_part(subject_key, ':', 3) LIKE 'preference.%'

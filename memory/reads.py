@@ -1,12 +1,17 @@
 """The read path of durable memory: which live memories a subject reads, and the subject guard.
 
-Two readers share one partition, so one memory never reaches a brief twice:
+Two readers, one user chain rule and one widening:
 
-* `personal` rows are the asking person's user-scope `preference.*` memories in the subject's definition.
-  They need a user, no trigger, and a definition; a subject missing any of them reads none (no widening).
-* `memory` reads organization scope, plus the person's own user chain when the subject has a user and no
-  trigger, minus exactly the personal rows. A subject with no definition drops the definition filter, the
-  one widening the spec allows; a trigger run reads organization scope alone.
+* `personal` rows are the asking person's user-scope `preference.*` memories. They need a user and no
+  trigger; a subject with a definition reads that definition, and a subject with none (a Front Door turn)
+  reads the person's preferences across the organization's definitions.
+* `memory` reads organization scope, plus the person's own user chain (preferences included) when the
+  subject has a user and no trigger; a trigger run reads organization scope alone.
+
+A subject with no definition drops the definition filter, and nothing else, in both reads. A preference
+therefore reaches both sources when a policy enables both; the packer keeps the `personal_memory` copy (the
+same subject key in a higher class) and counts the `memory` copy dropped, so one memory never appears twice,
+and a policy without `personal_memory` still shows it under memory, so it never disappears.
 
 Both read `agent.live_memories` on the service role with the organization named explicitly, newest first,
 `(created_at DESC, id DESC)`. The subject guard then parses each stored `subject_refs` tolerantly, drops a
@@ -14,7 +19,8 @@ malformed or two-element memory (logged), drops a ref of a kind no resolver owns
 refs through `state.resolvers.resolve_refs` inside `scoped_db` (one query per kind per batch of 100),
 dropping a memory whose ref does not resolve for the organization. No second read refills the drops.
 
-This module must never widen on a null user or trigger, and never read one query per memory.
+This module must never widen on a null user or trigger, never read another person's chain, and never read
+one query per memory.
 """
 
 from __future__ import annotations
@@ -52,9 +58,9 @@ def reads_user_chain(user_id: UUID | None, trigger_id: UUID | None) -> bool:
     return user_id is not None and trigger_id is None
 
 
-def reads_personal_memory(user_id: UUID | None, trigger_id: UUID | None, definition_id: UUID | None) -> bool:
-    """`personal_memory` reads only with a user, no trigger and a definition; it never widens."""
-    return reads_user_chain(user_id, trigger_id) and definition_id is not None
+def reads_personal_memory(user_id: UUID | None, trigger_id: UUID | None) -> bool:
+    """`personal_memory` reads only for a person: a user and no trigger (the definition may be None)."""
+    return reads_user_chain(user_id, trigger_id)
 
 
 async def read_live_memories(
@@ -66,18 +72,13 @@ async def read_live_memories(
     trigger_id: UUID | None,
     limit: int,
 ) -> list[LiveMemory]:
-    """The `memory` source rows: organization scope and the person's chain, minus the personal rows."""
+    """The `memory` source rows: organization scope and the person's own chain, preferences included."""
     if limit <= 0:
         return []
     chain_user = user_id if reads_user_chain(user_id, trigger_id) else None
     async with db.connection() as conn:
         return await repo.fetch_live_memories(
-            conn,
-            organization_id=organization_id,
-            definition_id=definition_id,
-            user_id=chain_user,
-            exclude_personal=reads_personal_memory(user_id, trigger_id, definition_id),
-            limit=limit,
+            conn, organization_id=organization_id, definition_id=definition_id, user_id=chain_user, limit=limit
         )
 
 
@@ -90,10 +91,10 @@ async def read_personal_memories(
     trigger_id: UUID | None,
     limit: int,
 ) -> list[LiveMemory]:
-    """The `personal_memory` source rows; none, with no query, when the subject lacks a field it needs."""
-    if limit <= 0 or not reads_personal_memory(user_id, trigger_id, definition_id):
+    """The `personal_memory` source rows; none, with no query, for a subject with no person or a trigger."""
+    if limit <= 0 or not reads_personal_memory(user_id, trigger_id):
         return []
-    assert user_id is not None and definition_id is not None
+    assert user_id is not None
     async with db.connection() as conn:
         return await repo.fetch_personal_memories(
             conn, organization_id=organization_id, definition_id=definition_id, user_id=user_id, limit=limit

@@ -164,19 +164,16 @@ async def fetch_live_memories(
     organization_id: UUID,
     definition_id: UUID | None,
     user_id: UUID | None,
-    exclude_personal: bool,
     limit: int,
 ) -> list[LiveMemory]:
     """The `memory` source read of `agent.live_memories`, newest first (see queries.sql)."""
-    rows = await conn.fetch(
-        QUERIES["fetch_live_memories"], organization_id, definition_id, user_id, exclude_personal, limit
-    )
+    rows = await conn.fetch(QUERIES["fetch_live_memories"], organization_id, definition_id, user_id, limit)
     return [LiveMemory.from_row(row) for row in rows]
 
 
 async def fetch_personal_memories(
-    conn: Connection, *, organization_id: UUID, definition_id: UUID, user_id: UUID, limit: int
+    conn: Connection, *, organization_id: UUID, definition_id: UUID | None, user_id: UUID, limit: int
 ) -> list[LiveMemory]:
-    """The `personal_memory` source read: one person's preference.* memories in one definition."""
+    """The `personal_memory` source read: one person's preference.* memories in one definition (None: all)."""
     rows = await conn.fetch(QUERIES["fetch_personal_memories"], organization_id, definition_id, user_id, limit)
     return [LiveMemory.from_row(row) for row in rows]

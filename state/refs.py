@@ -4,25 +4,39 @@ A `ResourceRef` names a row by `kind` and `id`; its `label` is display text and 
 matching or deduplication. This module also owns the run-input ref normalizer and `capability_ref_kind`,
 the map from the kind a tool stored to the word the capability input accepts.
 
+The normalizer is the one path every entry point takes entities through (the segment event, the front
+door body, the CLI, a run input): a malformed entry is dropped, logged with its position (never its
+value), and reported, and the valid refs keep their order. An entry is malformed when it is not a mapping
+(or a `ResourceRef`) whose `kind` and `id` can each form a part of a subject key, with an optional text
+`label`: so `urn:uuid:…` (a colon) is dropped here, before any source sees it.
+
 It must never read the database, and it never changes the run input it normalises.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
     "CAPABILITY_REF_KINDS",
+    "DroppedRef",
+    "NormalizedRefs",
     "ResourceRef",
     "capability_ref_kind",
     "distinct_refs",
+    "key_part_problem",
     "make_subject_key",
+    "normalize_refs",
     "normalize_run_input_refs",
     "ref_key",
 ]
+
+_log = logging.getLogger(__name__)
 
 
 class ResourceRef(BaseModel):
@@ -43,39 +57,84 @@ def ref_key(ref: ResourceRef) -> tuple[str, str]:
     return (ref.kind, ref.id)
 
 
-def _as_ref(entry: object) -> ResourceRef | None:
-    """Return a ref for a well-formed ref-shaped mapping, else None."""
+def key_part_problem(value: object) -> str | None:
+    """Why `value` cannot be one part of a subject key (not text, blank, or holding `:` or a null byte), or None."""
+    if not isinstance(value, str):
+        return "is not text"
+    if not value.strip():
+        return "is empty or blank"
+    if ":" in value or "\x00" in value:
+        return "holds ':' or a null byte, so it cannot form a subject key"
+    return None
+
+
+@dataclass(frozen=True)
+class DroppedRef:
+    """One malformed entry the normalizer dropped: where it stood and why (never its value)."""
+
+    position: int
+    """Its zero-based index in the list it came from."""
+    reason: str
+    """What is wrong with it, e.g. `id holds ':' or a null byte, so it cannot form a subject key`."""
+
+
+@dataclass(frozen=True)
+class NormalizedRefs:
+    """The valid refs of a list of entries, in order, and the entries dropped."""
+
+    refs: list[ResourceRef] = field(default_factory=list)
+    """The well-formed refs, in the order they came."""
+    dropped: list[DroppedRef] = field(default_factory=list)
+    """The malformed entries, in the order they came."""
+
+
+def _problem(entry: object) -> str | None:
+    """Why `entry` is not a well-formed ref, or None."""
+    if isinstance(entry, ResourceRef):
+        entry = {"kind": entry.kind, "id": entry.id, "label": entry.label}
     if not isinstance(entry, Mapping):
-        return None
-    kind = entry.get("kind")
-    ident = entry.get("id")
+        return "is not an object with kind and id"
+    for part in ("kind", "id"):
+        problem = key_part_problem(entry.get(part))
+        if problem is not None:
+            return f"{part} {problem}"
     label = entry.get("label")
-    if not isinstance(kind, str) or not kind.strip():
-        return None
-    if not isinstance(ident, str) or not ident.strip():
-        return None
     if label is not None and not isinstance(label, str):
-        return None
-    return ResourceRef(kind=kind, id=ident, label=label)
+        return "label is not text"
+    return None
+
+
+def normalize_refs(entries: object, *, source: str = "run input") -> NormalizedRefs:
+    """Keep the well-formed refs of `entries`, in order; drop, log and report each malformed entry.
+
+    `entries` is what an entry point received (a JSON list, a run input field); anything that is not a list
+    holds no ref. `source` names the entry point in the log line. The entries are read, never changed.
+    """
+    out = NormalizedRefs()
+    if not isinstance(entries, list | tuple):
+        return out
+    for position, entry in enumerate(entries):
+        problem = _problem(entry)
+        if problem is not None:
+            _log.warning("%s entity %d dropped: %s", source, position, problem)
+            out.dropped.append(DroppedRef(position=position, reason=problem))
+            continue
+        if isinstance(entry, ResourceRef):
+            out.refs.append(entry)
+        else:
+            assert isinstance(entry, Mapping)
+            out.refs.append(ResourceRef(kind=entry["kind"], id=entry["id"], label=entry.get("label")))
+    return out
 
 
 def normalize_run_input_refs(run_input: Mapping[str, Any] | None, *, key: str = "refs") -> list[ResourceRef]:
     """Keep the valid ref-shaped objects of `run_input[key]`, in order, and drop malformed entries.
 
-    A malformed entry is anything that is not a mapping with a non-blank string `kind` and `id` and an
-    optional string `label`. The stored input is read, never changed.
+    A malformed entry is anything `normalize_refs` drops. The stored input is read, never changed.
     """
     if run_input is None:
         return []
-    raw = run_input.get(key)
-    if not isinstance(raw, list | tuple):
-        return []
-    refs: list[ResourceRef] = []
-    for entry in raw:
-        ref = _as_ref(entry)
-        if ref is not None:
-            refs.append(ref)
-    return refs
+    return normalize_refs(run_input.get(key)).refs
 
 
 CAPABILITY_REF_KINDS: Mapping[str, str] = {
@@ -117,10 +176,9 @@ def distinct_refs(refs: Iterable[ResourceRef]) -> list[ResourceRef]:
 
 
 def _key_part(value: str, what: str) -> str:
-    if not value or not value.strip():
-        raise ValueError(f"subject key {what} is empty or blank")
-    if ":" in value or "\x00" in value:
-        raise ValueError(f"subject key {what} {value!r} holds ':' or a null byte")
+    problem = key_part_problem(value)
+    if problem is not None:
+        raise ValueError(f"subject key {what} {value!r} {problem}")
     return value
 
 

@@ -1,10 +1,12 @@
 """The `memory` source: the live durable memories a subject may read, newest first, behind the subject guard.
 
 It reads `agent.live_memories` on the service role for the subject's organization: organization scope,
-plus the asking person's own user chain when the subject has a user and no trigger, minus the person's
-user-scope `preference.*` rows, which the `personal_memory` source owns (so one memory never appears twice).
-A subject with no definition reads every definition of the organization: the one filter this source drops,
-and the only source that widens on a null field. The order is `(created_at DESC, id DESC)`; `spec.limit`
+plus the asking person's own user chain when the subject has a user and no trigger. The person's
+`preference.*` rows stay in: the source cannot know whether the policy also enables `personal_memory`, and
+the packer can. When it does, the `personal_memory` copy (same subject key, higher class) wins and this
+copy is counted dropped, so one memory never appears twice; when it does not, the preference is here, so it
+never disappears. A subject with no definition reads every definition of the organization: the one filter
+this source (and `personal_memory`) drops. The order is `(created_at DESC, id DESC)`; `spec.limit`
 caps the read, None reads 20, zero reads nothing. The subject guard (`memory.reads.guard_subjects`) then
 drops a memory whose stored ref is malformed, names two subjects, names a kind no resolver owns, or does not
 resolve for the organization, and nothing refills the drops.

@@ -1,11 +1,13 @@
 """The `personal_memory` source: the standing instructions of the person who asks.
 
-It reads the asking person's user-scope `preference.*` live memories in the subject's definition, newest
-first, `(created_at DESC, id DESC)`, and they rank above application state. Those rows are exactly the rows
-the `memory` source leaves out, so one memory never appears twice. It never widens on a null field: a
-subject with no user, with a trigger, or with no definition reads no personal memory and runs no query
-(the `memory` source then holds that person's chain, ranked as memory). `spec.limit` caps the read, None
-reads 20, zero reads nothing. The same subject guard as `memory` applies.
+It reads the asking person's user-scope `preference.*` live memories, newest first, `(created_at DESC,
+id DESC)`, and they rank above application state. A subject with a definition reads that definition; a
+subject with a user and no definition (a Front Door turn, where the person asks with no agent) reads that
+person's preferences across the organization's definitions: the same single widening as `memory`, the
+organization filter, the user chain rule and the subject guard all still applying. A subject with no user,
+or with a trigger, reads nothing and runs no query. `memory` reads the same rows too; the packer keeps this
+copy and counts that one dropped (same subject key, higher class), so one memory never appears twice.
+`spec.limit` caps the read, None reads 20, zero reads nothing.
 
 This module must never read another person's memory and never write prose.
 """

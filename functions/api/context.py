@@ -4,6 +4,12 @@ A front door turn builds with `ContextSubject.of_actor` (no run, no trigger, no 
 `front_door` policy; it never mints a principal. A caller may send its own policy instead: it passes the
 publish check of the process registry before any source is read, and a policy that fails answers 422
 `policy_invalid` with every problem and its path. A required source failure answers 503 with the names.
+
+The entities of a turn pass through `state.refs.normalize_refs`, the one run-input normalizer: a malformed
+entry (an id such as `urn:uuid:…` that cannot form a subject key included) is dropped, logged with its
+position, counted in `brief.dropped_entities` and listed in the answer's `dropped_entities`, and the brief
+is built from the valid ones. A caller that prefers a refusal sends `strict_entities: true` and gets 422
+`invalid_entity_ref` with every dropped position instead, before any source is read.
 """
 
 from __future__ import annotations
@@ -14,15 +20,19 @@ from uuid import UUID
 from fastapi import APIRouter, Depends, Query
 from pydantic import BaseModel, ConfigDict, Field
 
+from context.errors import PolicyPublishError
 from context.models import ContextBrief, ContextRequest, ContextSubject
 from context.policies import FRONT_DOOR, FRONT_DOOR_NAME
 from context.sources.dossier import dossier_facts, read_dossier, render_dossier_text
 from functions._briefs import build_brief
 from functions.api._deps import ServicesDep
 from functions.api._http import require_token
-from state.refs import ResourceRef
+from functions.errors import ApiError
+from memory.errors import WorkflowMemoryToolError
+from memory.tools import check_workflow_tool_nodes
+from state.refs import normalize_refs
 
-__all__ = ["BriefIn", "BriefOut", "PolicyIn", "router"]
+__all__ = ["BriefIn", "BriefOut", "DefinitionIn", "DroppedEntityOut", "PolicyIn", "router"]
 
 router = APIRouter(prefix="/v1/context", tags=["context"], dependencies=[Depends(require_token)])
 
@@ -38,12 +48,23 @@ class BriefIn(BaseModel):
     """The actor."""
     query: str = Field(default="", max_length=20_000)
     """What the person said."""
-    entities: list[ResourceRef] = Field(default_factory=list, max_length=500)
-    """Rows already in scope of the turn."""
+    entities: list[Any] = Field(default_factory=list, max_length=500)
+    """Rows already in scope of the turn, as `{kind, id, label?}`; a malformed entry is dropped, not fatal."""
+    strict_entities: bool = Field(default=False, strict=True)
+    """Refuse the turn (422 `invalid_entity_ref`) instead of dropping a malformed entity."""
     conversation_id: UUID | None = None
     """The conversation of the turn."""
     policy: dict[str, Any] | None = None
     """A policy to build under instead of `front_door`; it must pass the publish check."""
+
+
+class DroppedEntityOut(BaseModel):
+    """One malformed entity of the body, dropped before the build."""
+
+    position: int
+    """Its index in `entities`."""
+    reason: str
+    """What is wrong with it."""
 
 
 class BriefOut(BaseModel):
@@ -53,30 +74,66 @@ class BriefOut(BaseModel):
     """`front_door`, or `caller` for a caller-supplied policy."""
     brief: ContextBrief
     """The packed brief with its accounting."""
+    dropped_entities: list[DroppedEntityOut] = Field(default_factory=list)
+    """The malformed entities dropped from the body, in order (their count is `brief.dropped_entities`)."""
+
+
+class DefinitionIn(BaseModel):
+    """The definition a policy is published with: its kind and the tool each of its tool nodes calls."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: str = Field(min_length=1, max_length=64)
+    """`agent`, `workflow` or `skill`; only an agent may call a memory tool."""
+    tool_nodes: list[str] = Field(default_factory=list, max_length=1000)
+    """The tool name of each tool node, in node order."""
 
 
 class PolicyIn(BaseModel):
-    """A policy to run the publish check on."""
+    """A policy to run the publish check on, and optionally the definition it is published with."""
 
     model_config = ConfigDict(extra="forbid")
 
     policy: dict[str, Any]
     """The policy as JSON."""
+    definition: DefinitionIn | None = None
+    """When given, its tool nodes pass the workflow-node check (no memory tool outside an agent)."""
+
+
+def _node_problems(exc: WorkflowMemoryToolError) -> list[dict[str, Any]]:
+    """The refused tool nodes as publish problems, each with its path."""
+    msg = "a {} node cannot call {}; only an agent definition owns memory"
+    return [
+        {"loc": ["definition", "tool_nodes", i], "msg": msg.format(exc.definition_kind, name), "type": exc.code}
+        for i, name in exc.nodes
+    ]
 
 
 @router.post("/briefs", response_model=BriefOut)
 async def create_brief(body: BriefIn, svc: ServicesDep) -> BriefOut:
     """Build a front door brief for one turn."""
     policy = FRONT_DOOR if body.policy is None else svc.registry.publish(body.policy)
+    entities = normalize_refs(body.entities, source="front door body")
+    dropped = [DroppedEntityOut(position=d.position, reason=d.reason) for d in entities.dropped]
+    if dropped and body.strict_entities:
+        raise ApiError(
+            422,
+            "invalid_entity_ref",
+            f"{len(dropped)} entit{'y' if len(dropped) == 1 else 'ies'} cannot name a row (kind and id must each "
+            "form a subject key part: non-blank text without ':' or a null byte)",
+            details=[{"loc": ["entities", d.position], "reason": d.reason} for d in dropped],
+        )
     request = ContextRequest(
         subject=ContextSubject.of_actor(body.organization_id, body.user_id),
         query=body.query,
-        entities=list(body.entities),
+        entities=entities.refs,
         run_id=None,
         conversation_id=body.conversation_id,
     )
     brief = await build_brief(svc.builder, request, policy, metrics=svc.metrics, route="front_door")
-    return BriefOut(policy=FRONT_DOOR_NAME if body.policy is None else "caller", brief=brief)
+    if dropped:
+        brief = brief.model_copy(update={"dropped_entities": len(dropped)})
+    return BriefOut(policy=FRONT_DOOR_NAME if body.policy is None else "caller", brief=brief, dropped_entities=dropped)
 
 
 @router.get("/dossier")
@@ -106,6 +163,25 @@ async def get_dossier(
 
 @router.post("/policies/validate")
 async def validate_policy(body: PolicyIn, svc: ServicesDep) -> dict[str, Any]:
-    """The publish check: 200 with the normalised policy, or 422 `policy_invalid` listing every problem."""
-    policy = svc.registry.publish(body.policy)
+    """The publish check: 200 with the normalised policy, or 422 `policy_invalid` listing every problem.
+
+    With a `definition`, its tool nodes also pass the workflow-node check: a workflow or skill node calling
+    `memory.remember` or `memory.forget` answers 422 `memory_tool_in_workflow`, each node with its path (and
+    its problems join the list of a policy that fails too).
+    """
+    refused: WorkflowMemoryToolError | None = None
+    if body.definition is not None:
+        try:
+            check_workflow_tool_nodes(body.definition.kind, body.definition.tool_nodes)
+        except WorkflowMemoryToolError as exc:
+            refused = exc
+    try:
+        policy = svc.registry.publish(body.policy)
+    except PolicyPublishError as exc:
+        if refused is None:
+            raise
+        problems = [{"loc": list(e["loc"]), "msg": e["msg"], "type": e["type"]} for e in exc.errors]
+        raise ApiError(422, exc.code, str(exc), details=[*problems, *_node_problems(refused)]) from exc
+    if refused is not None:
+        raise ApiError(422, refused.code, str(refused), details=_node_problems(refused)) from refused
     return {"valid": True, "policy": policy.model_dump(mode="json")}

@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from functions._services import Services, close_services, open_services, warm_live_embedder
-from state.refs import ResourceRef
+from state.refs import NormalizedRefs, ResourceRef, normalize_refs
 from state.settings import get_settings
 
 __all__ = [
@@ -25,6 +25,7 @@ __all__ = [
     "OrgOption",
     "console",
     "open_cli_services",
+    "parse_entities",
     "parse_refs",
     "print_json",
     "progress",
@@ -84,3 +85,22 @@ def parse_refs(values: list[str]) -> list[ResourceRef]:
             raise typer.BadParameter(f"{value!r} is not kind:id (e.g. crm.company:8f21…)")
         refs.append(ResourceRef(kind=kind, id=ident))
     return refs
+
+
+def parse_entities(values: list[str], *, strict: bool = False) -> NormalizedRefs:
+    """`kind:id` strings (split at the first `:`) through the run-input normalizer, like every entry point.
+
+    A malformed one (no `:`, a blank part, an id that cannot form a subject key such as `urn:uuid:…`) is
+    dropped with its position on stderr; with `strict` it is a usage error naming every position.
+    """
+    entries: list[dict[str, str]] = []
+    for value in values:
+        kind, _, ident = value.partition(":")
+        entries.append({"kind": kind, "id": ident})
+    parsed = normalize_refs(entries, source="CLI")
+    if parsed.dropped and strict:
+        named = "; ".join(f"--entity #{d.position + 1} {d.reason}" for d in parsed.dropped)
+        raise typer.BadParameter(f"{named} (expected kind:id, e.g. crm.company:8f21…)")
+    for dropped in parsed.dropped:
+        Console(stderr=True).print(f"[yellow]--entity #{dropped.position + 1} dropped: {dropped.reason}[/]")
+    return parsed

@@ -14,7 +14,7 @@ from uuid import UUID
 import typer
 
 from functions.cli import knowledge as _cli_knowledge
-from functions.cli._common import JsonFlag, console, open_cli_services, parse_refs, print_json, run
+from functions.cli._common import JsonFlag, console, open_cli_services, parse_entities, print_json, run
 from functions.cli.memory import memory_app
 from state.db import Database
 from state.migrate import apply_migrations
@@ -71,7 +71,12 @@ def brief(
     org: Annotated[UUID, typer.Option("--org", help="The actor's organization.")],
     user: Annotated[UUID | None, typer.Option("--user", help="The actor.")] = None,
     query: Annotated[str, typer.Option(help="What the person said.")] = "",
-    entity: Annotated[list[str] | None, typer.Option("--entity", help="A row in scope, as kind:id.")] = None,
+    entity: Annotated[
+        list[str] | None, typer.Option("--entity", help="A row in scope, as kind:id (a malformed one is dropped).")
+    ] = None,
+    strict_entities: Annotated[
+        bool, typer.Option("--strict-entities", help="Refuse a malformed --entity instead of dropping it.")
+    ] = False,
     conversation: Annotated[UUID | None, typer.Option("--conversation", help="The conversation id.")] = None,
     policy_file: Annotated[
         Path | None, typer.Option("--policy", help="A policy JSON file instead of front_door.")
@@ -83,13 +88,14 @@ def brief(
     from context.policies import FRONT_DOOR
     from functions._briefs import build_brief
 
-    refs = parse_refs(entity or [])
+    entities = parse_entities(entity or [], strict=strict_entities)
 
     async def main() -> Any:
         async with open_cli_services() as svc:
             policy = FRONT_DOOR if policy_file is None else svc.registry.publish(json.loads(policy_file.read_text()))
-            request = ContextRequest(ContextSubject.of_actor(org, user), query, refs, None, conversation)
-            return await build_brief(svc.builder, request, policy, route="cli")
+            request = ContextRequest(ContextSubject.of_actor(org, user), query, entities.refs, None, conversation)
+            built = await build_brief(svc.builder, request, policy, route="cli")
+            return built.model_copy(update={"dropped_entities": len(entities.dropped)}) if entities.dropped else built
 
     result = run(main)
     if as_json:
@@ -109,26 +115,47 @@ def show_brief(result: Any) -> None:
     console.print(table)
     failed = ", ".join(result.failed_sources) or "none"
     console.print(f"total {result.tokens} tokens; failed sources: {failed}; citable rows: {len(result.items)}")
+    if result.dropped_entities:
+        console.print(f"malformed entities dropped: {result.dropped_entities}")
 
 
 @policy_app.command("validate")
 def policy_validate(
     path: Annotated[str, typer.Argument(help="A policy JSON file, '-' for stdin, or a fixed policy name.")],
+    kind: Annotated[
+        str | None, typer.Option("--kind", help="The definition kind (agent, workflow, skill): checks its tool nodes.")
+    ] = None,
+    tool_node: Annotated[
+        list[str] | None, typer.Option("--tool-node", help="The tool a tool node calls, in node order (repeat).")
+    ] = None,
     as_json: JsonFlag = False,
 ) -> None:
-    """Run the publish check on a policy; exit 1 and list every problem with its path when it fails."""
+    """Run the publish check on a policy (and the workflow-node check with --kind); exit 1 listing every problem."""
     from context.errors import PolicyPublishError
     from context.policies import NAMED_POLICIES
     from context.registry import ContextSourceRegistry
+    from memory.errors import WorkflowMemoryToolError
+    from memory.tools import check_workflow_tool_nodes
 
     if path in NAMED_POLICIES:
         data: Any = NAMED_POLICIES[path].model_dump(mode="json")
     else:
         data = json.loads(sys.stdin.read() if path == "-" else Path(path).read_text())
+    problems: list[dict[str, Any]] = []
     try:
         ContextSourceRegistry.for_publishing().publish(data)
     except PolicyPublishError as exc:
         problems = [{"loc": list(e["loc"]), "msg": e["msg"], "type": e["type"]} for e in exc.errors]
+    if kind is not None:
+        try:
+            check_workflow_tool_nodes(kind, tool_node or [])
+        except WorkflowMemoryToolError as exc:
+            msg = "a {} node cannot call {}; only an agent definition owns memory"
+            problems += [
+                {"loc": ["definition", "tool_nodes", i], "msg": msg.format(kind, name), "type": exc.code}
+                for i, name in exc.nodes
+            ]
+    if problems:
         if as_json:
             print_json({"valid": False, "errors": problems})
         else:

@@ -67,6 +67,7 @@ async def test_malformed_run_input_refs_are_dropped_and_valid_refs_reach_context
             "crm.company:abc",
             {"kind": " ", "id": "x"},
             {"kind": "crm.person", "id": 7},
+            {"kind": "crm.company", "id": f"urn:uuid:{company}"},  # cannot form a subject key
         ]
     }
     stored = {"refs": list(run_input["refs"])}

@@ -118,7 +118,9 @@ async def test_a_user_reads_their_own_chain_and_never_another_persons(db: Databa
         assert bodies == [f"seen by {world.user}"]
 
 
-async def test_personal_memory_and_memory_partition_the_rows_so_none_appears_twice(db: Database, world: World) -> None:
+async def test_personal_memory_reads_the_persons_preferences_and_memory_keeps_them_too(
+    db: Database, world: World
+) -> None:
     pref = await raw_memory(
         db,
         org=world.org,
@@ -143,9 +145,11 @@ async def test_personal_memory_and_memory_partition_the_rows_so_none_appears_twi
     personal = await _personal(db, world)
     memory = await _memory(db, world)
     assert [(i.kind, UUID(i.ref.id)) for i in personal] == [("personal_memory", pref)]
-    assert sorted(UUID(i.ref.id) for i in memory) == sorted([observed, org_pref])
-    # With no definition, personal memory does not widen; memory then holds the person's chain.
-    assert await _personal(db, world, {"definition": False}) == []
+    # memory keeps the preference: the packer, not the read, decides which copy a brief shows.
+    assert sorted(UUID(i.ref.id) for i in memory) == sorted([pref, observed, org_pref])
+    assert {i.subject_key for i in personal} <= {i.subject_key for i in memory}, "one key, so the packer dedupes"
+    # With no definition (a Front Door turn) personal memory widens to every definition, like memory.
+    assert [UUID(i.ref.id) for i in await _personal(db, world, {"definition": False})] == [pref]
     turn = {UUID(i.ref.id) for i in await _memory(db, world, {"definition": False})}
     assert turn == {pref, observed, org_pref}
 

@@ -183,3 +183,27 @@ def test_items_carry_the_order_the_source_returned_inside_one_class() -> None:
     items = [item("b", "b1", kind="memory"), item("a", "a1", kind="memory"), item("b", "b2", kind="memory")]
     brief = PACK(items, policy(spec("a"), spec("b")))
     assert [line[2:4] for line in brief.text.splitlines()[1:]] == ["a1", "b1", "b2"]
+
+
+def test_a_1658_token_newest_reply_survives_a_1500_token_thread_budget_and_the_older_line_obeys_it() -> None:
+    reply = item("outreach_thread", "inbound email", "r" * 6632, tokens=1658)  # the source puts it first
+    older = item("outreach_thread", "outbound email", "Our short opener")
+    pol = policy(spec("outreach_thread", 1500), total=6000)
+    brief = PACK([reply, older], pol)
+    assert "r" * 6632 in brief.text and "Our short opener" not in brief.text
+    assert brief.per_source_tokens == {"outreach_thread": render_item(reply)[1]} and brief.dropped == {
+        "outreach_thread": 1
+    }
+
+
+def test_the_two_protections_compose_both_first_items_overflow_and_nothing_else_does() -> None:
+    message = item("conversation", "You", "m" * 2000)
+    older_message = item("conversation", "Agent", "before")
+    reply = item("outreach_thread", "inbound email", "r" * 2000)
+    knowledge = item("knowledge", "Doc", "k")
+    pol = policy(spec("knowledge", 100), spec("outreach_thread", 100), spec("conversation", 100), total=300)
+    brief = PACK([knowledge, reply, message, older_message], pol)  # each source answers its newest first
+    protected = render_item(message)[1] + render_item(reply)[1]
+    assert brief.tokens == protected + header_cost("conversation") + header_cost("outreach_thread") > 300
+    assert brief.dropped == {"knowledge": 1, "outreach_thread": 0, "conversation": 1}
+    assert brief.text.index("## Conversation") < brief.text.index("## Outreach thread")

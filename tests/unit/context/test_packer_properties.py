@@ -71,11 +71,20 @@ def _pack(case: Case) -> ContextBrief:
     return ContextPacker().pack(case.items, case.policy, failed_sources=case.failed)
 
 
-def _protected(case: Case) -> ContextItem | None:
+PROTECTED_KINDS = ("conversation", "outreach_thread")
+"""The person's newest message and the outreach thread's newest reply are never cut."""
+
+
+def _protected(case: Case) -> list[ContextItem]:
+    """The first item of each protected class in pack order (policy order, then answer order)."""
     enabled = {s.name: i for i, s in reversed(list(enumerate(case.policy.sources))) if s.enabled}
-    conv = [(enabled[it.source], pos, it) for pos, it in enumerate(case.items) if it.source in enabled]
-    conv = [c for c in conv if c[2].kind == "conversation"]
-    return min(conv, key=lambda c: (c[0], c[1]))[2] if conv else None
+    placed = [(enabled[it.source], pos, it) for pos, it in enumerate(case.items) if it.source in enabled]
+    firsts = []
+    for kind in PROTECTED_KINDS:
+        of_kind = [p for p in placed if p[2].kind == kind]
+        if of_kind:
+            firsts.append(min(of_kind, key=lambda c: (c[0], c[1]))[2])
+    return firsts
 
 
 @settings(max_examples=100, deadline=None)
@@ -83,18 +92,17 @@ def _protected(case: Case) -> ContextItem | None:
 def test_the_total_and_every_source_budget_are_never_exceeded(case: Case) -> None:
     brief = _pack(case)
     budgets = {s.name: s.token_budget for s in reversed(case.policy.sources) if s.enabled}
-    newest = _protected(case)
-    newest_cost = render_item(newest)[1] if newest else 0
+    protected = {it.source: render_item(it)[1] for it in _protected(case)}
     for source, spent in brief.per_source_tokens.items():
         if source not in budgets:
             assert spent == 0
-        elif newest is not None and source == newest.source:
-            assert spent <= max(budgets[source], newest_cost)  # the newest message is never cut
+        elif source in protected:
+            assert spent <= max(budgets[source], protected[source])  # a protected item is never cut
         else:
             assert spent <= budgets[source]
     notice = brief.text.split("\n")[0] if brief.failed_sources else None
     notice_cost = estimate_tokens(notice + "\n") if notice else 0
-    fixed = notice_cost + (newest_cost + header_cost("conversation") if newest else 0)
+    fixed = notice_cost + sum(cost + header_cost(src) for src, cost in protected.items())  # type: ignore[arg-type]
     assert brief.tokens <= max(case.policy.total_token_budget, fixed)
     headed = [kind for kind in HEADINGS if header_line(kind) in brief.text.split("\n")]
     assert brief.tokens == notice_cost + sum(brief.per_source_tokens.values()) + sum(map(header_cost, headed))

@@ -46,5 +46,7 @@ def test_no_fixed_policy_marks_the_dossier_required_or_names_an_unknown_source()
         assert pol.total_token_budget > 0
 
 
-def test_no_front_door_source_is_required() -> None:
-    assert [s.name for s in FRONT_DOOR.sources if s.required] == []
+def test_the_persons_words_are_required_on_the_front_door_and_the_thread_in_the_outreach_planner() -> None:
+    # Conversation is the one class never cut: a brief without it answers a question nobody asked (issue 14).
+    assert [s.name for s in FRONT_DOOR.sources if s.required] == ["conversation"]
+    assert [s.name for s in OUTREACH_PLANNER.sources if s.required] == ["conversation", "outreach_thread"]
