@@ -20,7 +20,7 @@ from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from context.errors import ContextError, PolicyPublishError
@@ -51,6 +51,8 @@ _STATUS_CODES = {400: "bad_request", 404: "not_found", 405: "method_not_allowed"
 class ErrorBody(BaseModel):
     """What went wrong."""
 
+    model_config = ConfigDict(use_attribute_docstrings=True)
+
     code: str
     """A stable, machine-readable code (`invalid_request`, `database_unavailable`, `overloaded`, ...)."""
     message: str
@@ -61,6 +63,8 @@ class ErrorBody(BaseModel):
 
 class ErrorEnvelope(BaseModel):
     """The one shape of every error this service answers."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True)
 
     error: ErrorBody
     """The error."""
@@ -172,8 +176,12 @@ def install_error_handlers(app: FastAPI) -> None:
     async def validation_error(_: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, RequestValidationError | ValidationError)
         errors = list(exc.errors())
-        if any(e.get("type") == "json_invalid" for e in errors):
+        kinds = {e.get("type") for e in errors}
+        if "json_invalid" in kinds:
             return error_response(400, "json_invalid", "the body is not valid JSON", _jsonable_errors(errors))
+        if kinds & {"text_invalid", "string_unicode"}:
+            message = "text must not hold a NUL byte or a lone surrogate"
+            return error_response(422, "text_invalid", message, _jsonable_errors(errors))
         return error_response(422, "invalid_request", "the request does not match the schema", _jsonable_errors(errors))
 
     async def core_error(request: Request, exc: Exception) -> JSONResponse:

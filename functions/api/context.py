@@ -18,36 +18,41 @@ from context.models import ContextBrief, ContextRequest, ContextSubject
 from context.policies import FRONT_DOOR, FRONT_DOOR_NAME
 from context.sources.dossier import dossier_facts, read_dossier, render_dossier_text
 from functions._briefs import build_brief
+from functions._wire import CleanJson, CleanText
 from functions.api._deps import ServicesDep
-from functions.api._http import require_token
+from functions.api._http import ERROR_RESPONSES, require_token
 from state.refs import ResourceRef
 
 __all__ = ["BriefIn", "BriefOut", "PolicyIn", "router"]
 
-router = APIRouter(prefix="/v1/context", tags=["context"], dependencies=[Depends(require_token)])
+router = APIRouter(
+    prefix="/v1/context", tags=["context"], dependencies=[Depends(require_token)], responses=ERROR_RESPONSES
+)
 
 
 class BriefIn(BaseModel):
     """A front door turn: who asks, what they said, the rows in scope, and optionally a policy."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
     organization_id: UUID
     """The actor's organization."""
     user_id: UUID | None = None
     """The actor."""
-    query: str = Field(default="", max_length=20_000)
+    query: CleanText = Field(default="", max_length=20_000)
     """What the person said."""
     entities: list[ResourceRef] = Field(default_factory=list, max_length=500)
     """Rows already in scope of the turn."""
     conversation_id: UUID | None = None
     """The conversation of the turn."""
-    policy: dict[str, Any] | None = None
+    policy: CleanJson | None = None
     """A policy to build under instead of `front_door`; it must pass the publish check."""
 
 
 class BriefOut(BaseModel):
     """The brief and the policy it was built under."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True)
 
     policy: str
     """`front_door`, or `caller` for a caller-supplied policy."""
@@ -58,9 +63,9 @@ class BriefOut(BaseModel):
 class PolicyIn(BaseModel):
     """A policy to run the publish check on."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
-    policy: dict[str, Any]
+    policy: CleanJson
     """The policy as JSON."""
 
 
