@@ -29,6 +29,7 @@ from fastapi import FastAPI
 
 from context.builder import ContextBuilder
 from context.registry import ContextSourceRegistry
+from functions._briefs import LimitedBuilder
 from functions._catalog import build_functions
 from functions._encryption import install_step_encryption, parse_keys
 from functions._inngest_serve import serve
@@ -82,6 +83,8 @@ def create_app(
         )
 
     async def warm(services: Services) -> None:
+        if isinstance(services.builder, LimitedBuilder):
+            services.builder.database_probe = health.probe
         await warm_live_embedder(services)
 
     @asynccontextmanager

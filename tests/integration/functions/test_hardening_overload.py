@@ -1,0 +1,102 @@
+"""Overload is explicit: past the per-process cap a brief answers 503 `overloaded` with Retry-After at once,
+every brief that is built is complete, and /metrics counts the refusals, the degraded briefs and latency."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from context.builder import DefaultContextBuilder
+from context.models import ContextBrief, ContextPolicy, ContextRequest
+from context.packer import ContextPacker
+from context.sources import default_registry
+from functions.app import create_app
+from state.db import Database
+from state.settings import load_settings
+from tests.factories import Factory
+from tests.integration.functions.conftest import TOKEN, fake_embedders
+from tests.integration.functions.support import RecordingInngest, asgi_client, new_signing_key
+
+CAP = 8
+CALLERS = 50
+
+
+class HoldingBuilder:
+    """The real builder, holding each build until every caller past the cap has had its answer."""
+
+    def __init__(self, inner: DefaultContextBuilder) -> None:
+        self.inner = inner
+        self.release = asyncio.Event()
+        self.started = 0
+
+    async def build(self, request: ContextRequest, policy: ContextPolicy) -> ContextBrief:
+        self.started += 1
+        async with asyncio.timeout(60):
+            await self.release.wait()
+        return await self.inner.build(request, policy)
+
+
+async def test_fifty_concurrent_briefs_over_a_cap_of_eight_give_complete_briefs_and_fast_503s(
+    db: Database, tmp_path: Path, factory: Factory, fake_live_model: str
+) -> None:
+    org = await factory.organization()
+    embedders = fake_embedders()
+    registry = default_registry(db, embedders=embedders.get)
+    holding = HoldingBuilder(DefaultContextBuilder(registry, ContextPacker(), source_timeout_s=30.0))
+    settings = load_settings(api_token=TOKEN, data_dir=tmp_path, max_concurrent_briefs=CAP)
+    client = RecordingInngest(app_id="ac-context", is_production=True, signing_key=new_signing_key())
+    app = create_app(settings, db=db, inngest_client=client, registry=registry, builder=holding, embedders=embedders)
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    body = {"organization_id": str(org), "query": "What did we agree on pricing?"}
+    async with app.router.lifespan_context(app), asgi_client(app) as http:
+        refused: list[Any] = []
+
+        async def call() -> Any:
+            response = await http.post("/v1/context/briefs", json=body, headers=auth)
+            if response.status_code == 503:
+                refused.append(response)
+                if len(refused) == CALLERS - CAP:
+                    holding.release.set()
+            return response
+
+        answers = await asyncio.gather(*(call() for _ in range(CALLERS)))
+        metrics = (await http.get("/metrics")).text
+
+    built = [a for a in answers if a.status_code == 200]
+    assert len(built) == CAP and holding.started == CAP, "only the cap's worth of builds ever started"
+    assert all(a.json()["brief"]["failed_sources"] == [] for a in built), "a built brief has every source"
+    assert len(refused) == CALLERS - CAP
+    for answer in refused:
+        assert answer.json()["error"]["code"] == "overloaded"
+        assert answer.headers["retry-after"] == str(settings.overload_retry_after_s)
+    assert f"ac_context_briefs_overloaded_total {float(CALLERS - CAP)}" in metrics
+    assert (
+        'ac_context_http_request_seconds_count{method="POST",route="/v1/context/briefs",status="5xx"} 42.0' in metrics
+    )
+    assert 'ac_context_http_request_seconds_count{method="POST",route="/v1/context/briefs",status="2xx"} 8.0' in metrics
+
+
+async def test_a_degraded_brief_is_counted_by_the_source_that_failed(
+    db: Database, tmp_path: Path, factory: Factory, fake_live_model: str
+) -> None:
+    from tests.integration.functions.support import ScriptedConversation
+
+    org = await factory.organization()
+    broken = ScriptedConversation(fail_next=1)
+    embedders = fake_embedders()
+    sources = [s for s in default_registry(db, embedders=embedders.get) if s.name != "conversation"]
+    from context.registry import ContextSourceRegistry
+
+    registry = ContextSourceRegistry([*sources, broken])
+    settings = load_settings(api_token=TOKEN, data_dir=tmp_path)
+    client = RecordingInngest(app_id="ac-context", is_production=True, signing_key=new_signing_key())
+    app = create_app(settings, db=db, inngest_client=client, registry=registry, embedders=embedders)
+    async with app.router.lifespan_context(app), asgi_client(app) as http:
+        auth = {"Authorization": f"Bearer {TOKEN}"}
+        first = await http.post("/v1/context/briefs", json={"organization_id": str(org)}, headers=auth)
+        second = await http.post("/v1/context/briefs", json={"organization_id": str(org)}, headers=auth)
+        metrics = (await http.get("/metrics")).text
+    assert first.json()["brief"]["failed_sources"] == ["conversation"]
+    assert second.json()["brief"]["failed_sources"] == []
+    assert 'ac_context_briefs_degraded_total{source="conversation"} 1.0' in metrics
