@@ -169,8 +169,8 @@ def install_error_handlers(app: FastAPI) -> None:
 
     async def api_error(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, ApiError)
-        if exc.status >= 500:
-            return await _core_error(request, exc)
+        if exc.status >= 500 and await _is_outage(request, exc):
+            return _outage(request)
         return error_response(exc.status, exc.code, str(exc), exc.details)
 
     async def validation_error(_: Request, exc: Exception) -> JSONResponse:
