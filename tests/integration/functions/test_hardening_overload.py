@@ -4,6 +4,7 @@ every brief that is built is complete, and /metrics counts the refusals, the deg
 from __future__ import annotations
 
 import asyncio
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -100,3 +101,38 @@ async def test_a_degraded_brief_is_counted_by_the_source_that_failed(
     assert first.json()["brief"]["failed_sources"] == ["conversation"]
     assert second.json()["brief"]["failed_sources"] == []
     assert 'ac_context_briefs_degraded_total{source="conversation"} 1.0' in metrics
+
+
+async def test_a_segment_build_past_the_cap_asks_inngest_to_retry_after_the_cap_delay() -> None:
+    import json
+
+    from functions._briefs import LimitedBuilder
+    from functions.context_segment import FUNCTION_ID, make_context_segment_brief
+    from tests.integration.functions.executor import InngestExecutor
+    from tests.integration.functions.support import (
+        CountingBuilder,
+        ScriptedConversation,
+        conversation_policy,
+        production_client,
+        segment_event,
+        serve_functions,
+    )
+
+    inner = CountingBuilder(ScriptedConversation())
+    limited = LimitedBuilder(inner, max_concurrent=1, retry_after_s=7)
+    limited.active = 1  # one build of this process is running
+    key = new_signing_key()
+    client = production_client(key)
+    app = serve_functions(client, [make_context_segment_brief(client, builder=lambda: limited)])
+    event = json.loads(
+        json.dumps({"data": {}, "id": "", "ts": 0, **segment_event(0, waited=False, policy=conversation_policy())})
+    )
+    async with asgi_client(app) as http:
+        executor = InngestExecutor(http, signing_key=key)
+        response = await executor.post(FUNCTION_ID, executor.body(event, {}, [], run_id="r", attempt=0, max_attempts=4))
+    assert inner.calls == 0
+    assert response.status_code == 500 and response.json()["code"] == "retry_after_error"
+    assert "building 1 briefs already" in response.json()["message"]
+    assert response.headers.get("x-inngest-no-retry") != "true"
+    retry_at = datetime.fromisoformat(response.headers["retry-after"].replace("Z", "+00:00"))
+    assert timedelta(seconds=5) <= retry_at.replace(tzinfo=None) - datetime.now() <= timedelta(seconds=7)
