@@ -23,6 +23,7 @@ __all__ = [
     "CLASS_ORDER",
     "KEYLESS_KINDS",
     "MAX_CONTEXT_ITEM_LIMIT",
+    "MAX_TOKEN_BUDGET",
     "ContextBrief",
     "ContextItem",
     "ContextKind",
@@ -37,6 +38,9 @@ __all__ = [
 
 MAX_CONTEXT_ITEM_LIMIT = 999
 """MAX_ROWS - 1: a cap at PostgREST's MAX_ROWS would ask for rows one read cannot answer."""
+
+MAX_TOKEN_BUDGET = 100_000_000
+"""The largest `token_budget` or `total_token_budget` a policy may name (far above any model's window)."""
 
 ContextKind = Literal[
     "application",
@@ -132,7 +136,7 @@ class ContextSourceSpec(BaseModel):
     """A disabled source is never resolved and never read."""
     required: bool = False
     """A failure here fails the run."""
-    token_budget: int = Field(ge=0)
+    token_budget: int = Field(ge=0, le=MAX_TOKEN_BUDGET)
     """The most tokens this source's items may spend."""
     limit: int | None = Field(default=None, ge=0, le=MAX_CONTEXT_ITEM_LIMIT)
     """The item cap; None uses the source default."""
@@ -147,7 +151,7 @@ class ContextPolicy(BaseModel):
 
     sources: list[ContextSourceSpec]
     """The sources, in policy order."""
-    total_token_budget: int = Field(default=0, ge=0)
+    total_token_budget: int = Field(default=0, ge=0, le=MAX_TOKEN_BUDGET)
     """The hard cap on every item and heading of the brief."""
     refresh_on_resume: bool = True
     """Rebuild the brief when a segment resumes after a wait."""

@@ -5,13 +5,18 @@ declares a tenancy or row filter. `validate(policy)` is the publish check: it co
 policy with its path and raises one `PolicyPublishError`. `for_publishing()` builds a registry from the
 declared schemas alone, so a policy can be checked where no database exists.
 
+A policy larger than `MAX_POLICY_SOURCES` sources, or whose options of one source are larger than
+`MAX_OPTIONS_BYTES` as JSON, is refused before it is parsed, so a hostile policy cannot hold the loop.
+
 It must never read a database or a source at validation time, and it never coerces an option.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
@@ -27,7 +32,19 @@ from context.errors import (
 from context.models import ContextItem, ContextPolicy, ContextRequest, ContextSource, ContextSourceSpec
 from context.options import SOURCE_OPTIONS
 
-__all__ = ["ContextSourceRegistry", "PolicyPublishError", "SchemaOnlySource", "UnknownContextSourceError"]
+__all__ = [
+    "MAX_OPTIONS_BYTES",
+    "MAX_POLICY_SOURCES",
+    "ContextSourceRegistry",
+    "PolicyPublishError",
+    "SchemaOnlySource",
+    "UnknownContextSourceError",
+]
+
+MAX_POLICY_SOURCES = 64
+"""The most sources one policy may list (the platform registers about ten)."""
+MAX_OPTIONS_BYTES = 16 * 1024
+"""The largest `options` of one source, as compact JSON."""
 
 _NEVER_REQUIRED = frozenset({"dossier"})
 """Sources no policy may mark required (the spec: a cold dossier build is reported, never fatal)."""
@@ -93,6 +110,8 @@ class ContextSourceRegistry:
 
     def problems(self, policy: ContextPolicy) -> list[PublishProblem]:
         """Every publish problem of `policy`, each with its path, in policy order."""
+        if len(policy.sources) > MAX_POLICY_SOURCES:
+            return [_problem(("sources",), "too_long", f"a policy lists at most {MAX_POLICY_SOURCES} sources")]
         found: list[PublishProblem] = []
         first_index: dict[str, int] = {}
         enabled_names: list[str] = []
@@ -130,11 +149,40 @@ class ContextSourceRegistry:
         """Parse a policy payload strictly, then run the publish check; raise one PolicyPublishError."""
         if isinstance(data, ContextPolicy):
             return self.validate(data)
+        oversized = _size_problems(data)
+        if oversized:
+            raise PolicyPublishError(oversized)
         try:
             policy = ContextPolicy.model_validate(data)
         except ValidationError as exc:
             raise PolicyPublishError([_problem(tuple(e["loc"]), e["type"], e["msg"]) for e in exc.errors()]) from exc
         return self.validate(policy)
+
+
+def _size_problems(data: object) -> list[PublishProblem]:
+    """The size cap, checked on the raw payload before anything parses it."""
+    if not isinstance(data, dict):
+        return []
+    sources: Any = data.get("sources")
+    if not isinstance(sources, list):
+        return []
+    if len(sources) > MAX_POLICY_SOURCES:
+        return [_problem(("sources",), "too_long", f"a policy lists at most {MAX_POLICY_SOURCES} sources")]
+    found: list[PublishProblem] = []
+    for i, source in enumerate(sources):
+        options = source.get("options") if isinstance(source, dict) else None
+        if options is None:
+            continue
+        try:
+            size = len(json.dumps(options, separators=(",", ":")))
+        except (TypeError, ValueError, RecursionError):
+            found.append(_problem(("sources", i, "options"), "options_invalid", "options must be plain JSON"))
+            continue
+        if size > MAX_OPTIONS_BYTES:
+            found.append(
+                _problem(("sources", i, "options"), "too_long", f"options are at most {MAX_OPTIONS_BYTES} bytes")
+            )
+    return found
 
 
 def _problem(loc: tuple[str | int, ...], kind: str, msg: str) -> PublishProblem:

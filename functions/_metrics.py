@@ -1,4 +1,4 @@
-"""Prometheus metrics of the service: brief pressure, ingestion outcomes and sweep counts.
+"""Prometheus metrics of the service: brief pressure and overload, request latency, ingestion and sweeps.
 
 Each app owns a `Metrics` with its own registry, so two apps in one process (tests) never collide. The
 labels are source names, outcomes and routes: this module must never put prompt text, a query, a title or
@@ -17,6 +17,7 @@ CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 """The Prometheus text exposition format."""
 
 _TOKEN_BUCKETS = (0, 100, 250, 500, 1000, 2000, 4000, 6000, 8000, 12000, 16000)
+_LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
 
 
 class Metrics:
@@ -55,6 +56,24 @@ class Metrics:
             ["source"],
             registry=self.registry,
         )
+        self.briefs_degraded = Counter(
+            "ac_context_briefs_degraded",
+            "Briefs built without one or more optional sources, per source that failed (one count per brief).",
+            ["source"],
+            registry=self.registry,
+        )
+        self.briefs_overloaded = Counter(
+            "ac_context_briefs_overloaded",
+            "Briefs refused with 503 overloaded because the process was building its cap of briefs.",
+            registry=self.registry,
+        )
+        self.request_seconds = Histogram(
+            "ac_context_http_request_seconds",
+            "HTTP request latency by method, route template and status class.",
+            ["method", "route", "status"],
+            buckets=_LATENCY_BUCKETS,
+            registry=self.registry,
+        )
         self.ingestion_outcomes = Counter(
             "ac_context_ingestion_outcomes",
             "Knowledge ingestion outcomes (ready, failed, retried).",
@@ -80,6 +99,12 @@ class Metrics:
                 self.brief_dropped_items.labels(source=source).inc(count)
         for source in brief.failed_sources:
             self.brief_failed_sources.labels(source=source).inc()
+        for source in set(brief.failed_sources):
+            self.briefs_degraded.labels(source=source).inc()
+
+    def observe_request(self, method: str, route: str, status: int, seconds: float) -> None:
+        """Record one HTTP request's latency under its route template (never its path or parameters)."""
+        self.request_seconds.labels(method=method, route=route, status=f"{status // 100}xx").observe(seconds)
 
     def observe_required_failure(self, sources: list[str]) -> None:
         """Record a build that a required source failed."""

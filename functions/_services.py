@@ -18,12 +18,14 @@ from pathlib import Path
 from context.builder import ContextBuilder, DefaultContextBuilder
 from context.packer import ContextPacker
 from context.registry import ContextSourceRegistry
+from functions._briefs import LimitedBuilder
 from functions._metrics import Metrics
 from functions.errors import ServiceNotReadyError
 from knowledge.embed import EmbedderRegistry
 from knowledge.embed import default_registry as default_embedders
 from knowledge.objects import LocalObjectStore, ObjectStore, object_store_from_url
 from state.db import Database
+from state.errors import DatabaseUnavailableError
 from state.settings import Settings
 
 __all__ = [
@@ -67,16 +69,30 @@ class ServiceSlot:
 
     def __init__(self, services: Services | None = None) -> None:
         self._services = services
+        self.reason: str | None = None
+        """Why the services are not open, when the database could not be reached."""
 
     def get(self) -> Services:
-        """The open services, or `ServiceNotReadyError` (a step that runs it is retried)."""
+        """The open services, or why not (a step that runs it is retried either way).
+
+        `DatabaseUnavailableError` while the database cannot be reached at start, `ServiceNotReadyError`
+        before the first attempt.
+        """
         if self._services is None:
+            if self.reason is not None:
+                raise DatabaseUnavailableError(self.reason)
             raise ServiceNotReadyError("the service has not opened its database yet")
         return self._services
 
     def set(self, services: Services | None) -> None:
         """Install (or clear, with None) the services."""
         self._services = services
+        if services is not None:
+            self.reason = None
+
+    def unavailable(self, reason: str) -> None:
+        """Record why the services could not be opened."""
+        self.reason = reason
 
     @property
     def ready(self) -> bool:
@@ -105,6 +121,7 @@ async def open_services(
     from context.sources import default_registry
 
     owns_db = db is None
+    metrics = metrics or Metrics()
     database = db if db is not None else await Database.open(settings)
     embedder_registry = embedders or default_embedders
     try:
@@ -113,11 +130,16 @@ async def open_services(
             settings=settings,
             db=database,
             registry=source_registry,
-            builder=builder
-            or DefaultContextBuilder(source_registry, ContextPacker(), source_timeout_s=settings.source_timeout_s),
+            builder=LimitedBuilder(
+                builder
+                or DefaultContextBuilder(source_registry, ContextPacker(), source_timeout_s=settings.source_timeout_s),
+                max_concurrent=settings.max_concurrent_briefs,
+                retry_after_s=settings.overload_retry_after_s,
+                metrics=metrics,
+            ),
             object_store=object_store or default_object_store(settings),
             embedders=embedder_registry,
-            metrics=metrics or Metrics(),
+            metrics=metrics,
             owns_db=owns_db,
             closers=[s for s in source_registry if hasattr(s, "aclose")] if registry is None else [],
         )

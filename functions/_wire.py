@@ -3,26 +3,74 @@
 `ContextRequest` and `ContextSubject` are frozen dataclasses in the core; these pydantic models are their
 JSON form for Inngest events, `step.invoke` payloads and HTTP bodies, and convert both ways. An event or a
 body that does not parse is bad input (a `NonRetriableError` in a function, a 422 on HTTP), never retried.
+Every HTTP model is strict at the edge: no string-to-int or string-to-bool coercion (`StrictInt`,
+`StrictBool` fields), and no text holding a NUL byte or a lone surrogate (`CleanText`, and `CleanJson` for
+free-form objects such as a policy or tool arguments), refused with 422 `text_invalid` before any query.
 This module must never read a database or decide anything: it only parses and converts.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 from uuid import UUID
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic_core import PydanticCustomError
 
 from context.models import ContextBrief, ContextPolicy, ContextRequest, ContextSubject
 from state.refs import DroppedRef, normalize_refs
 
-__all__ = ["RequestIn", "SegmentBriefInput", "SegmentBriefOutput", "SubjectIn"]
+__all__ = [
+    "CleanJson",
+    "CleanText",
+    "RequestIn",
+    "SegmentBriefInput",
+    "SegmentBriefOutput",
+    "SubjectIn",
+    "refuse_bad_text",
+]
+
+_MAX_DEPTH = 64
+
+
+def _bad_text(value: str) -> str | None:
+    if "\x00" in value:
+        return "text must not contain a NUL byte"
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return "text must be valid Unicode (a lone surrogate is not)"
+    return None
+
+
+def refuse_bad_text(value: Any, depth: int = 0) -> Any:
+    """Return `value` (any JSON value) unchanged, or raise `text_invalid` for a NUL byte or a lone surrogate."""
+    if depth > _MAX_DEPTH:
+        raise PydanticCustomError("json_too_deep", "JSON nested deeper than {depth} levels", {"depth": _MAX_DEPTH})
+    if isinstance(value, str):
+        problem = _bad_text(value)
+        if problem is not None:
+            raise PydanticCustomError("text_invalid", problem)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            refuse_bad_text(key, depth + 1)
+            refuse_bad_text(item, depth + 1)
+    elif isinstance(value, list):
+        for item in value:
+            refuse_bad_text(item, depth + 1)
+    return value
+
+
+CleanText = Annotated[str, AfterValidator(refuse_bad_text)]
+"""A string with no NUL byte and no lone surrogate (PostgreSQL refuses both)."""
+CleanJson = Annotated[dict[str, Any], AfterValidator(refuse_bad_text)]
+"""A free-form JSON object whose every key and string is `CleanText`, at most 64 levels deep."""
 
 
 class SubjectIn(BaseModel):
     """The JSON form of `ContextSubject`."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
     organization_id: UUID
     """The tenancy every source filters by."""
@@ -46,11 +94,11 @@ class SubjectIn(BaseModel):
 class RequestIn(BaseModel):
     """The JSON form of `ContextRequest`."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
     subject: SubjectIn
     """Every source filters through this."""
-    query: str = Field(default="", max_length=20_000)
+    query: CleanText = Field(default="", max_length=20_000)
     """The user text, or the run input summary."""
     entities: list[Any] = Field(default_factory=list, max_length=500)
     """What is already in scope, as sent: `state.refs.normalize_refs` drops a malformed entry, never the request."""
@@ -96,7 +144,7 @@ class RequestIn(BaseModel):
 class SegmentBriefInput(BaseModel):
     """The data of `context/segment.brief.requested` (or of a `step.invoke` of `context-segment-brief`)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
     run_id: UUID
     """The agent run the segment belongs to."""
@@ -113,7 +161,7 @@ class SegmentBriefInput(BaseModel):
 class SegmentBriefOutput(BaseModel):
     """The answer: build (with the brief) or reuse (the runtime keeps its stored system block)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
     run_id: UUID
     """The agent run."""

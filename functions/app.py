@@ -5,9 +5,14 @@ OpenAPI is served at `/openapi.json` and `/docs`.
 
 `create_app(settings, *, db=None, inngest_client=None, ...)` builds an app with injected dependencies (the
 tests do); the module attribute `app` is built on first access, from the environment, so importing this
-module never starts anything and a production process without `INNGEST_SIGNING_KEY` fails when uvicorn
-loads `app`, with a message that names the variable. The lifespan opens the database (migrating it),
-builds the source registry and the builder, and closes them on shutdown.
+module never starts anything and a production process without its keys (`functions._production`) fails
+when uvicorn loads `app`, with one message naming them. The lifespan opens the database (migrating it),
+builds the source registry and the builder, and closes them on shutdown; when the database cannot be
+reached it starts anyway, answers 503 `database_unavailable`, and keeps trying (`functions._lifecycle`).
+
+Every request passes `functions.api._edge.EdgeGuard` first (token, Inngest signature freshness, body
+limits). In production the Inngest endpoint refuses unsigned syncs and registers only
+`INNGEST_SERVE_ORIGIN`, and step state leaves the process encrypted when keys are set.
 
 The endpoints are thin: they parse, call the core, and return small JSON. This module must never hold a
 business rule or build SQL.
@@ -24,19 +29,27 @@ from fastapi import FastAPI
 
 from context.builder import ContextBuilder
 from context.registry import ContextSourceRegistry
+from functions._briefs import LimitedBuilder
 from functions._catalog import build_functions
+from functions._encryption import install_step_encryption, parse_keys
 from functions._inngest_serve import serve
+from functions._lifecycle import DatabaseHealth, ServiceOpener
 from functions._metrics import Metrics
-from functions._services import ServiceSlot, close_services, open_services, warm_live_embedder
+from functions._production import check_production
+from functions._services import Services, ServiceSlot, open_services, warm_live_embedder
 from functions.api import ROUTERS
+from functions.api._edge import EdgeGuard
 from functions.api._http import install_error_handlers
-from functions.client import create_client
+from functions.client import create_client, is_dev_mode
 from knowledge.embed import EmbedderRegistry
 from knowledge.objects import ObjectStore
 from state.db import Database
 from state.settings import Settings, get_settings
 
-__all__ = ["create_app"]
+__all__ = ["INNGEST_PATH", "create_app"]
+
+INNGEST_PATH = "/api/inngest"
+"""Where the Inngest endpoint is served (and the path a sync registers)."""
 
 
 def create_app(
@@ -55,10 +68,11 @@ def create_app(
     client = inngest_client or create_client(environ, inngest_mode=settings.inngest_mode)
     slot = ServiceSlot()
     metrics = Metrics()
+    health = DatabaseHealth(slot)
+    install_step_encryption(client, parse_keys(settings.step_encryption_keys))
 
-    @asynccontextmanager
-    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        services = await open_services(
+    async def open_once() -> Services:
+        return await open_services(
             settings,
             db=db,
             registry=registry,
@@ -67,13 +81,21 @@ def create_app(
             embedders=embedders,
             metrics=metrics,
         )
+
+    async def warm(services: Services) -> None:
+        if isinstance(services.builder, LimitedBuilder):
+            services.builder.database_probe = health.probe
         await warm_live_embedder(services)
-        slot.set(services)
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        opener = ServiceOpener(slot, open_once, retry_interval_s=settings.database_retry_interval_s)
+        opener.on_open = warm
+        await opener.start()
         try:
             yield
         finally:
-            slot.set(None)
-            await close_services(services)
+            await opener.stop()
 
     app = FastAPI(
         title="ac-context",
@@ -86,10 +108,20 @@ def create_app(
     app.state.settings = settings
     app.state.api_token = settings.api_token
     app.state.inngest = client
+    app.state.inngest_path = INNGEST_PATH
+    app.state.health = health
     install_error_handlers(app)
+    app.add_middleware(EdgeGuard)
     for router in ROUTERS:
         app.include_router(router)
-    serve(app, client, build_functions(client, slot))
+    serve(
+        app,
+        client,
+        build_functions(client, slot),
+        enable_unauthed_sync=False if client.is_production else None,
+        serve_origin=settings.inngest_serve_origin,
+        serve_path=INNGEST_PATH,
+    )
     return app
 
 
@@ -101,6 +133,9 @@ def __getattr__(name: str) -> Any:
     global _app
     if name == "app":
         if _app is None:
-            _app = create_app()
+            settings = get_settings()
+            if not is_dev_mode(inngest_mode=settings.inngest_mode):
+                check_production(settings)
+            _app = create_app(settings)
         return _app
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -5,17 +5,21 @@ build-or-reuse decision is `context.segments.decide_segment`; this function only
 builds does so inside `step.run("build-brief")`, so a replay of a completed segment reads the memoized brief
 and never calls the builder, while a retry of a failed segment may build again (the sources are read only).
 The memoized step result is the brief itself, bounded by the policy's total budget: the one step result in
-this project that is not a few ids and counts, because the spec wants no second store for it.
+this project that is not a few ids and counts, because the spec wants no second store for it. It leaves
+the process encrypted when `AC_CONTEXT_STEP_ENCRYPTION_KEYS` is set (`functions._encryption`).
 
-A required source failure fails the step with the source names (retryable); when the retries run out, the
-run's failure message keeps them. A request that does not parse fails at once, without retries; a malformed
-entity in it is not a request that does not parse: it is dropped, logged and counted in the brief. The
+A build past the process's brief cap (`OverloadedError`) fails the step with `RetryAfterError`, so
+Inngest retries it after the cap's `Retry-After`. A required source failure fails the step with the source
+names (retryable); when the retries run out, the run's failure message keeps them. A request that does not
+parse fails at once, without retries; a malformed entity in it is not a request that does not parse: it is
+dropped, logged and counted in the brief. The
 function never composes the system block: the runtime does, with `context.segments.compose_system_block`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import timedelta
 
 import inngest
 from pydantic import ValidationError
@@ -27,6 +31,7 @@ from context.segments import decide_segment
 from functions._briefs import build_brief
 from functions._metrics import Metrics
 from functions._wire import SegmentBriefInput, SegmentBriefOutput
+from functions.errors import OverloadedError
 
 __all__ = ["BUILD_STEP", "EVENT", "FUNCTION_ID", "RETRIES", "make_context_segment_brief"]
 
@@ -69,7 +74,10 @@ def make_context_segment_brief(
         async def build() -> dict[str, object]:
             # A malformed entity is dropped (logged with its position, counted in the brief), never the segment.
             core, dropped = request.request.normalized(source="segment event")
-            brief = await build_brief(builder(), core, request.policy, metrics=metrics(), route="segment")
+            try:
+                brief = await build_brief(builder(), core, request.policy, metrics=metrics(), route="segment")
+            except OverloadedError as exc:  # past the process cap: ask Inngest to come back, not to give up
+                raise inngest.RetryAfterError(str(exc), timedelta(seconds=exc.retry_after_s)) from exc
             if dropped:
                 brief = brief.model_copy(update={"dropped_entities": len(dropped)})
             return brief.model_dump(mode="json")

@@ -4,6 +4,7 @@
     ├── InngestConfigError          the Inngest client cannot start (production without a signing key)
     ├── ServiceNotReadyError        a function or endpoint ran before the app opened its database
     ├── ApiError                    an HTTP error with a status and a code (bad input, auth, not found)
+    ├── OverloadedError             the process builds as many briefs as it may; retry after a moment
     └── EventSendError              an event could not be sent to Inngest
 
 `http_status(code)` maps the `code` of any error the core raises (state, context, knowledge, memory) to the
@@ -23,6 +24,7 @@ __all__ = [
     "EventSendError",
     "FunctionsError",
     "InngestConfigError",
+    "OverloadedError",
     "ServiceNotReadyError",
     "http_status",
 ]
@@ -53,6 +55,16 @@ class EventSendError(FunctionsError):
     """An event could not be sent to Inngest; the row is written, so a retry of the call is safe."""
 
     code = "event_send_failed"
+
+
+class OverloadedError(FunctionsError, RuntimeError):
+    """The process is building as many briefs as it may at once; retry after `retry_after_s` seconds."""
+
+    code = "overloaded"
+
+    def __init__(self, message: str | None = None, *, retry_after_s: int = 1) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
 
 
 class ApiError(FunctionsError):
@@ -137,6 +149,7 @@ CODE_STATUS: Mapping[str, int] = MappingProxyType(
         "table_unknown": 500,
         # functions
         "service_not_ready": 503,
+        "overloaded": 503,
         "event_send_failed": 502,
     }
 )

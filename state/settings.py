@@ -10,7 +10,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import AliasChoices, Field, ValidationError, field_validator, model_validator
+from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from state.errors import SettingsError
@@ -45,6 +45,24 @@ class Settings(BaseSettings):
     """The service-to-service bearer token for `/v1/`. None refuses every `/v1/` call."""
     source_timeout_s: float = Field(default=1.0, gt=0, allow_inf_nan=False)
     """The context builder's per-source timeout."""
+    max_json_bytes: int = Field(default=1024 * 1024, ge=1024)
+    """The largest body any route but an upload takes; larger answers 413 while it streams in."""
+    max_inngest_bytes: int = Field(default=32 * 1024 * 1024, ge=1024)
+    """The largest body `/api/inngest` takes (a run's memoized state rides in it)."""
+    inngest_signature_max_age_s: float = Field(default=300.0, gt=0, le=86_400, allow_inf_nan=False)
+    """In production, a signed Inngest request whose `t=` is further than this from the clock is refused."""
+    inngest_serve_origin: str | None = Field(
+        default=None, validation_alias=AliasChoices("INNGEST_SERVE_ORIGIN", "AC_CONTEXT_INNGEST_SERVE_ORIGIN")
+    )
+    """The origin Inngest reaches this app at (`https://ctx.example.com`); a sync never takes the `Host`."""
+    max_concurrent_briefs: int = Field(default=8, ge=1, le=1000)
+    """Briefs one process builds at once; above it a brief answers 503 `overloaded` with `Retry-After`."""
+    overload_retry_after_s: int = Field(default=1, ge=1, le=3600)
+    """The `Retry-After` an `overloaded` answer carries."""
+    database_retry_interval_s: float = Field(default=2.0, gt=0, le=300, allow_inf_nan=False)
+    """How often a process that started without its database tries to open it again."""
+    step_encryption_keys: SecretStr | None = None
+    """Comma-separated keys for Inngest step state; the first encrypts, every key decrypts (rotation)."""
 
     @field_validator("database_url")
     @classmethod
@@ -60,6 +78,9 @@ class Settings(BaseSettings):
         return self
 
 
+_ENV_NAMES = {"database_url": "DATABASE_URL", "inngest_serve_origin": "INNGEST_SERVE_ORIGIN"}
+
+
 def load_settings(**overrides: object) -> Settings:
     """Read settings from the environment; raise `SettingsError` naming each wrong setting."""
     try:
@@ -68,7 +89,7 @@ def load_settings(**overrides: object) -> Settings:
         problems = []
         for err in exc.errors():
             name = ".".join(str(p) for p in err["loc"]) or "settings"
-            env = "DATABASE_URL" if name == "database_url" else f"AC_CONTEXT_{name.upper()}"
+            env = _ENV_NAMES.get(name, f"AC_CONTEXT_{name.upper()}")
             problems.append(f"{env}: {err['msg']}")
         raise SettingsError("invalid settings: " + "; ".join(problems)) from exc
 

@@ -14,10 +14,18 @@ from functions._services import Services, ServiceSlot
 __all__ = ["ServicesDep", "services"]
 
 
-def services(request: Request) -> Services:
-    """The open services of this app (503 `service_not_ready` before the lifespan opened them)."""
+async def services(request: Request) -> Services:
+    """The open services of this app, or 503 `database_unavailable`.
+
+    That answer comes while the database cannot be reached: at start, or since a request lost its
+    connection and no probe has succeeded since.
+    """
     slot: ServiceSlot = request.app.state.slot
-    return slot.get()
+    opened = slot.get()
+    health = getattr(request.app.state, "health", None)
+    if health is not None:
+        await health.gate()
+    return opened
 
 
 ServicesDep = Annotated[Services, Depends(services)]

@@ -2,35 +2,93 @@
 
 Every error answers `{"error": {"code", "message", "details"}}` with a stable machine-readable `code`: the
 code of the core error that caused it (mapped to a status by `functions.errors.http_status`), or one of
-this layer's own (`auth_missing`, `auth_invalid`, `auth_not_configured`, `invalid_request`, ...). The token
-is compared in constant time. This module must never put request text into a log line or a metric.
+this layer's own (`auth_missing`, `auth_invalid`, `auth_not_configured`, `invalid_request`, `json_invalid`,
+`body_unreadable`, `not_found`, `method_not_allowed`, ...). FastAPI's and Starlette's own answers (an unknown
+route, a wrong method, a body that is not JSON) use the envelope too. An error whose cause is a lost or
+refused database connection answers 503 `database_unavailable`, whichever layer raised it. The token is
+compared in constant time. This module must never put request text into a log line or a metric.
 """
 
 from __future__ import annotations
 
 import hmac
 import logging
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import FastAPI, Request
+import asyncpg
+from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from pydantic import ValidationError
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from pydantic import BaseModel, ConfigDict, ValidationError
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from context.errors import ContextError, PolicyPublishError
 from functions.errors import ApiError, FunctionsError, http_status
 from knowledge.errors import KnowledgeError
 from memory.errors import InvalidToolInputError, MemoryStoreError
-from state.errors import StateError
+from state.errors import DatabaseUnavailableError, StateError
 
-__all__ = ["error_response", "install_error_handlers", "require_token"]
+__all__ = [
+    "ERROR_RESPONSES",
+    "ErrorBody",
+    "ErrorEnvelope",
+    "error_response",
+    "install_error_handlers",
+    "is_database_outage",
+    "require_token",
+    "token_problem",
+]
 
 logger = logging.getLogger("functions.http")
 
+bearer = HTTPBearer(auto_error=False, description="The service token, `AC_CONTEXT_API_TOKEN`.")
+"""The OpenAPI security scheme of `/v1/` (the check itself is `token_problem`)."""
 
-def error_response(status: int, code: str, message: str, details: Any = None) -> JSONResponse:
+_STATUS_CODES = {400: "bad_request", 404: "not_found", 405: "method_not_allowed", 413: "request_too_large"}
+
+
+class ErrorBody(BaseModel):
+    """What went wrong."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True)
+
+    code: str
+    """A stable, machine-readable code (`invalid_request`, `database_unavailable`, `overloaded`, ...)."""
+    message: str
+    """One human sentence; never the request's text."""
+    details: Any = None
+    """Structured detail when there is some: the schema errors with their paths, the failed sources."""
+
+
+class ErrorEnvelope(BaseModel):
+    """The one shape of every error this service answers."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True)
+
+    error: ErrorBody
+    """The error."""
+
+
+ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    status: {"model": ErrorEnvelope, "description": description}
+    for status, description in (
+        (401, "No or a wrong bearer token (`auth_missing`, `auth_invalid`)."),
+        (413, "The body passed the route's size limit while streaming in."),
+        (422, "The request does not match the schema (`invalid_request`) or a rule of the core."),
+        (503, "`database_unavailable`, `overloaded` (with Retry-After), or a required source that failed."),
+    )
+}
+"""The error answers every `/v1/` route documents, in the envelope."""
+
+
+def error_response(
+    status: int, code: str, message: str, details: Any = None, headers: dict[str, str] | None = None
+) -> JSONResponse:
     """The one error envelope."""
-    return JSONResponse(status_code=status, content={"error": {"code": code, "message": message, "details": details}})
+    return JSONResponse(
+        status_code=status, content={"error": {"code": code, "message": message, "details": details}}, headers=headers
+    )
 
 
 def _jsonable_errors(errors: list[Any]) -> list[dict[str, Any]]:
@@ -40,9 +98,56 @@ def _jsonable_errors(errors: list[Any]) -> list[dict[str, Any]]:
     return out
 
 
-def _core_error(exc: Exception) -> JSONResponse:
+_DATABASE_ERRORS: tuple[type[BaseException], ...] = (
+    DatabaseUnavailableError,
+    asyncpg.PostgresConnectionError,
+    asyncpg.exceptions.OperatorInterventionError,
+    asyncpg.InterfaceError,
+)
+"""Errors that only a lost or refused database connection raises."""
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    seen: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and all(current is not s for s in seen):
+        seen.append(current)
+        current = current.__cause__ or current.__context__
+    return seen
+
+
+def is_database_outage(exc: BaseException) -> bool:
+    """Whether `exc`, or anything in its cause chain, is an error only a lost database connection raises."""
+    return any(isinstance(e, _DATABASE_ERRORS) for e in _chain(exc))
+
+
+async def _is_outage(request: Request, exc: BaseException) -> bool:
+    """A database error in the chain; or an OS error in it while a probe of the database fails too."""
+    if is_database_outage(exc):
+        return True
+    health = getattr(request.app.state, "health", None)
+    if health is None or not any(isinstance(e, OSError) for e in _chain(exc)):
+        return False
+    return not await health.probe()
+
+
+def _outage(request: Request) -> JSONResponse:
+    health = getattr(request.app.state, "health", None)
+    if health is not None:
+        health.mark_down("a request lost its database connection")
+    logger.warning("request failed with database_unavailable")
+    return error_response(503, "database_unavailable", "the database is unreachable; retry later", None, _retry())
+
+
+def _retry(seconds: int = 2) -> dict[str, str]:
+    return {"Retry-After": str(seconds)}
+
+
+async def _core_error(request: Request, exc: Exception) -> JSONResponse:
     code = str(getattr(exc, "code", "error"))
     status = http_status(code)
+    if status >= 500 and code != "overloaded" and await _is_outage(request, exc):
+        return _outage(request)
     details: Any = None
     if isinstance(exc, PolicyPublishError):
         details = _jsonable_errors(list(exc.errors))
@@ -50,42 +155,74 @@ def _core_error(exc: Exception) -> JSONResponse:
         details = _jsonable_errors(list(exc.errors))
     elif isinstance(getattr(exc, "sources", None), list):
         details = {"sources": list(exc.sources)}  # type: ignore[attr-defined]
+    headers = None
+    retry_after = getattr(exc, "retry_after_s", None)
+    if isinstance(retry_after, int):
+        headers = _retry(retry_after)
     if status >= 500:
         logger.warning("request failed with %s: %s", code, type(exc).__name__)
-    return error_response(status, code, str(exc), details)
+    return error_response(status, code, str(exc), details, headers)
 
 
 def install_error_handlers(app: FastAPI) -> None:
-    """Map every error the core or this layer raises to the envelope with its code."""
+    """Map every error the core, this layer or the framework raises to the envelope with its code."""
 
-    async def api_error(_: Request, exc: Exception) -> JSONResponse:
+    async def api_error(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, ApiError)
+        if exc.status >= 500 and await _is_outage(request, exc):
+            return _outage(request)
         return error_response(exc.status, exc.code, str(exc), exc.details)
 
     async def validation_error(_: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, RequestValidationError | ValidationError)
-        return error_response(
-            422, "invalid_request", "the request does not match the schema", _jsonable_errors(list(exc.errors()))
-        )
+        errors = list(exc.errors())
+        kinds = {e.get("type") for e in errors}
+        if "json_invalid" in kinds:
+            return error_response(400, "json_invalid", "the body is not valid JSON", _jsonable_errors(errors))
+        if kinds & {"text_invalid", "string_unicode"}:
+            message = "text must not hold a NUL byte or a lone surrogate"
+            return error_response(422, "text_invalid", message, _jsonable_errors(errors))
+        return error_response(422, "invalid_request", "the request does not match the schema", _jsonable_errors(errors))
 
-    async def core_error(_: Request, exc: Exception) -> JSONResponse:
-        return _core_error(exc)
+    async def core_error(request: Request, exc: Exception) -> JSONResponse:
+        return await _core_error(request, exc)
+
+    async def http_error(_: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, StarletteHTTPException)
+        if exc.status_code == 400:
+            return error_response(400, "body_unreadable", "the body could not be read as UTF-8 JSON of a sane depth")
+        code = _STATUS_CODES.get(exc.status_code, f"http_{exc.status_code}")
+        return error_response(exc.status_code, code, str(exc.detail), None, dict(exc.headers or {}) or None)
+
+    async def outage(request: Request, exc: Exception) -> JSONResponse:
+        if await _is_outage(request, exc):
+            return _outage(request)
+        raise exc
 
     app.add_exception_handler(ApiError, api_error)
     app.add_exception_handler(RequestValidationError, validation_error)
     app.add_exception_handler(ValidationError, validation_error)
+    app.add_exception_handler(StarletteHTTPException, http_error)
     for kind in (ContextError, KnowledgeError, MemoryStoreError, StateError, FunctionsError):
         app.add_exception_handler(kind, core_error)
+    for raw in (*_DATABASE_ERRORS[1:], OSError):
+        app.add_exception_handler(raw, outage)
 
 
-def require_token(request: Request) -> None:
-    """The `/v1/` guard: a `Bearer` token equal to `AC_CONTEXT_API_TOKEN`, compared in constant time."""
-    expected: str | None = request.app.state.api_token
+def token_problem(header: str | None, expected: str | None) -> ApiError | None:
+    """Why an `Authorization` header does not carry the service token (constant-time compare), or None."""
     if not expected:
-        raise ApiError(503, "auth_not_configured", "AC_CONTEXT_API_TOKEN is not set, so /v1/ refuses every call")
-    header = request.headers.get("authorization", "")
-    scheme, _, token = header.partition(" ")
+        return ApiError(503, "auth_not_configured", "AC_CONTEXT_API_TOKEN is not set, so /v1/ refuses every call")
+    scheme, _, token = (header or "").partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
-        raise ApiError(401, "auth_missing", "send 'Authorization: Bearer <token>'")
+        return ApiError(401, "auth_missing", "send 'Authorization: Bearer <token>'")
     if not hmac.compare_digest(token.strip().encode(), expected.encode()):
-        raise ApiError(401, "auth_invalid", "the bearer token is not valid")
+        return ApiError(401, "auth_invalid", "the bearer token is not valid")
+    return None
+
+
+def require_token(request: Request, _: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)] = None) -> None:
+    """The `/v1/` guard: a `Bearer` token equal to `AC_CONTEXT_API_TOKEN` (the edge checks it first)."""
+    problem = token_problem(request.headers.get("authorization"), request.app.state.api_token)
+    if problem is not None:
+        raise problem

@@ -25,8 +25,9 @@ from context.models import ContextBrief, ContextRequest, ContextSubject
 from context.policies import FRONT_DOOR, FRONT_DOOR_NAME
 from context.sources.dossier import dossier_facts, read_dossier, render_dossier_text
 from functions._briefs import build_brief
+from functions._wire import CleanJson, CleanText
 from functions.api._deps import ServicesDep
-from functions.api._http import require_token
+from functions.api._http import ERROR_RESPONSES, require_token
 from functions.errors import ApiError
 from memory.errors import WorkflowMemoryToolError
 from memory.tools import check_workflow_tool_nodes
@@ -34,19 +35,21 @@ from state.refs import normalize_refs
 
 __all__ = ["BriefIn", "BriefOut", "DefinitionIn", "DroppedEntityOut", "PolicyIn", "router"]
 
-router = APIRouter(prefix="/v1/context", tags=["context"], dependencies=[Depends(require_token)])
+router = APIRouter(
+    prefix="/v1/context", tags=["context"], dependencies=[Depends(require_token)], responses=ERROR_RESPONSES
+)
 
 
 class BriefIn(BaseModel):
     """A front door turn: who asks, what they said, the rows in scope, and optionally a policy."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
     organization_id: UUID
     """The actor's organization."""
     user_id: UUID | None = None
     """The actor."""
-    query: str = Field(default="", max_length=20_000)
+    query: CleanText = Field(default="", max_length=20_000)
     """What the person said."""
     entities: list[Any] = Field(default_factory=list, max_length=500)
     """Rows already in scope of the turn, as `{kind, id, label?}`; a malformed entry is dropped, not fatal."""
@@ -54,12 +57,14 @@ class BriefIn(BaseModel):
     """Refuse the turn (422 `invalid_entity_ref`) instead of dropping a malformed entity."""
     conversation_id: UUID | None = None
     """The conversation of the turn."""
-    policy: dict[str, Any] | None = None
+    policy: CleanJson | None = None
     """A policy to build under instead of `front_door`; it must pass the publish check."""
 
 
 class DroppedEntityOut(BaseModel):
     """One malformed entity of the body, dropped before the build."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True)
 
     position: int
     """Its index in `entities`."""
@@ -69,6 +74,8 @@ class DroppedEntityOut(BaseModel):
 
 class BriefOut(BaseModel):
     """The brief and the policy it was built under."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True)
 
     policy: str
     """`front_door`, or `caller` for a caller-supplied policy."""
@@ -81,20 +88,20 @@ class BriefOut(BaseModel):
 class DefinitionIn(BaseModel):
     """The definition a policy is published with: its kind and the tool each of its tool nodes calls."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
-    kind: str = Field(min_length=1, max_length=64)
+    kind: CleanText = Field(min_length=1, max_length=64)
     """`agent`, `workflow` or `skill`; only an agent may call a memory tool."""
-    tool_nodes: list[str] = Field(default_factory=list, max_length=1000)
+    tool_nodes: list[CleanText] = Field(default_factory=list, max_length=1000)
     """The tool name of each tool node, in node order."""
 
 
 class PolicyIn(BaseModel):
     """A policy to run the publish check on, and optionally the definition it is published with."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
-    policy: dict[str, Any]
+    policy: CleanJson
     """The policy as JSON."""
     definition: DefinitionIn | None = None
     """When given, its tool nodes pass the workflow-node check (no memory tool outside an agent)."""

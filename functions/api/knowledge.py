@@ -20,8 +20,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.datastructures import UploadFile
 
 from functions._services import Services
+from functions._wire import CleanText
 from functions.api._deps import ServicesDep
-from functions.api._http import require_token
+from functions.api._http import ERROR_RESPONSES, require_token
 from functions.errors import ApiError, EventSendError
 from functions.knowledge_ingest import EVENT_RETRY, EVENT_UPLOADED
 from knowledge.ingest import RegisteredSource, register_upload, register_uri
@@ -30,42 +31,44 @@ from knowledge.sweep import list_sources, retry_source
 
 __all__ = ["SearchIn", "UriSourceIn", "router"]
 
-router = APIRouter(prefix="/v1/knowledge", tags=["knowledge"], dependencies=[Depends(require_token)])
+router = APIRouter(
+    prefix="/v1/knowledge", tags=["knowledge"], dependencies=[Depends(require_token)], responses=ERROR_RESPONSES
+)
 
 
 class UriSourceIn(BaseModel):
     """A URI-backed source: the URI is its identity, `content` what the connector fetched from it."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
     organization_id: UUID | None = None
     """The organization; omit it and set `platform` for a platform document."""
-    platform: bool = False
+    platform: bool = Field(default=False, strict=True)
     """True for a platform document (shared by every organization)."""
-    uri: str = Field(min_length=1, max_length=2000)
+    uri: CleanText = Field(min_length=1, max_length=2000)
     """The source's URI."""
-    content: str
+    content: CleanText
     """The document text (Markdown, HTML or plain text) as fetched."""
-    title: str | None = Field(default=None, max_length=500)
+    title: CleanText | None = Field(default=None, max_length=500)
     """A title; defaults to the URI's last segment."""
-    media_type: str | None = Field(default=None, max_length=100)
+    media_type: CleanText | None = Field(default=None, max_length=100)
     """`text/markdown`, `text/html` or `text/plain`; guessed from the URI when omitted."""
 
 
 class SearchIn(BaseModel):
     """A knowledge search for one organization."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
     organization_id: UUID
     """The organization searching."""
-    query: str = Field(min_length=1, max_length=2000)
+    query: CleanText = Field(min_length=1, max_length=2000)
     """The question."""
-    limit: int = Field(default=8, ge=1, le=MAX_SEARCH_LIMIT)
+    limit: int = Field(default=8, ge=1, le=MAX_SEARCH_LIMIT, strict=True)
     """How many chunks."""
-    include_platform: bool = True
+    include_platform: bool = Field(default=True, strict=True)
     """Join the platform documents."""
-    include_organization: bool = True
+    include_organization: bool = Field(default=True, strict=True)
     """Join the organization's documents."""
 
 
@@ -109,7 +112,33 @@ async def _announce(request: Request, registered: RegisteredSource, organization
     return JSONResponse(status_code=202 if registered.created else 200, content=body)
 
 
-@router.post("/sources", status_code=202, response_model=None)
+_UPLOAD_FORM = {
+    "type": "object",
+    "required": ["file"],
+    "properties": {
+        "file": {"type": "string", "format": "binary", "description": "The document (PDF, Markdown, HTML, text)."},
+        "organization_id": {"type": "string", "format": "uuid", "description": "The organization; or platform."},
+        "platform": {"type": "string", "enum": ["true", "false"], "description": "true for a platform document."},
+        "title": {"type": "string", "description": "A title; defaults to the file name."},
+    },
+}
+
+
+@router.post(
+    "/sources",
+    status_code=202,
+    response_model=None,
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "description": "A document upload (multipart, at most AC_CONTEXT_MAX_UPLOAD_BYTES) or a synced URI (JSON).",
+            "content": {
+                "multipart/form-data": {"schema": _UPLOAD_FORM},
+                "application/json": {"schema": UriSourceIn.model_json_schema()},
+            },
+        }
+    },
+)
 async def create_source(request: Request, svc: ServicesDep) -> JSONResponse:
     """Upload a document (multipart) or register a synced URI (JSON); idempotent per organization."""
     limit = svc.settings.max_upload_bytes

@@ -15,8 +15,9 @@ from uuid import UUID
 from fastapi import APIRouter, Depends
 from pydantic import BaseModel, ConfigDict
 
+from functions._wire import CleanJson
 from functions.api._deps import ServicesDep
-from functions.api._http import require_token
+from functions.api._http import ERROR_RESPONSES, require_token
 from functions.errors import ApiError
 from memory.models import ToolInvocation
 from memory.service import MemoryService
@@ -24,13 +25,15 @@ from memory.tools import FORGET_TOOL, REMEMBER_TOOL, MemoryTools, tool_schemas
 
 __all__ = ["InvocationIn", "ToolCallIn", "router"]
 
-router = APIRouter(prefix="/v1/memory", tags=["memory"], dependencies=[Depends(require_token)])
+router = APIRouter(
+    prefix="/v1/memory", tags=["memory"], dependencies=[Depends(require_token)], responses=ERROR_RESPONSES
+)
 
 
 class InvocationIn(BaseModel):
     """The principal of one tool call."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
     organization_id: UUID
     """The tenancy of the call."""
@@ -60,11 +63,11 @@ class InvocationIn(BaseModel):
 class ToolCallIn(BaseModel):
     """One tool call: who calls, and the model's arguments (validated strictly by the tool)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
     invocation: InvocationIn
     """The invoking principal."""
-    arguments: dict[str, Any]
+    arguments: CleanJson
     """The tool arguments as the model wrote them."""
 
 

@@ -1,7 +1,8 @@
 """The operational endpoints: `/healthz`, `/readyz` and `/metrics`.
 
 `/healthz` says the process answers, `/readyz` that the database is reachable and the migrations
-current, and `/metrics` serves the Prometheus text. None of them needs the bearer token, and none of them ever
+current (503 with a readable `reason` while it is not, including a process that started without it),
+and `/metrics` serves the Prometheus text. None of them needs the bearer token, and none of them ever
 returns prompt text, a query or a tenant's data.
 """
 
@@ -29,20 +30,25 @@ async def healthz() -> dict[str, str]:
 
 @router.get("/readyz")
 async def readyz(request: Request) -> JSONResponse:
-    """Ready when the database answers and no migration is pending; 503 with the reason otherwise."""
+    """Ready when the database answers and no migration is pending; 503 with a readable reason otherwise."""
     slot: ServiceSlot = request.app.state.slot
     if not slot.ready:
-        return JSONResponse(
-            status_code=503, content={"status": "starting", "database": False, "pending_migrations": None}
-        )
+        status = "database_unavailable" if slot.reason else "starting"
+        reason = slot.reason or "the service is opening its database"
+        return JSONResponse(status_code=503, content={"status": status, "database": False, "reason": reason})
     services = slot.get()
+    health = getattr(request.app.state, "health", None)
+    if health is not None and not await health.probe():
+        return JSONResponse(
+            status_code=503, content={"status": "database_unavailable", "database": False, "reason": health.reason}
+        )
     try:
         async with asyncio.timeout(2.0):
-            await services.db.fetchval("SELECT 1")
             pending = await pending_migrations(services.db.url)
-    except Exception as exc:  # any failure here means not ready; the reason is the error type
+    except Exception as exc:  # any failure here means not ready; say why in words
+        reason = f"cannot read the migrations: {type(exc).__name__}: {str(exc)[:200]}"
         return JSONResponse(
-            status_code=503, content={"status": "unavailable", "database": False, "reason": type(exc).__name__}
+            status_code=503, content={"status": "database_unavailable", "database": False, "reason": reason}
         )
     if pending:
         return JSONResponse(

@@ -56,14 +56,29 @@ def demo() -> None:
 
 @app.command()
 def serve(
-    host: Annotated[str, typer.Option(help="The interface to listen on.")] = "127.0.0.1",
+    host: Annotated[str, typer.Option(help="The interface to listen on (dev mode: loopback only).")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="The port.")] = 8000,
     workers: Annotated[int, typer.Option(min=1, help="Worker processes.")] = 1,
 ) -> None:
-    """Serve the HTTP API and the Inngest endpoint (`functions.app:app`) with uvicorn."""
+    """Serve the HTTP API and the Inngest endpoint: dev mode on 127.0.0.1 unless AC_CONTEXT_INNGEST_MODE=production."""
+    import os
+
     import uvicorn
 
-    uvicorn.run("functions.app:app", host=host, port=port, workers=workers, proxy_headers=True)
+    from functions.cli._serve import plan_serve
+    from functions.errors import InngestConfigError
+    from state.settings import get_settings
+
+    try:
+        plan = plan_serve(os.environ, host=host, port=port)
+    except InngestConfigError as exc:
+        typer.echo(f"error: {exc.code}: {exc}", err=True)
+        raise typer.Exit(1) from None
+    os.environ.update(plan.env)
+    get_settings.cache_clear()
+    for line in plan.lines:
+        typer.echo(line)
+    uvicorn.run("functions.app:app", host=host, port=port, workers=workers, proxy_headers=plan.production)
 
 
 @app.command()

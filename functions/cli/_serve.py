@@ -1,0 +1,68 @@
+"""How `ac-context serve` starts: dev mode on this machine unless production is asked for explicitly.
+
+Dev mode (the default) talks to a local Inngest dev server, listens on the loopback interface only, and
+uses `AC_CONTEXT_API_TOKEN` or a token it generates and prints once. Production mode is chosen only by
+`AC_CONTEXT_INNGEST_MODE=production`, and refuses to start, in one line naming them, without its keys
+(`functions._production`). This module decides and prints; uvicorn is started by the command.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import secrets
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from functions._production import check_production
+from functions.errors import InngestConfigError
+from state.settings import load_settings
+
+__all__ = ["ServePlan", "plan_serve"]
+
+_LOOPBACK_NAMES = frozenset({"localhost"})
+
+
+@dataclass
+class ServePlan:
+    """The environment the app is served with, and the lines to print before it starts."""
+
+    production: bool
+    env: dict[str, str] = field(default_factory=dict)
+    """Variables to set before uvicorn imports `functions.app:app`."""
+    lines: list[str] = field(default_factory=list)
+    """What to tell the person who started it."""
+
+
+def _is_loopback(host: str) -> bool:
+    if host in _LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def plan_serve(environ: Mapping[str, str], *, host: str, port: int) -> ServePlan:
+    """The plan for `serve`; `InngestConfigError` (one line) when it must not start."""
+    production = environ.get("AC_CONTEXT_INNGEST_MODE", "").strip().lower() == "production"
+    if production:
+        check_production(load_settings(), environ)
+        return ServePlan(production=True, lines=[f"production mode on http://{host}:{port} (docs at /docs)"])
+    if not _is_loopback(host):
+        raise InngestConfigError(
+            f"dev mode listens on 127.0.0.1 only, not {host}; set AC_CONTEXT_INNGEST_MODE=production "
+            "(with its keys) to serve a network"
+        )
+    plan = ServePlan(production=False, env={"AC_CONTEXT_INNGEST_MODE": "dev", "INNGEST_DEV": "1"})
+    token = environ.get("AC_CONTEXT_API_TOKEN", "").strip()
+    if not token:
+        token = secrets.token_urlsafe(24)
+        plan.env["AC_CONTEXT_API_TOKEN"] = token
+        plan.lines.append(f"API token for this run (printed once; set AC_CONTEXT_API_TOKEN to choose one): {token}")
+    else:
+        plan.lines.append("API token: AC_CONTEXT_API_TOKEN from the environment")
+    plan.lines.append(
+        f"dev mode: open http://{host}:{port}/docs and Authorize with the token; "
+        f"Inngest dev server: npx inngest-cli@latest dev -u http://{host}:{port}/api/inngest"
+    )
+    return plan

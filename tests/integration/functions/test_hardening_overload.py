@@ -1,0 +1,145 @@
+"""Overload is explicit: past the per-process cap a brief answers 503 `overloaded` with Retry-After at once,
+every brief that is built is complete, and /metrics counts the refusals, the degraded briefs and latency."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from context.builder import DefaultContextBuilder
+from context.models import ContextBrief, ContextPolicy, ContextRequest
+from context.packer import ContextPacker
+from context.sources import default_registry
+from functions.app import create_app
+from state.db import Database
+from state.settings import load_settings
+from tests.factories import Factory
+from tests.integration.functions.conftest import TOKEN, fake_embedders
+from tests.integration.functions.support import RecordingInngest, asgi_client, new_signing_key
+
+CAP = 8
+CALLERS = 50
+
+
+class HoldingBuilder:
+    """The real builder, holding each build until every caller past the cap has had its answer."""
+
+    def __init__(self, inner: DefaultContextBuilder) -> None:
+        self.inner = inner
+        self.release = asyncio.Event()
+        self.started = 0
+
+    async def build(self, request: ContextRequest, policy: ContextPolicy) -> ContextBrief:
+        self.started += 1
+        async with asyncio.timeout(60):
+            await self.release.wait()
+        return await self.inner.build(request, policy)
+
+
+async def test_fifty_concurrent_briefs_over_a_cap_of_eight_give_complete_briefs_and_fast_503s(
+    db: Database, tmp_path: Path, factory: Factory, fake_live_model: str
+) -> None:
+    org = await factory.organization()
+    embedders = fake_embedders()
+    registry = default_registry(db, embedders=embedders.get)
+    holding = HoldingBuilder(DefaultContextBuilder(registry, ContextPacker(), source_timeout_s=30.0))
+    settings = load_settings(api_token=TOKEN, data_dir=tmp_path, max_concurrent_briefs=CAP)
+    client = RecordingInngest(app_id="ac-context", is_production=True, signing_key=new_signing_key())
+    app = create_app(settings, db=db, inngest_client=client, registry=registry, builder=holding, embedders=embedders)
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    body = {"organization_id": str(org), "query": "What did we agree on pricing?"}
+    async with app.router.lifespan_context(app), asgi_client(app) as http:
+        refused: list[Any] = []
+
+        async def call() -> Any:
+            response = await http.post("/v1/context/briefs", json=body, headers=auth)
+            if response.status_code == 503:
+                refused.append(response)
+                if len(refused) == CALLERS - CAP:
+                    holding.release.set()
+            return response
+
+        answers = await asyncio.gather(*(call() for _ in range(CALLERS)))
+        metrics = (await http.get("/metrics")).text
+
+    built = [a for a in answers if a.status_code == 200]
+    assert len(built) == CAP and holding.started == CAP, "only the cap's worth of builds ever started"
+    assert all(a.json()["brief"]["failed_sources"] == [] for a in built), "a built brief has every source"
+    assert len(refused) == CALLERS - CAP
+    for answer in refused:
+        assert answer.json()["error"]["code"] == "overloaded"
+        assert answer.headers["retry-after"] == str(settings.overload_retry_after_s)
+    assert f"ac_context_briefs_overloaded_total {float(CALLERS - CAP)}" in metrics
+    assert (
+        'ac_context_http_request_seconds_count{method="POST",route="/v1/context/briefs",status="5xx"} 42.0' in metrics
+    )
+    assert 'ac_context_http_request_seconds_count{method="POST",route="/v1/context/briefs",status="2xx"} 8.0' in metrics
+
+
+async def test_a_degraded_brief_is_counted_by_the_source_that_failed(
+    db: Database, tmp_path: Path, factory: Factory, fake_live_model: str
+) -> None:
+    from tests.integration.functions.support import ScriptedConversation
+
+    org = await factory.organization()
+    broken = ScriptedConversation(fail_next=1)
+    embedders = fake_embedders()
+    sources = [s for s in default_registry(db, embedders=embedders.get) if s.name != "conversation"]
+    from context.registry import ContextSourceRegistry
+
+    registry = ContextSourceRegistry([*sources, broken])
+    settings = load_settings(api_token=TOKEN, data_dir=tmp_path)
+    client = RecordingInngest(app_id="ac-context", is_production=True, signing_key=new_signing_key())
+    app = create_app(settings, db=db, inngest_client=client, registry=registry, embedders=embedders)
+    # The front door requires its conversation (issue 14); a caller policy where it is optional degrades instead.
+    from context.policies import FRONT_DOOR
+
+    optional = FRONT_DOOR.model_copy(
+        update={"sources": [s.model_copy(update={"required": False}) for s in FRONT_DOOR.sources]}
+    )
+    body = {"organization_id": str(org), "policy": optional.model_dump(mode="json")}
+    async with app.router.lifespan_context(app), asgi_client(app) as http:
+        auth = {"Authorization": f"Bearer {TOKEN}"}
+        first = await http.post("/v1/context/briefs", json=body, headers=auth)
+        second = await http.post("/v1/context/briefs", json=body, headers=auth)
+        metrics = (await http.get("/metrics")).text
+    assert first.json()["brief"]["failed_sources"] == ["conversation"]
+    assert second.json()["brief"]["failed_sources"] == []
+    assert 'ac_context_briefs_degraded_total{source="conversation"} 1.0' in metrics
+
+
+async def test_a_segment_build_past_the_cap_asks_inngest_to_retry_after_the_cap_delay() -> None:
+    import json
+
+    from functions._briefs import LimitedBuilder
+    from functions.context_segment import FUNCTION_ID, make_context_segment_brief
+    from tests.integration.functions.executor import InngestExecutor
+    from tests.integration.functions.support import (
+        CountingBuilder,
+        ScriptedConversation,
+        conversation_policy,
+        production_client,
+        segment_event,
+        serve_functions,
+    )
+
+    inner = CountingBuilder(ScriptedConversation())
+    limited = LimitedBuilder(inner, max_concurrent=1, retry_after_s=7)
+    limited.active = 1  # one build of this process is running
+    key = new_signing_key()
+    client = production_client(key)
+    app = serve_functions(client, [make_context_segment_brief(client, builder=lambda: limited)])
+    event = json.loads(
+        json.dumps({"data": {}, "id": "", "ts": 0, **segment_event(0, waited=False, policy=conversation_policy())})
+    )
+    async with asgi_client(app) as http:
+        executor = InngestExecutor(http, signing_key=key)
+        response = await executor.post(FUNCTION_ID, executor.body(event, {}, [], run_id="r", attempt=0, max_attempts=4))
+    assert inner.calls == 0
+    assert response.status_code == 500 and response.json()["code"] == "retry_after_error"
+    assert "building 1 briefs already" in response.json()["message"]
+    assert response.headers.get("x-inngest-no-retry") != "true"
+    retry_at = datetime.fromisoformat(response.headers["retry-after"].replace("Z", "+00:00"))
+    assert timedelta(seconds=5) <= retry_at.replace(tzinfo=None) - datetime.now() <= timedelta(seconds=7)

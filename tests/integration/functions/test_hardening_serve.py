@@ -1,0 +1,102 @@
+"""`ac-context serve` (what `make serve` runs) on a fresh environment: dev mode on 127.0.0.1 with a token
+printed once and a line saying where /docs is; production mode without its keys refuses in one line."""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+ENTRY = [sys.executable, "-c", "from functions.cli import main; main()", "serve"]
+PRODUCTION_KEYS = (
+    "INNGEST_SIGNING_KEY",
+    "AC_CONTEXT_API_TOKEN",
+    "INNGEST_SERVE_ORIGIN",
+    "AC_CONTEXT_STEP_ENCRYPTION_KEYS",
+)
+
+
+def fresh_env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    """The environment of a new machine: no project variable, no Inngest variable, a new home."""
+    keep = {k: v for k, v in os.environ.items() if not k.startswith(("AC_CONTEXT_", "INNGEST_"))}
+    return {**keep, "HOME": str(tmp_path), "AC_CONTEXT_DATA_DIR": str(tmp_path / "data"), **extra}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_serve_starts_in_dev_mode_on_a_fresh_machine_with_a_token_printed_once(
+    tmp_path: Path, db_url: str, fake_live_model: str
+) -> None:
+    port = free_port()
+    log = tmp_path / "serve.out"
+    env = fresh_env(tmp_path, DATABASE_URL=db_url)
+    with log.open("wb") as out:
+        process = subprocess.Popen([*ENTRY, "--port", str(port)], env=env, stdout=out, stderr=subprocess.STDOUT)
+        try:
+            for _ in range(600):
+                try:
+                    if httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=2).status_code == 200:
+                        break
+                except httpx.TransportError:
+                    pass
+                assert process.poll() is None, log.read_text()
+                time.sleep(0.1)
+            text = log.read_text()
+            token = re.search(r"printed once[^:]*: (\S+)", text)
+            assert token is not None, text
+            assert f"http://127.0.0.1:{port}/docs" in text
+            assert text.count(token.group(1)) == 1, "the token is printed once"
+            auth = {"Authorization": f"Bearer {token.group(1)}"}
+            assert httpx.get(f"http://127.0.0.1:{port}/v1/memory/tools", headers=auth).status_code == 200
+            assert httpx.get(f"http://127.0.0.1:{port}/v1/memory/tools").status_code == 401
+        finally:
+            process.terminate()
+            process.wait(timeout=30)
+
+
+def test_dev_mode_refuses_to_listen_beyond_loopback(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [*ENTRY, "--host", "0.0.0.0"], env=fresh_env(tmp_path), capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 1
+    assert done.stdout == "" and done.stderr.count("\n") == 1, done.stderr
+    assert "127.0.0.1" in done.stderr
+
+
+def test_production_mode_without_its_keys_refuses_in_one_line_naming_them(tmp_path: Path) -> None:
+    env = fresh_env(tmp_path, AC_CONTEXT_INNGEST_MODE="production")
+    done = subprocess.run(ENTRY, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1
+    assert done.stdout == "" and done.stderr.count("\n") == 1, done.stderr
+    assert done.stderr.startswith("error: inngest_config_invalid: production mode needs ")
+    for key in PRODUCTION_KEYS:
+        assert key in done.stderr
+
+    partial = subprocess.run(
+        ENTRY,
+        env={**env, "INNGEST_SIGNING_KEY": "signkey-prod-abc", "AC_CONTEXT_API_TOKEN": "t" * 32},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert partial.returncode == 1 and partial.stderr.count("\n") == 1
+    assert "INNGEST_SIGNING_KEY" not in partial.stderr and "INNGEST_SERVE_ORIGIN" in partial.stderr
+
+
+def test_the_app_module_refuses_production_without_its_keys(tmp_path: Path) -> None:
+    env = fresh_env(tmp_path, AC_CONTEXT_INNGEST_MODE="production")
+    done = subprocess.run(
+        [sys.executable, "-c", "import functions.app as m; m.app"], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode != 0
+    assert "production mode needs INNGEST_SIGNING_KEY, AC_CONTEXT_API_TOKEN" in done.stderr
