@@ -8,11 +8,11 @@ it records the failure and re-raises it for the caller (a retryable step, or an 
 from __future__ import annotations
 
 from context.builder import ContextBuilder
-from context.errors import RequiredContextSourceError
-from context.models import ContextBrief, ContextPolicy, ContextRequest
+from context.errors import ContextMisuseError, RequiredContextSourceError
+from context.models import BriefExplanation, ContextBrief, ContextPolicy, ContextRequest
 from functions._metrics import Metrics
 
-__all__ = ["build_brief"]
+__all__ = ["build_brief", "build_explained_brief"]
 
 
 async def build_brief(
@@ -33,3 +33,26 @@ async def build_brief(
     if metrics is not None:
         metrics.observe_brief(brief, route=route)
     return brief
+
+
+async def build_explained_brief(
+    builder: ContextBuilder,
+    request: ContextRequest,
+    policy: ContextPolicy,
+    *,
+    metrics: Metrics | None = None,
+    route: str,
+) -> tuple[ContextBrief, BriefExplanation]:
+    """Build like `build_brief`, with the packer's explanation of every item (one pack, never stored)."""
+    build_explained = getattr(builder, "build_explained", None)
+    if build_explained is None:
+        raise ContextMisuseError(f"the builder {type(builder).__name__} cannot explain a brief")
+    try:
+        brief, explanation = await build_explained(request, policy)
+    except RequiredContextSourceError as exc:
+        if metrics is not None:
+            metrics.observe_required_failure(exc.sources)
+        raise
+    if metrics is not None:
+        metrics.observe_brief(brief, route=route)
+    return brief, explanation

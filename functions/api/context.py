@@ -14,10 +14,10 @@ from uuid import UUID
 from fastapi import APIRouter, Depends, Query
 from pydantic import BaseModel, ConfigDict, Field
 
-from context.models import ContextBrief, ContextRequest, ContextSubject
+from context.models import BriefExplanation, ContextBrief, ContextRequest, ContextSubject
 from context.policies import FRONT_DOOR, FRONT_DOOR_NAME
 from context.sources.dossier import dossier_facts, read_dossier, render_dossier_text
-from functions._briefs import build_brief
+from functions._briefs import build_brief, build_explained_brief
 from functions.api._deps import ServicesDep
 from functions.api._http import require_token
 from state.refs import ResourceRef
@@ -44,6 +44,8 @@ class BriefIn(BaseModel):
     """The conversation of the turn."""
     policy: dict[str, Any] | None = None
     """A policy to build under instead of `front_door`; it must pass the publish check."""
+    explain: bool = False
+    """Also answer why each item the packer was given was kept or dropped (computed in the same pack)."""
 
 
 class BriefOut(BaseModel):
@@ -53,6 +55,8 @@ class BriefOut(BaseModel):
     """`front_door`, or `caller` for a caller-supplied policy."""
     brief: ContextBrief
     """The packed brief with its accounting."""
+    explanation: BriefExplanation | None = None
+    """With `explain: true`: one entry per item the packer was given, and each source's spend."""
 
 
 class PolicyIn(BaseModel):
@@ -75,8 +79,14 @@ async def create_brief(body: BriefIn, svc: ServicesDep) -> BriefOut:
         run_id=None,
         conversation_id=body.conversation_id,
     )
+    name = FRONT_DOOR_NAME if body.policy is None else "caller"
+    if body.explain:
+        brief, explanation = await build_explained_brief(
+            svc.builder, request, policy, metrics=svc.metrics, route="front_door"
+        )
+        return BriefOut(policy=name, brief=brief, explanation=explanation)
     brief = await build_brief(svc.builder, request, policy, metrics=svc.metrics, route="front_door")
-    return BriefOut(policy=FRONT_DOOR_NAME if body.policy is None else "caller", brief=brief)
+    return BriefOut(policy=name, brief=brief)
 
 
 @router.get("/dossier")
