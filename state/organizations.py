@@ -23,6 +23,7 @@ __all__ = [
     "MAX_ORGANIZATION_NAME",
     "Organization",
     "create_organization",
+    "get_organization",
     "list_organizations",
     "organization_exists",
     "require_organization",
@@ -67,6 +68,18 @@ async def list_organizations(db: Database, *, limit: int = 100) -> list[Organiza
     except (OSError, asyncpg.PostgresError) as exc:
         raise translate_db_error(exc) from exc
     return [Organization(r["id"], r["name"], r["created_at"]) for r in rows]
+
+
+async def get_organization(db: Database, organization_id: UUID) -> Organization:
+    """One organization, or `OrganizationNotFoundError` naming the id."""
+    try:
+        async with db.connection() as conn:
+            row = await conn.fetchrow(QUERIES["get_organization"], organization_id)
+    except (OSError, asyncpg.PostgresError) as exc:
+        raise translate_db_error(exc) from exc
+    if row is None:
+        raise OrganizationNotFoundError(f"no organization {organization_id}")
+    return Organization(row["id"], row["name"], row["created_at"])
 
 
 async def organization_exists(db: Database, organization_id: UUID) -> bool:

@@ -16,3 +16,9 @@ SELECT id, name, created_at
 -- name: organization_exists
 -- Whether an organization has this id. $1 organization id.
 SELECT EXISTS (SELECT 1 FROM public.organizations WHERE id = $1);
+
+-- name: get_organization
+-- One organization by id, or no row. $1 organization id.
+SELECT id, name, created_at
+  FROM public.organizations
+ WHERE id = $1;
