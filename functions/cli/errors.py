@@ -61,7 +61,6 @@ HINTS: dict[str, str] = {
     "organization_not_found": "create one with `ac-context org create NAME`, or list them with `ac-context org list`",
     "settings_invalid": "fix or unset the variable it names (every setting is in state/settings.py)",
     "embedding_model_unknown": "choose one of the models it lists",
-    "embedding_auth_failed": "set the provider's key (OPENAI_API_KEY for openai/ models) and try again",
     "knowledge_switch_conflict": "see it with `ac-context switch-model --status`, stop it with `--cancel`",
     "knowledge_switch_not_ready": "see what is missing with `ac-context switch-model --status`",
     "database_unavailable": "check DATABASE_URL, or unset it to use the embedded server (`ac-context db status`)",

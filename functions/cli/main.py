@@ -38,6 +38,7 @@ from state.settings import get_settings
 __all__ = ["app", "main", "show_brief"]
 
 app = typer.Typer(
+    name="ac-context",
     cls=CliGroup,
     help="The state-and-knowledge layer: context briefs, knowledge and memory.",
     no_args_is_help=True,

@@ -173,8 +173,9 @@ def retry(
     out = run(main)
     if as_json:
         print_json(out)
-    else:
-        reason = f" — {out['failure_reason']}" if out.get("failure_reason") else ""
-        console.print(plain(f"{source_id}: {out['status']}{reason}"))
+        if out["status"] == "failed":
+            raise typer.Exit(1)
+        return
     if out["status"] == "failed":
-        raise typer.Exit(1)
+        raise CliError("source_failed", f"source {source_id} failed again: {out['failure_reason']}")
+    console.print(plain(f"{source_id}: {out['status']}"))
