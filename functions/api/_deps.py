@@ -78,8 +78,13 @@ async def organization_must_exist(
     if raw is None and request.method in {"POST", "PUT", "PATCH", "DELETE"}:
         raw = await _from_body(request, svc.settings.max_upload_bytes)
     organization_id = _uuid(raw)
-    if organization_id is not None:
+    if organization_id is None:
+        return
+    try:
         await require_organization(svc.db, organization_id)
+    except Exception:
+        await request.close()  # the route will not run, so close the form (its spooled files) here
+        raise
 
 
 OrganizationChecked = Depends(organization_must_exist)

@@ -51,11 +51,13 @@ def show_explanation(explanation: BriefExplanation) -> None:
         Text("total", style="bold"), bar(explanation.total_used, total), f"{explanation.total_used}/{total}", ""
     )
     console.print(chart)
-    table = Table("#", "source", "class", "tokens", "", "reason", "ref", title="items, in the order given")
+    table = Table(title="items, in the order the packer was given them", title_justify="left")
+    for column in ("#", "source", "tokens", "", "why"):
+        table.add_column(column)
+    table.add_column("ref", overflow="fold")
     for n, entry in enumerate(explanation.items, 1):
         ref = "" if entry.ref is None else f"{entry.ref.kind} {entry.ref.id}"
         verdict = Text("kept", style="green") if entry.kept else Text("dropped", style="red")
-        table.add_row(
-            str(n), plain(entry.source), entry.kind, str(entry.tokens), verdict, plain(entry.message), plain(ref)
-        )
+        why = "" if entry.kept else entry.message
+        table.add_row(str(n), plain(entry.source), str(entry.tokens), verdict, plain(why), plain(ref))
     console.print(table)

@@ -77,9 +77,7 @@ def org(session_loop: asyncio.AbstractEventLoop, factory: Factory) -> UUID:
     return session_loop.run_until_complete(factory.organization())
 
 
-def test_an_unknown_organization_is_one_line_on_every_organization_scoped_command(
-    cli: Invoke, tmp_path: Path
-) -> None:
+def test_an_unknown_organization_is_one_line_on_every_organization_scoped_command(cli: Invoke, tmp_path: Path) -> None:
     doc = write(tmp_path, "a.md", "# A\n\nSome text.")
     for args in (
         ["brief", "--org", UNKNOWN],
