@@ -22,7 +22,14 @@ from pathlib import Path
 from types import FrameType
 from urllib.parse import quote
 
-__all__ = ["EmbeddedStatus", "embedded_server_url", "embedded_status", "server_dsn", "stop_embedded_server"]
+__all__ = [
+    "EmbeddedStatus",
+    "embedded_server_url",
+    "embedded_status",
+    "exit_on_sigterm",
+    "server_dsn",
+    "stop_embedded_server",
+]
 
 _log = logging.getLogger(__name__)
 
@@ -50,7 +57,7 @@ def embedded_server_url(data_dir: Path, *, database: str = "postgres", keep_runn
     data_dir.mkdir(parents=True, exist_ok=True)
     server = get_server(data_dir / "pg", cleanup_mode=None if keep_running else "stop")
     if not keep_running:
-        _exit_on_sigterm()
+        exit_on_sigterm()
     url: str = server.get_uri(database)
     _log.debug("embedded PostgreSQL at %s", url)
     return url
@@ -61,8 +68,12 @@ def _sigterm_exit(signum: int, _frame: FrameType | None) -> None:
     sys.exit(128 + signum)
 
 
-def _exit_on_sigterm() -> None:
-    """Turn SIGTERM into a normal exit, unless another handler is installed or this is not the main thread."""
+def exit_on_sigterm() -> None:
+    """Turn SIGTERM into a normal exit, unless another handler is installed or this is not the main thread.
+
+    A process that runs a server which captures signals (uvicorn) calls this before the server starts, so
+    the handler the server restores and re-raises into on shutdown is this one.
+    """
     if threading.current_thread() is not threading.main_thread():
         return
     if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:

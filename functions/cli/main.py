@@ -229,5 +229,8 @@ async def open_database() -> Database:
 
 
 def main() -> None:
-    """Entry point of the `ac-context` script."""
+    """Entry point of the `ac-context` script; SIGTERM exits normally, so the embedded server is stopped."""
+    from state.embedded import exit_on_sigterm
+
+    exit_on_sigterm()
     app(prog_name="ac-context")
