@@ -71,7 +71,8 @@ def test_a_misspelled_setting_is_refused_at_start_by_name() -> None:
     assert refused.returncode == 1, refused.stderr
     assert refused.stderr.strip() == (
         "error: settings_invalid: invalid settings: AC_CONTEXT_DATA_DIRR is not a setting "
-        "(did you mean AC_CONTEXT_DATA_DIR?) — fix or unset the variable it names (every setting is in state/settings.py)"
+        "(did you mean AC_CONTEXT_DATA_DIR?) — fix or unset the variable it names "
+        "(every setting is in state/settings.py)"
     )
 
 
