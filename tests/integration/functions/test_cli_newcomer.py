@@ -213,3 +213,27 @@ def test_document_text_with_markup_prints_as_text(cli: Invoke, org: UUID, tmp_pa
     assert "[/etc/x.conf]" in found.stdout and "[red]nowhere[/red]" in found.stdout
     listed = cli("sources", "list", "--org", str(org))
     assert listed.exit_code == 0 and "ready" in listed.stdout, listed.output
+
+
+def test_memory_tool_refusals_are_one_line(
+    cli: Invoke, factory: Factory, session_loop: asyncio.AbstractEventLoop
+) -> None:
+    async def world() -> list[str]:
+        org = await factory.organization()
+        user = await factory.user(org)
+        definition = await factory.definition(org)
+        run = await factory.run(org, definition_id=definition, user_id=user, status="running")
+        return ["--org", str(org), "--definition", str(definition), "--run", str(run), "--user", str(user)]
+
+    who = session_loop.run_until_complete(world())
+    project_error(cli("memory", "remember", "--attribute", "notes.x", "--text", "t", *who), "invalid_input")
+    kept = cli("memory", "remember", "--attribute", "preference.language", "--text", "British English", *who, "--json")
+    assert kept.exit_code == 0, kept.output
+    memory_id = json.loads(kept.stdout)["memory_id"]
+    project_error(
+        cli("memory", "remember", "--attribute", "preference.language", "--text", "British English", *who),
+        "memory_duplicate",
+    )
+    assert cli("memory", "forget", memory_id, *who).exit_code == 0
+    line = project_error(cli("memory", "forget", memory_id, *who), "memory_already_forgotten")
+    assert "already forgotten" in line
