@@ -20,6 +20,7 @@ from typing import Protocol
 
 from context.errors import RequiredContextSourceError, SourceItemMismatchError
 from context.models import (
+    BriefExplanation,
     ContextBrief,
     ContextItem,
     ContextPolicy,
@@ -74,12 +75,32 @@ class DefaultContextBuilder:
 
     async def build(self, request: ContextRequest, policy: ContextPolicy) -> ContextBrief:
         """Read the enabled sources of `policy` for `request` and pack their items into one brief."""
+        gathered = await self._gather(request, policy)
+        if gathered is None:
+            return ContextBrief.empty()
+        items, failed = gathered
+        return self._packer.pack(items, policy, failed_sources=failed)
+
+    async def build_explained(
+        self, request: ContextRequest, policy: ContextPolicy
+    ) -> tuple[ContextBrief, BriefExplanation]:
+        """Build like `build`, with the packer's explanation of every item it was given (the same one pack)."""
+        gathered = await self._gather(request, policy)
+        if gathered is None:
+            return ContextBrief.empty(), BriefExplanation.empty(policy.total_token_budget)
+        items, failed = gathered
+        return self._packer.pack_explained(items, policy, failed_sources=failed)
+
+    async def _gather(
+        self, request: ContextRequest, policy: ContextPolicy
+    ) -> tuple[list[ContextItem], list[str]] | None:
+        """The items of every source that answered and the names of those that failed; None with none enabled."""
         specs: list[ContextSourceSpec] = []
         for spec in policy.sources:
             if spec.enabled and all(spec.name != s.name for s in specs):
                 specs.append(spec)  # a name the publish check let through twice is read once
         if not specs:
-            return ContextBrief.empty()
+            return None
 
         reads: list[asyncio.Task[_Outcome] | _Outcome] = []
         for spec in specs:
@@ -112,7 +133,7 @@ class DefaultContextBuilder:
                 items.extend(outcome.items)
         if required_failed:
             raise RequiredContextSourceError(required_failed)
-        return self._packer.pack(items, policy, failed_sources=failed)
+        return items, failed
 
     async def _read(self, source: ContextSource, request: ContextRequest, spec: ContextSourceSpec) -> _Outcome:
         """One read under its own timeout; every exception but an outer cancellation is a failure."""

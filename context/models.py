@@ -24,6 +24,7 @@ __all__ = [
     "KEYLESS_KINDS",
     "MAX_CONTEXT_ITEM_LIMIT",
     "MAX_TOKEN_BUDGET",
+    "BriefExplanation",
     "ContextBrief",
     "ContextItem",
     "ContextKind",
@@ -32,7 +33,10 @@ __all__ = [
     "ContextSource",
     "ContextSourceSpec",
     "ContextSubject",
+    "DropReason",
+    "ExplainedItem",
     "ResourceRef",
+    "SourceSpend",
     "make_subject_key",
 ]
 
@@ -228,6 +232,78 @@ class ContextBrief(BaseModel):
     def empty(cls) -> ContextBrief:
         """A brief with no text, no item and no failure."""
         return cls(text="", items=[], tokens=0, per_source_tokens={}, dropped={}, failed_sources=[])
+
+
+DropReason = Literal["kept", "source_not_enabled", "subject_lost", "source_budget_spent", "total_budget_spent"]
+"""Why the packer kept or dropped one item: the four drop causes, or `kept`."""
+
+
+class ExplainedItem(BaseModel):
+    """What the packer did with one item it was given, and why."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    source: str
+    """The item's source."""
+    kind: ContextKind
+    """The item's class."""
+    ref: ResourceRef | None
+    """The row behind the item, if any."""
+    title: str
+    """The item's title, as the source gave it."""
+    tokens: int
+    """What its line costs (body and frame; a heading is never counted here)."""
+    kept: bool
+    """True when the item is in the brief."""
+    reason: DropReason
+    """`kept`, or the cause of the drop."""
+    winner_source: str | None = None
+    """For `subject_lost`: the source of the item that kept the subject."""
+    winner_kind: ContextKind | None = None
+    """For `subject_lost`: the class of the item that kept the subject."""
+    message: str
+    """The reason in words, e.g. `same subject lost to application of class application`."""
+
+
+class SourceSpend(BaseModel):
+    """The spend of one source against its budget."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    source: str
+    """The source name."""
+    used: int
+    """Tokens its kept items spent."""
+    budget: int | None
+    """Its token budget, or None when no enabled spec names it."""
+    kept: int
+    """Items kept."""
+    dropped: int
+    """Items dropped."""
+
+
+class BriefExplanation(BaseModel):
+    """Why a brief holds what it holds: one entry per item given to the packer, in the order given.
+
+    Computed by the packer in the same pass as the brief; never stored, never logged, and never part of
+    the brief's text or accounting.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    items: list[ExplainedItem]
+    """One entry per item the packer was given, in the order given."""
+    sources: list[SourceSpend]
+    """Per source spend, in policy order, then sources no enabled spec names by name."""
+    total_budget: int
+    """The policy's total token budget."""
+    total_used: int
+    """The brief's tokens (headings and the unavailable-source line included)."""
+
+    @classmethod
+    def empty(cls, total_budget: int = 0) -> BriefExplanation:
+        """The explanation of a brief that was given nothing."""
+        return cls(items=[], sources=[], total_budget=total_budget, total_used=0)
 
 
 @runtime_checkable

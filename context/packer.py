@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from context._explain import Explainer
 from context._render import (
     header_cost,
     header_line,
@@ -34,10 +35,12 @@ from context._render import (
 from context.models import (
     CLASS_ORDER,
     KEYLESS_KINDS,
+    BriefExplanation,
     ContextBrief,
     ContextItem,
     ContextKind,
     ContextPolicy,
+    DropReason,
     ResourceRef,
 )
 from context.tokens import estimate_tokens
@@ -61,6 +64,27 @@ class ContextPacker:
         failed_sources: Sequence[str] = (),
     ) -> ContextBrief:
         """Pack `items` under `policy`, naming every source in `failed_sources` before the first item."""
+        return self._pack(items, policy, failed_sources, None)
+
+    def pack_explained(
+        self,
+        items: list[ContextItem],
+        policy: ContextPolicy,
+        *,
+        failed_sources: Sequence[str] = (),
+    ) -> tuple[ContextBrief, BriefExplanation]:
+        """Pack like `pack`, and say in the same pass why each item given was kept or dropped."""
+        explainer = Explainer(items, policy)
+        brief = self._pack(items, policy, failed_sources, explainer)
+        return brief, explainer.explanation(brief)
+
+    def _pack(
+        self,
+        items: list[ContextItem],
+        policy: ContextPolicy,
+        failed_sources: Sequence[str],
+        explainer: Explainer | None,
+    ) -> ContextBrief:
         budgets: dict[str, tuple[int, int]] = {}  # source -> (policy index, token budget), enabled only
         for index, spec in enumerate(policy.sources):
             if spec.enabled and spec.name not in budgets:
@@ -68,26 +92,31 @@ class ContextPacker:
 
         dropped: dict[str, int] = dict.fromkeys((item.source for item in items), 0)
         spent: dict[str, int] = dict(dropped)
+        note = explainer.note if explainer is not None else _no_note
         ranked: list[tuple[int, int, int]] = []
         for position, item in enumerate(items):
             entry = budgets.get(item.source)
             if entry is None:
                 dropped[item.source] += 1
+                note(position, "source_not_enabled")
                 continue
             ranked.append((_CLASS_RANK[item.kind], entry[0], position))
         ranked.sort()
 
         ordered: list[ContextItem] = []
-        keys_taken: set[str] = set()
+        positions: list[int] = []  # ordered[i] is items[positions[i]]
+        keys_taken: dict[str, ContextItem] = {}
         for _, _, position in ranked:
             item = items[position]
             key = None if item.kind in KEYLESS_KINDS else item.subject_key
             if key:
                 if key in keys_taken:
                     dropped[item.source] += 1
+                    note(position, "subject_lost", winner=keys_taken[key])
                     continue
-                keys_taken.add(key)
+                keys_taken[key] = item
             ordered.append(item)
+            positions.append(position)
 
         failed = _failed_names(failed_sources)
         notice = notice_line(failed) if failed else ""
@@ -102,12 +131,14 @@ class ContextPacker:
             item = ordered[spend_index]
             if spend_index not in protected and min(total_left, source_left[item.source]) <= item.tokens:
                 dropped[item.source] += 1  # a line costs its measured tokens plus at least one
+                note(positions[spend_index], _budget_cause(item.tokens + 1, source_left[item.source]))
                 continue
             line, cost = render_item(item)
             heading = 0 if item.kind in headed else header_cost(item.kind)
             fits = cost + heading <= total_left and cost <= source_left[item.source]
             if not fits and spend_index not in protected:
                 dropped[item.source] += 1
+                note(positions[spend_index], _budget_cause(cost, source_left[item.source]))
                 continue
             headed.add(item.kind)
             total_left -= cost + heading
@@ -115,6 +146,7 @@ class ContextPacker:
             spent[item.source] += cost
             tokens += cost + heading
             kept.append((spend_index, item, line))
+            note(positions[spend_index], "kept")
 
         text, refs, uncitable = _render(notice, kept, policy.page_order)
         order = _source_order(dropped, budgets)
@@ -136,6 +168,15 @@ def _protected(ordered: Sequence[ContextItem]) -> list[int]:
         if item.kind in _PROTECTED_KINDS:
             first.setdefault(item.kind, index)
     return sorted(first.values())
+
+
+def _no_note(position: int, reason: DropReason, *, winner: ContextItem | None = None) -> None:
+    """The recorder of a pack that explains nothing."""
+
+
+def _budget_cause(cost: int, source_left: int) -> DropReason:
+    """The budget an item did not fit: its source's when the source's remainder is too small, else the total."""
+    return "source_budget_spent" if cost > source_left else "total_budget_spent"
 
 
 def _spend_sequence(count: int, protected: Sequence[int]) -> list[int]:

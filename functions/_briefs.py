@@ -14,15 +14,18 @@ failure and re-raises it for the caller (a retryable step, or an HTTP 503).
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from typing import TypeVar, cast
 
 from context.builder import ContextBuilder
-from context.errors import RequiredContextSourceError
-from context.models import ContextBrief, ContextPolicy, ContextRequest
+from context.errors import ContextMisuseError, RequiredContextSourceError
+from context.models import BriefExplanation, ContextBrief, ContextPolicy, ContextRequest
 from functions._metrics import Metrics
 from functions.errors import OverloadedError
 from state.errors import DatabaseUnavailableError
 
-__all__ = ["LimitedBuilder", "build_brief"]
+__all__ = ["LimitedBuilder", "build_brief", "build_explained_brief"]
+
+T = TypeVar("T")
 
 
 class LimitedBuilder:
@@ -43,6 +46,16 @@ class LimitedBuilder:
 
     async def build(self, request: ContextRequest, policy: ContextPolicy) -> ContextBrief:
         """Build through the inner builder, or raise `OverloadedError` when the cap is reached."""
+        return await self._guarded(lambda: self.inner.build(request, policy), lambda brief: brief)
+
+    async def build_explained(
+        self, request: ContextRequest, policy: ContextPolicy
+    ) -> tuple[ContextBrief, BriefExplanation]:
+        """Build with the packer's explanation, under the same cap and the same outage check as `build`."""
+        explained = _explainer_of(self.inner)
+        return await self._guarded(lambda: explained(request, policy), lambda pair: pair[0])
+
+    async def _guarded(self, call: Callable[[], Awaitable[T]], brief_of: Callable[[T], ContextBrief]) -> T:
         if self.active >= self.max_concurrent:
             if self.metrics is not None:
                 self.metrics.briefs_overloaded.inc()
@@ -52,12 +65,24 @@ class LimitedBuilder:
             )
         self.active += 1
         try:
-            brief = await self.inner.build(request, policy)
+            result = await call()
         finally:
             self.active -= 1
-        if brief.failed_sources and self.database_probe is not None and not await self.database_probe():
+        if brief_of(result).failed_sources and self.database_probe is not None and not await self.database_probe():
             raise DatabaseUnavailableError("the database is unreachable, so the brief's sources could not be read")
-        return brief
+        return result
+
+
+def _explainer_of(
+    builder: ContextBuilder,
+) -> Callable[[ContextRequest, ContextPolicy], Awaitable[tuple[ContextBrief, BriefExplanation]]]:
+    """The builder's `build_explained`, or `ContextMisuseError` for a builder that cannot explain."""
+    build_explained = getattr(builder, "build_explained", None)
+    if build_explained is None:
+        raise ContextMisuseError(f"the builder {type(builder).__name__} cannot explain a brief")
+    return cast(
+        Callable[[ContextRequest, ContextPolicy], Awaitable[tuple[ContextBrief, BriefExplanation]]], build_explained
+    )
 
 
 async def build_brief(
@@ -69,12 +94,32 @@ async def build_brief(
     route: str,
 ) -> ContextBrief:
     """Build the brief of `request` under `policy`, recording its pressure in `metrics`."""
+    return await _recorded(lambda: builder.build(request, policy), lambda brief: brief, metrics=metrics, route=route)
+
+
+async def build_explained_brief(
+    builder: ContextBuilder,
+    request: ContextRequest,
+    policy: ContextPolicy,
+    *,
+    metrics: Metrics | None = None,
+    route: str,
+) -> tuple[ContextBrief, BriefExplanation]:
+    """Build like `build_brief`, with the packer's explanation of every item (one pack, never stored)."""
+    explained = _explainer_of(builder)
+    return await _recorded(lambda: explained(request, policy), lambda pair: pair[0], metrics=metrics, route=route)
+
+
+async def _recorded(
+    call: Callable[[], Awaitable[T]], brief_of: Callable[[T], ContextBrief], *, metrics: Metrics | None, route: str
+) -> T:
+    """Run one build, recording a required failure or the brief's pressure in `metrics`."""
     try:
-        brief = await builder.build(request, policy)
+        result = await call()
     except RequiredContextSourceError as exc:
         if metrics is not None:
             metrics.observe_required_failure(exc.sources)
         raise
     if metrics is not None:
-        metrics.observe_brief(brief, route=route)
-    return brief
+        metrics.observe_brief(brief_of(result), route=route)
+    return result

@@ -147,6 +147,7 @@ CODE_STATUS: Mapping[str, int] = MappingProxyType(
         "migration_edited": 500,
         "query_unknown": 500,
         "table_unknown": 500,
+        "organization_not_found": 404,
         # functions
         "service_not_ready": 503,
         "overloaded": 503,

@@ -2,12 +2,17 @@
 
 `knowledge/model.switch.requested` with `{organization_id (null = the platform default), model}`:
 
-1. `begin`: register the model and its index, record the running switch, list the sources to re-embed;
+1. `begin`: check that the model can embed (its key is present, one test call answers), register the model
+   and its index, record the running switch, list the sources to re-embed; a model that cannot embed
+   fails the run before any switch opens;
 2. `fan-out`: one `knowledge/source.reembed.requested` per source, each run by `knowledge-reembed-source`;
 3. poll: `check <n>` counts the scope's readiness under the new model, then `wait <n>` sleeps; sources that
    appear meanwhile are counted too (a rescan re-embeds any the scope gained without a readiness row);
 4. `flip`: one row, one instant, only when every source in scope is ready under the new model;
 5. `delete-old-chunks`: the old model's chunks nothing needs any more.
+
+A switch cancelled meanwhile (`ac-context switch-model --cancel`, `DELETE /v1/knowledge/switch`) ends the
+run at its next check, without reopening the switch and without flipping.
 
 A failed re-embed stops the switch before the flip: the run fails with the sources and their reasons, the
 old model stays live, and the switch stays open so that retrying the failed source and sending the
@@ -27,7 +32,7 @@ from functions._knowledge_steps import build_model_steps, source_id_of
 from functions._services import ServiceSlot
 from knowledge.errors import KnowledgeError
 from knowledge.ingest import mark_failed
-from knowledge.settings import begin_switch, drop_unwanted_chunks, flip_live_model, switch_status
+from knowledge.settings import begin_switch, drop_unwanted_chunks, flip_live_model, running_switch, switch_status
 from state.queries import load_queries
 
 __all__ = [
@@ -84,8 +89,8 @@ def make_knowledge_switch(client: inngest.Inngest, slot: ServiceSlot) -> inngest
         async def begin() -> dict[str, Any]:
             services = slot.get()
             try:
-                dimensions = services.embedders.dimensions(model)
-                plan = await begin_switch(services.db, organization_id, model, dimensions=dimensions)
+                embedder = services.embedders.get(model)
+                plan = await begin_switch(services.db, organization_id, model, embedder=embedder)
             except KnowledgeError as exc:
                 if exc.retryable:
                     raise
@@ -114,7 +119,11 @@ def make_knowledge_switch(client: inngest.Inngest, slot: ServiceSlot) -> inngest
         for n in range(MAX_POLLS):
 
             async def check() -> dict[str, int]:
-                status = await switch_status(slot.get().db, organization_id, model)
+                db = slot.get().db
+                running = await running_switch(db, organization_id)
+                if running is None or running.to_model != model:
+                    return {"cancelled": 1}
+                status = await switch_status(db, organization_id, model)
                 return {
                     "total": status.total,
                     "ready": status.ready,
@@ -123,6 +132,8 @@ def make_knowledge_switch(client: inngest.Inngest, slot: ServiceSlot) -> inngest
                 }
 
             counts = await ctx.step.run(f"check {n}", check)
+            if counts.get("cancelled"):
+                return {"model": model, "flipped": False, "reason": f"the switch to {model} was cancelled"}
             if counts["failed"]:
                 reasons = await ctx.step.run(f"failures {n}", lambda: _failures(slot, organization_id, model))
                 raise inngest.NonRetriableError(

@@ -15,7 +15,7 @@ This module must never load a model or open a connection at import time.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType
 
 from knowledge._embed_providers import OpenAIEmbedder, WordLlamaEmbedder, wordllama_cache_dir
@@ -43,6 +43,7 @@ __all__ = [
     "default_registry",
     "get_embedder",
     "normalise_rows",
+    "offered_models",
     "plan_batches",
     "register_embedder",
     "wordllama_cache_dir",
@@ -53,6 +54,15 @@ EmbedderFactory = Callable[[], Embedder]
 
 DEFAULT_EMBEDDING_MODEL = WordLlamaEmbedder.model_id
 """The offline default model, seeded in the platform `knowledge_settings` row."""
+
+
+TEST_MODEL_PREFIX = "test/"
+"""Model ids under this prefix are deterministic fakes for tests: usable, never offered as a choice."""
+
+
+def offered_models(model_ids: Iterable[str]) -> list[str]:
+    """The model ids a person may choose, sorted: every id but the test fakes."""
+    return sorted(m for m in model_ids if not m.startswith(TEST_MODEL_PREFIX))
 
 
 class EmbedderRegistry:
@@ -84,7 +94,7 @@ class EmbedderRegistry:
                 return instance
             factory = self._factories.get(model_id)
             if factory is None:
-                known = ", ".join(sorted(self._factories)) or "none"
+                known = ", ".join(offered_models(self._factories)) or "none"
                 raise UnknownEmbeddingModelError(f"unknown embedding model {model_id!r}; known: {known}")
             instance = factory()
             if instance.model_id != model_id or instance.dimensions != self._dimensions[model_id]:
@@ -100,7 +110,7 @@ class EmbedderRegistry:
         try:
             return self._dimensions[model_id]
         except KeyError:
-            known = ", ".join(sorted(self._dimensions)) or "none"
+            known = ", ".join(offered_models(self._dimensions)) or "none"
             raise UnknownEmbeddingModelError(f"unknown embedding model {model_id!r}; known: {known}") from None
 
     def __contains__(self, model_id: object) -> bool:

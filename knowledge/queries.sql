@@ -337,3 +337,18 @@ SELECT (SELECT count(*) FROM dropped)::integer AS chunks, (SELECT count(*) FROM 
 SELECT chunk_id, source_id, source_title, source_organization_id, ordinal, text, tokens, embedding_model,
        dense_rank, lexical_rank, dense_distance, lexical_score, score
   FROM public.knowledge_search($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11);
+
+-- name: source_by_id
+-- An operator's view of one source, whatever its scope (the caller checks the scope). $1 source id.
+SELECT s.id, s.organization_id, s.kind, s.title, s.uri, s.status, s.failure_reason, s.attempts,
+       s.pending_since, s.created_at, s.updated_at
+  FROM agent.knowledge_sources s
+ WHERE s.id = $1;
+
+-- name: source_model_readiness
+-- The readiness of some sources under each model, with the chunk rows each holds. $1 source ids (uuid[]).
+SELECT r.source_id, r.embedding_model, r.status, r.chunk_count, r.embedded_count, r.failure_reason,
+       r.pending_since
+  FROM agent.knowledge_source_models r
+ WHERE r.source_id = ANY($1::uuid[])
+ ORDER BY r.source_id, r.embedding_model;

@@ -3,7 +3,9 @@
 One `knowledge_settings` row names the live model of an organization that chose its own; exactly one
 platform row names the default for everyone else. To change model:
 
-1. `begin_switch`: register the model (and its partial HNSW index), record the running switch, and give
+1. `begin_switch`: check that the new model can embed (its key is present and one test call answers, so a
+   mistyped or keyless model is refused before anything opens), register the model (and its partial HNSW
+   index), record the running switch, and give
    every source in scope a pending readiness row under the new model; the old chunks keep serving.
 2. re-embed each of those sources (`reembed_source`, or the Inngest fan-out), new sources included:
    a source registered during the switch is wanted under the new model too.
@@ -19,6 +21,7 @@ never flip a model that is not ready, and never build an index name or a dimensi
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from uuid import UUID
 
 from knowledge._pipeline import build_source_model
@@ -31,17 +34,21 @@ from knowledge.objects import ObjectStore
 from state.db import Database
 
 __all__ = [
+    "SWITCH_PROBE_TEXT",
     "FlipResult",
     "LiveModel",
+    "RunningSwitch",
     "SwitchPlan",
     "SwitchStatus",
     "begin_switch",
     "cancel_switch",
+    "check_can_embed",
     "drop_unwanted_chunks",
     "flip_live_model",
     "live_model",
     "reembed_source",
     "register_embedding_model",
+    "running_switch",
     "switch_ready",
     "switch_status",
 ]
@@ -101,6 +108,20 @@ class SwitchStatus:
 
 
 @dataclass(frozen=True, slots=True)
+class RunningSwitch:
+    """The open switchover of a scope."""
+
+    organization_id: UUID | None
+    """The scope: an organization, or None for the platform default."""
+    from_model: str
+    """The model live when it started (still live)."""
+    to_model: str
+    """The model it switches to."""
+    started_at: datetime
+    """When it opened."""
+
+
+@dataclass(frozen=True, slots=True)
 class FlipResult:
     """A flipped live model."""
 
@@ -141,10 +162,33 @@ async def register_embedding_model(db: Database, model_id: str, *, dimensions: i
     return index_name
 
 
+SWITCH_PROBE_TEXT = "Can this model embed before a switch opens?"
+"""The one text a switch embeds to check its model before it opens."""
+
+
+async def check_can_embed(embedder: Embedder) -> None:
+    """One test call: return when the model embeds a text, raise its error (key missing, refused...) otherwise."""
+    await embedder.embed([SWITCH_PROBE_TEXT])
+
+
 async def begin_switch(
-    db: Database, organization_id: UUID | None, new_model: str, *, dimensions: int | None = None
+    db: Database,
+    organization_id: UUID | None,
+    new_model: str,
+    *,
+    dimensions: int | None = None,
+    embedder: Embedder | None = None,
 ) -> SwitchPlan:
-    """Start (or resume) the switch of a scope to `new_model`; returns the sources to re-embed."""
+    """Start (or resume) the switch of a scope to `new_model`; returns the sources to re-embed.
+
+    With `embedder` (the new model's), one test call runs first, so a model that cannot embed is refused
+    before the switch opens.
+    """
+    if embedder is not None:
+        if embedder.model_id != new_model:
+            raise ValueError(f"the embedder is {embedder.model_id!r}, not {new_model!r}")
+        await check_can_embed(embedder)
+        dimensions = embedder.dimensions if dimensions is None else dimensions
     await register_embedding_model(db, new_model, dimensions=dimensions)
     live = await live_model(db, organization_id)
     with translated():
@@ -204,6 +248,16 @@ async def flip_live_model(
             await conn.execute(QUERIES["finish_switch"], organization_id, "flipped")
     dropped = await drop_unwanted_chunks(db, before.model_id) if drop_old and before.model_id != new_model else 0
     return FlipResult(organization_id, before.model_id, new_model, dropped)
+
+
+async def running_switch(db: Database, organization_id: UUID | None) -> RunningSwitch | None:
+    """The open switchover of a scope (an organization, or None for the platform default), if any."""
+    with translated():
+        async with db.connection() as conn:
+            row = await conn.fetchrow(QUERIES["running_switch"], organization_id)
+    if row is None:
+        return None
+    return RunningSwitch(row["organization_id"], row["from_model"], row["to_model"], row["started_at"])
 
 
 async def cancel_switch(db: Database, organization_id: UUID | None) -> int:

@@ -14,16 +14,21 @@ from datetime import UTC, datetime, timedelta
 from typing import Final
 from uuid import UUID
 
+import asyncpg
+
 from knowledge._sql import QUERIES, translated
 from knowledge.db_errors import SourceNotFoundError
 from state.db import Database
 
 __all__ = [
     "PENDING_LIMIT",
+    "ModelReadiness",
     "RetriedSource",
     "SourceView",
     "SweepResult",
+    "get_source",
     "list_sources",
+    "model_readiness",
     "retry_source",
     "sweep_pending",
 ]
@@ -82,6 +87,26 @@ class SourceView:
     """The last change."""
 
 
+@dataclass(frozen=True, slots=True)
+class ModelReadiness:
+    """A source under one embedding model: its status and how far its chunks are embedded."""
+
+    source_id: UUID
+    """The source."""
+    model: str
+    """The embedding model."""
+    status: str
+    """pending, ready or failed."""
+    chunk_count: int | None
+    """Chunks it has under this model, None until they are written."""
+    embedded_count: int
+    """Chunks embedded so far."""
+    failure_reason: str | None
+    """Why it failed under this model."""
+    pending_since: datetime | None
+    """When the current attempt started, while pending."""
+
+
 def _words(limit: timedelta) -> str:
     """`1 hour`, `90 minutes`, `30 seconds`: the age limit as an admin reads it."""
     seconds = int(limit.total_seconds())
@@ -126,18 +151,48 @@ async def list_sources(db: Database, organization_id: UUID | None, *, limit: int
     with translated():
         async with db.connection() as conn:
             rows = await conn.fetch(QUERIES["list_sources"], organization_id, limit)
+    return [_view(r) for r in rows]
+
+
+async def get_source(db: Database, source_id: UUID) -> SourceView:
+    """One source by id, whatever its scope (the caller checks the scope), or `SourceNotFoundError`."""
+    with translated():
+        async with db.connection() as conn:
+            row = await conn.fetchrow(QUERIES["source_by_id"], source_id)
+    if row is None:
+        raise SourceNotFoundError(f"no knowledge source {source_id}")
+    return _view(row)
+
+
+async def model_readiness(db: Database, source_ids: list[UUID]) -> list[ModelReadiness]:
+    """The readiness of each source under each model it is wanted under, by source then model."""
+    with translated():
+        async with db.connection() as conn:
+            rows = await conn.fetch(QUERIES["source_model_readiness"], source_ids)
     return [
-        SourceView(
-            id=r["id"],
-            organization_id=r["organization_id"],
-            kind=r["kind"],
-            title=r["title"],
-            uri=r["uri"],
+        ModelReadiness(
+            source_id=r["source_id"],
+            model=r["embedding_model"],
             status=r["status"],
+            chunk_count=r["chunk_count"],
+            embedded_count=r["embedded_count"],
             failure_reason=r["failure_reason"],
-            attempts=r["attempts"],
             pending_since=r["pending_since"],
-            updated_at=r["updated_at"],
         )
         for r in rows
     ]
+
+
+def _view(r: asyncpg.Record) -> SourceView:
+    return SourceView(
+        id=r["id"],
+        organization_id=r["organization_id"],
+        kind=r["kind"],
+        title=r["title"],
+        uri=r["uri"],
+        status=r["status"],
+        failure_reason=r["failure_reason"],
+        attempts=r["attempts"],
+        pending_since=r["pending_since"],
+        updated_at=r["updated_at"],
+    )

@@ -131,9 +131,18 @@ class MemoryService:
             if memory.scope == "user" and (inv.user_id is None or memory.user_id != inv.user_id):
                 raise PrincipalMismatchError(f"memory {memory_id} is another person's memory")
             if not is_head:
-                raise MemoryNotCurrentError(f"memory {memory_id} is an older revision; forget the current one")
+                head = await repo.fetch_head(
+                    conn, organization_id=memory.organization_id, definition_id=memory.definition_id,
+                    scope=memory.scope, scope_owner_id=memory.scope_owner_id, subject_key=memory.subject_key,
+                )  # fmt: skip
+                if head is not None and head.is_tombstone and head.supersedes_id == memory_id:
+                    raise MemoryAlreadyForgottenError(f"memory {memory_id} is already forgotten (tombstone {head.id})")
+                current = (
+                    "its subject is forgotten" if head is None or head.is_tombstone else f"the current one is {head.id}"
+                )
+                raise MemoryNotCurrentError(f"memory {memory_id} is an older revision; {current}")
             if memory.is_tombstone:
-                raise MemoryAlreadyForgottenError(f"memory {memory_id} is a tombstone")
+                raise MemoryAlreadyForgottenError(f"memory {memory_id} is a tombstone: it already forgets its subject")
             try:
                 tombstone = await repo.insert_tombstone(conn, inv.organization_id, memory_id, inv.run_id)
             except repo.ChainMoved as moved:

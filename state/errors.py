@@ -6,6 +6,7 @@
     │   └── MigrationChecksumError  an applied migration file was edited
     ├── UnknownTableError           scoped_db was asked for a table it does not know
     ├── UnknownQueryError           a named query that no queries.sql defines
+    ├── OrganizationNotFoundError   no organization has this id
     └── DatabaseError               the database refused or failed a statement (original as __cause__)
         └── DatabaseUnavailableError  no connection could be made
 
@@ -21,6 +22,7 @@ __all__ = [
     "DatabaseUnavailableError",
     "MigrationChecksumError",
     "MigrationError",
+    "OrganizationNotFoundError",
     "SettingsError",
     "StateError",
     "UnknownQueryError",
@@ -66,6 +68,12 @@ class UnknownQueryError(StateError, LookupError):
     """No queries.sql defines a query of this name."""
 
     code = "query_unknown"
+
+
+class OrganizationNotFoundError(StateError, LookupError):
+    """No organization has this id."""
+
+    code = "organization_not_found"
 
 
 class DatabaseError(StateError):

@@ -6,6 +6,9 @@ and nothing else: it never connects to a database or starts a server.
 
 from __future__ import annotations
 
+import difflib
+import os
+from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
@@ -15,7 +18,9 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from state.errors import SettingsError
 
-__all__ = ["Settings", "get_settings", "load_settings"]
+__all__ = ["Settings", "get_settings", "known_environment", "load_settings", "unknown_environment"]
+
+_PREFIX = "AC_CONTEXT_"
 
 
 class Settings(BaseSettings):
@@ -63,6 +68,10 @@ class Settings(BaseSettings):
     """How often a process that started without its database tries to open it again."""
     step_encryption_keys: SecretStr | None = None
     """Comma-separated keys for Inngest step state; the first encrypts, every key decrypts (rotation)."""
+    debug: bool = False
+    """`ac-context` prints the traceback of a project error instead of its one-line message."""
+    wordllama_cache: Path | None = None
+    """The folder WordLlama loads its tokenizer from (read by `knowledge`); None uses the user cache."""
 
     @field_validator("database_url")
     @classmethod
@@ -81,8 +90,26 @@ class Settings(BaseSettings):
 _ENV_NAMES = {"database_url": "DATABASE_URL", "inngest_serve_origin": "INNGEST_SERVE_ORIGIN"}
 
 
+def known_environment() -> frozenset[str]:
+    """Every `AC_CONTEXT_*` variable a setting reads."""
+    return frozenset({f"{_PREFIX}{name.upper()}" for name in Settings.model_fields} | {f"{_PREFIX}DATABASE_URL"})
+
+
+def unknown_environment(environ: Mapping[str, str]) -> list[str]:
+    """The `AC_CONTEXT_*` variables of `environ` that no setting reads (a misspelling is never ignored)."""
+    known = known_environment()
+    return sorted(name for name in environ if name.upper().startswith(_PREFIX) and name.upper() not in known)
+
+
 def load_settings(**overrides: object) -> Settings:
-    """Read settings from the environment; raise `SettingsError` naming each wrong setting."""
+    """Read settings from the environment; raise `SettingsError` naming each wrong or unknown setting."""
+    unknown = unknown_environment(os.environ)
+    if unknown:
+        problems = []
+        for name in unknown:
+            close = difflib.get_close_matches(name.upper(), sorted(known_environment()), n=1, cutoff=0.75)
+            problems.append(f"{name} is not a setting" + (f" (did you mean {close[0]}?)" if close else ""))
+        raise SettingsError("invalid settings: " + "; ".join(problems))
     try:
         return Settings(**overrides)  # type: ignore[arg-type]
     except ValidationError as exc:

@@ -21,10 +21,10 @@ from fastapi import APIRouter, Depends, Query
 from pydantic import BaseModel, ConfigDict, Field
 
 from context.errors import PolicyPublishError
-from context.models import ContextBrief, ContextRequest, ContextSubject
+from context.models import BriefExplanation, ContextBrief, ContextRequest, ContextSubject
 from context.policies import FRONT_DOOR, FRONT_DOOR_NAME
 from context.sources.dossier import dossier_facts, read_dossier, render_dossier_text
-from functions._briefs import build_brief
+from functions._briefs import build_brief, build_explained_brief
 from functions._wire import CleanJson, CleanText
 from functions.api._deps import ServicesDep
 from functions.api._http import ERROR_RESPONSES, require_token
@@ -59,6 +59,8 @@ class BriefIn(BaseModel):
     """The conversation of the turn."""
     policy: CleanJson | None = None
     """A policy to build under instead of `front_door`; it must pass the publish check."""
+    explain: bool = Field(default=False, strict=True)
+    """Also answer why each item the packer was given was kept or dropped (computed in the same pack)."""
 
 
 class DroppedEntityOut(BaseModel):
@@ -83,6 +85,9 @@ class BriefOut(BaseModel):
     """The packed brief with its accounting."""
     dropped_entities: list[DroppedEntityOut] = Field(default_factory=list)
     """The malformed entities dropped from the body, in order (their count is `brief.dropped_entities`)."""
+
+    explanation: BriefExplanation | None = None
+    """With `explain: true`: one entry per item the packer was given, and each source's spend."""
 
 
 class DefinitionIn(BaseModel):
@@ -137,10 +142,17 @@ async def create_brief(body: BriefIn, svc: ServicesDep) -> BriefOut:
         run_id=None,
         conversation_id=body.conversation_id,
     )
-    brief = await build_brief(svc.builder, request, policy, metrics=svc.metrics, route="front_door")
+    name = FRONT_DOOR_NAME if body.policy is None else "caller"
+    explanation = None
+    if body.explain:
+        brief, explanation = await build_explained_brief(
+            svc.builder, request, policy, metrics=svc.metrics, route="front_door"
+        )
+    else:
+        brief = await build_brief(svc.builder, request, policy, metrics=svc.metrics, route="front_door")
     if dropped:
         brief = brief.model_copy(update={"dropped_entities": len(dropped)})
-    return BriefOut(policy=FRONT_DOOR_NAME if body.policy is None else "caller", brief=brief, dropped_entities=dropped)
+    return BriefOut(policy=name, brief=brief, dropped_entities=dropped, explanation=explanation)
 
 
 @router.get("/dossier")

@@ -1,4 +1,9 @@
-"""Helpers the `ac-context` commands share: the console, JSON output, the async runner, opening services.
+"""Helpers the `ac-context` commands share: the console, safe text, JSON output, the async runner, services.
+
+Every `--org` option records the organization it names; `open_cli_services` then refuses an unknown one
+with `organization_not_found` before the command reads or writes anything, so no command answers an
+unknown organization silently or with a foreign-key violation. Human output goes through `safe` (or
+`plain`): document text, titles and citations print as text, never as rich markup or terminal control.
 
 This module must never hold a business rule.
 """
@@ -7,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Annotated, Any, TypeVar
@@ -14,29 +20,56 @@ from uuid import UUID
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.text import Text
 
 from functions._services import Services, close_services, open_services, warm_live_embedder
+from functions.cli.errors import ORGANIZATION
+from state.organizations import require_organization
 from state.refs import NormalizedRefs, ResourceRef, normalize_refs
 from state.settings import get_settings
 
 __all__ = [
     "JsonFlag",
     "OrgOption",
+    "OrgRequired",
     "console",
     "open_cli_services",
     "parse_entities",
     "parse_refs",
+    "plain",
     "print_json",
     "progress",
     "run",
+    "safe",
 ]
 
 console = Console()
 T = TypeVar("T")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def _remember_org(value: UUID | None) -> UUID | None:
+    """Record the organization a command names, for `open_cli_services` to check."""
+    if value is not None:
+        ORGANIZATION.set(value)
+    return value
+
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
-OrgOption = Annotated[UUID | None, typer.Option("--org", help="The organization id.")]
+OrgOption = Annotated[UUID | None, typer.Option("--org", help="The organization id.", callback=_remember_org)]
+OrgRequired = Annotated[UUID, typer.Option("--org", help="The organization id.", callback=_remember_org)]
+
+
+def safe(value: object) -> str:
+    """`value` as text to put inside rich markup: control characters removed, markup escaped."""
+    return escape(_CONTROL.sub("", str(value)))
+
+
+def plain(value: object, style: str = "") -> Text:
+    """`value` as a rich `Text`: printed as is (no markup, no highlighting), control characters removed."""
+    return Text(_CONTROL.sub("", str(value)), style=style)
 
 
 def run(factory: Callable[[], Awaitable[T]]) -> T:
@@ -67,10 +100,16 @@ def progress() -> Progress:
 
 @asynccontextmanager
 async def open_cli_services() -> AsyncIterator[Services]:
-    """The configured database (migrated), the sources, the builder and the object store, closed on exit."""
+    """The configured database (migrated), the sources, the builder and the object store, closed on exit.
+
+    The organization a `--org` option named must exist (`organization_not_found` otherwise).
+    """
     services = await open_services(get_settings())
-    await warm_live_embedder(services)
     try:
+        organization_id = ORGANIZATION.get()
+        if organization_id is not None:
+            await require_organization(services.db, organization_id)
+        await warm_live_embedder(services)
         yield services
     finally:
         await close_services(services)

@@ -2,7 +2,9 @@
 
 `ingest` registers files and runs the ingestion steps in this process with a progress bar (or, with
 `--send-event`, leaves the work to the `knowledge-ingest` function); `switch-model` runs a switchover in
-this process (or sends `knowledge/model.switch.requested`). This module must never hold ingestion logic.
+this process (or sends `knowledge/model.switch.requested`) after one test call shows the model can embed,
+and `switch-model --status|--cancel` show or stop the running switch of a scope. This module must never
+hold ingestion logic.
 """
 
 from __future__ import annotations
@@ -15,14 +17,34 @@ from uuid import UUID
 import inngest
 import typer
 
-from functions.cli._common import JsonFlag, OrgOption, console, open_cli_services, print_json, progress, run
+from functions.cli._common import (
+    JsonFlag,
+    OrgOption,
+    OrgRequired,
+    console,
+    open_cli_services,
+    plain,
+    print_json,
+    progress,
+    run,
+    safe,
+)
 from functions.client import create_client
 from functions.knowledge_ingest import EVENT_UPLOADED
 from functions.knowledge_switch import EVENT_SWITCH
 from knowledge._pipeline import ingest_source
 from knowledge.ingest import register_upload
 from knowledge.search import search as search_knowledge
-from knowledge.settings import begin_switch, drop_unwanted_chunks, flip_live_model, reembed_source
+from knowledge.settings import (
+    begin_switch,
+    cancel_switch,
+    drop_unwanted_chunks,
+    flip_live_model,
+    live_model,
+    reembed_source,
+    running_switch,
+    switch_status,
+)
 from knowledge.sweep import sweep_pending
 
 __all__ = ["register"]
@@ -90,7 +112,7 @@ def ingest(
 
 def search(
     query: Annotated[str, typer.Argument(help="The question.")],
-    org: Annotated[UUID, typer.Option("--org", help="The organization searching.")],
+    org: OrgRequired,
     limit: Annotated[int, typer.Option(min=1, max=1000)] = 8,
     platform: Annotated[bool, typer.Option("--platform/--no-platform", help="Join platform documents.")] = True,
     as_json: JsonFlag = False,
@@ -110,7 +132,8 @@ def search(
         print_json(hits)
         return
     for n, hit in enumerate(hits, 1):
-        console.print(f"[bold]{n}. {hit['source']}[/] #{hit['ordinal']} ({hit['score']:.4f})\n   {hit['text'][:240]}")
+        console.print(f"[bold]{n}. {safe(hit['source'])}[/] #{hit['ordinal']} ({hit['score']:.4f})")
+        console.print(plain(f"   {hit['text'][:240]}"))
 
 
 def sweep(as_json: JsonFlag = False) -> None:
@@ -126,12 +149,27 @@ def sweep(as_json: JsonFlag = False) -> None:
 
 
 def switch_model(
-    model: Annotated[str, typer.Argument(help="The new embedding model id.")],
+    model: Annotated[str | None, typer.Argument(help="The new embedding model id.")] = None,
     org: OrgOption = None,
+    status: Annotated[bool, typer.Option("--status", help="Show the running switch of the scope.")] = False,
+    cancel: Annotated[bool, typer.Option("--cancel", help="Cancel the running switch; the old model stays.")] = False,
     send_event: Annotated[bool, typer.Option("--send-event", help="Let knowledge-model-switch do it.")] = False,
     as_json: JsonFlag = False,
 ) -> None:
-    """Switch the live embedding model of an organization (or of the platform default, without --org)."""
+    """Switch the live embedding model of an organization (or of the platform default, without --org).
+
+    The model must embed one test text first (its key present, its provider answering), so a switch that
+    could never finish is refused before it opens. `--status` shows the running switch, `--cancel` stops it.
+    """
+    if status and cancel:
+        raise typer.BadParameter("give --status or --cancel, not both")
+    if status or cancel:
+        if model is not None:
+            raise typer.BadParameter("--status and --cancel take no model")
+        _switch_status(org, cancel=cancel, as_json=as_json)
+        return
+    if model is None:
+        raise typer.BadParameter("name the model to switch to (or give --status or --cancel)", param_hint="MODEL")
     if send_event:
         data = {"organization_id": None if org is None else str(org), "model": model}
         ids = run(lambda: create_client().send(inngest.Event(name=EVENT_SWITCH, data=data)))
@@ -140,7 +178,7 @@ def switch_model(
 
     async def main() -> dict[str, Any]:
         async with open_cli_services() as svc:
-            plan = await begin_switch(svc.db, org, model, dimensions=svc.embedders.dimensions(model))
+            plan = await begin_switch(svc.db, org, model, embedder=svc.embedders.get(model))
             if plan.already_live:
                 return {"model": model, "flipped": False, "reason": "already live"}
             embedder = svc.embedders.get(model)
@@ -154,7 +192,54 @@ def switch_model(
         return {"model": model, "flipped": True, "from_model": flipped.from_model, "dropped_chunks": dropped}
 
     result = run(main)
-    print_json(result) if as_json else console.print(result)
+    if as_json:
+        print_json(result)
+    elif result["flipped"]:
+        console.print(
+            plain(f"{model} is live (was {result['from_model']}); {result['dropped_chunks']} old chunks deleted")
+        )
+    else:
+        console.print(plain(f"{model} is already the live model; nothing to do"))
+
+
+def _switch_status(org: UUID | None, *, cancel: bool, as_json: bool) -> None:
+    """Show (or cancel) the running switch of a scope."""
+    scope = "the platform default" if org is None else f"organization {org}"
+
+    async def main() -> dict[str, Any]:
+        async with open_cli_services() as svc:
+            switch = await running_switch(svc.db, org)
+            out: dict[str, Any] = {"organization_id": None if org is None else str(org), "running": switch is not None}
+            if switch is not None:
+                out |= {"from_model": switch.from_model, "to_model": switch.to_model}
+                if cancel:
+                    out["dropped_chunks"] = await cancel_switch(svc.db, org)
+                    out["cancelled"] = True
+                else:
+                    counts = await switch_status(svc.db, org, switch.to_model)
+                    out |= {"started_at": switch.started_at.isoformat(), "total": counts.total}
+                    out |= {"ready": counts.ready, "pending": counts.pending, "failed": counts.failed}
+                    out["missing"] = counts.missing
+            elif cancel:
+                out["cancelled"] = False
+            out["live_model"] = (await live_model(svc.db, org)).model_id
+            return out
+
+    out = run(main)
+    if as_json:
+        print_json(out)
+    elif not out["running"]:
+        console.print(plain(f"no switch is running for {scope}; {out['live_model']} is live"))
+    elif cancel:
+        console.print(plain(f"cancelled the switch of {scope} to {out['to_model']}; {out['live_model']} stays live"))
+    else:
+        console.print(
+            plain(
+                f"switch of {scope}: {out['from_model']} -> {out['to_model']} since {out['started_at']}; "
+                f"{out['ready']}/{out['total']} ready, {out['pending']} pending, {out['failed']} failed, "
+                f"{out['missing']} missing"
+            )
+        )
 
 
 def register(app: typer.Typer) -> None:

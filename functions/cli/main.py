@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import sys
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Annotated, Any
 from uuid import UUID
@@ -14,21 +15,82 @@ from uuid import UUID
 import typer
 
 from functions.cli import knowledge as _cli_knowledge
-from functions.cli._common import JsonFlag, console, open_cli_services, parse_entities, print_json, run
+from functions.cli._common import (
+    JsonFlag,
+    OrgRequired,
+    console,
+    open_cli_services,
+    parse_entities,
+    print_json,
+    run,
+    safe,
+)
+from functions.cli._show import show_brief, show_explanation
+from functions.cli.db import db_app
+from functions.cli.errors import CliError, CliGroup, set_debug
 from functions.cli.memory import memory_app
+from functions.cli.orgs import org_app
+from functions.cli.sources import sources_app
 from state.db import Database
 from state.migrate import apply_migrations
 from state.settings import get_settings
 
-__all__ = ["app", "main"]
+__all__ = ["app", "main", "show_brief"]
 
-app = typer.Typer(help="The state-and-knowledge layer: context briefs, knowledge and memory.", no_args_is_help=True)
+app = typer.Typer(
+    name="ac-context",
+    cls=CliGroup,
+    help="The state-and-knowledge layer: context briefs, knowledge and memory.",
+    no_args_is_help=True,
+    pretty_exceptions_show_locals=False,
+)
 policy_app = typer.Typer(help="Check and show context policies.", no_args_is_help=True)
 _cli_knowledge.register(app)
 app.add_typer(memory_app, name="memory")
 app.add_typer(policy_app, name="policy")
+app.add_typer(org_app, name="org")
+app.add_typer(sources_app, name="sources")
+app.add_typer(db_app, name="db")
 _run = run
 _print_json = print_json
+
+
+def _version() -> str:
+    try:
+        return version("ac-context")
+    except PackageNotFoundError:  # a checkout that was never installed
+        return "unknown (not installed)"
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"ac-context {_version()}")
+        raise typer.Exit()
+
+
+@app.callback()
+def root(
+    ctx: typer.Context,
+    debug: Annotated[
+        bool, typer.Option("--debug", help="Show the traceback of an error (also AC_CONTEXT_DEBUG=1).")
+    ] = False,
+    _version_flag: Annotated[
+        bool, typer.Option("--version", help="Print the version and exit.", callback=_print_version, is_eager=True)
+    ] = False,
+) -> None:
+    """The state-and-knowledge layer: context briefs, knowledge and memory."""
+    set_debug(ctx, debug)
+
+
+def read_policy_file(path: Path) -> Any:
+    """A policy file's JSON (`-` reads stdin), or a one-line `policy_not_json` error."""
+    text = sys.stdin.read() if str(path) == "-" else path.read_text(encoding="utf-8", errors="replace")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise CliError(
+            "policy_not_json", f"{path} is not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
+        ) from exc
 
 
 @app.command()
@@ -41,7 +103,7 @@ def migrate(as_json: JsonFlag = False) -> None:
         _print_json({"applied": applied})
     elif applied:
         for name in applied:
-            console.print(f"applied [bold]{name}[/]")
+            console.print(f"applied [bold]{safe(name)}[/]")
     else:
         console.print("the database is up to date")
 
@@ -83,7 +145,7 @@ def serve(
 
 @app.command()
 def brief(
-    org: Annotated[UUID, typer.Option("--org", help="The actor's organization.")],
+    org: OrgRequired,
     user: Annotated[UUID | None, typer.Option("--user", help="The actor.")] = None,
     query: Annotated[str, typer.Option(help="What the person said.")] = "",
     entity: Annotated[
@@ -94,44 +156,42 @@ def brief(
     ] = False,
     conversation: Annotated[UUID | None, typer.Option("--conversation", help="The conversation id.")] = None,
     policy_file: Annotated[
-        Path | None, typer.Option("--policy", help="A policy JSON file instead of front_door.")
+        Path | None,
+        typer.Option("--policy", help="A policy JSON file instead of front_door.", exists=True, dir_okay=False),
     ] = None,
+    explain: Annotated[
+        bool, typer.Option("--explain", help="Also say why each item was kept or dropped, with the budgets.")
+    ] = False,
     as_json: JsonFlag = False,
 ) -> None:
     """Build a front door brief (or one under a given policy) and print it with its accounting."""
     from context.models import ContextRequest, ContextSubject
     from context.policies import FRONT_DOOR
-    from functions._briefs import build_brief
+    from functions._briefs import build_brief, build_explained_brief
 
     entities = parse_entities(entity or [], strict=strict_entities)
+    data = None if policy_file is None else read_policy_file(policy_file)
 
     async def main() -> Any:
         async with open_cli_services() as svc:
-            policy = FRONT_DOOR if policy_file is None else svc.registry.publish(json.loads(policy_file.read_text()))
+            policy = FRONT_DOOR if data is None else svc.registry.publish(data)
             request = ContextRequest(ContextSubject.of_actor(org, user), query, entities.refs, None, conversation)
-            built = await build_brief(svc.builder, request, policy, route="cli")
-            return built.model_copy(update={"dropped_entities": len(entities.dropped)}) if entities.dropped else built
+            if explain:
+                built, explanation = await build_explained_brief(svc.builder, request, policy, route="cli")
+            else:
+                built, explanation = await build_brief(svc.builder, request, policy, route="cli"), None
+            if entities.dropped:
+                built = built.model_copy(update={"dropped_entities": len(entities.dropped)})
+            return built, explanation
 
-    result = run(main)
+    result, explanation = run(main)
     if as_json:
-        print_json(result.model_dump(mode="json"))
+        out = result.model_dump(mode="json")
+        print_json(out if explanation is None else {"brief": out, "explanation": explanation.model_dump(mode="json")})
         return
     show_brief(result)
-
-
-def show_brief(result: Any) -> None:
-    """Print a brief's text and its accounting table."""
-    from rich.table import Table
-
-    console.print(result.text or "[dim](empty brief)[/]")
-    table = Table("source", "tokens", "dropped")
-    for source in sorted(set(result.per_source_tokens) | set(result.dropped)):
-        table.add_row(source, str(result.per_source_tokens.get(source, 0)), str(result.dropped.get(source, 0)))
-    console.print(table)
-    failed = ", ".join(result.failed_sources) or "none"
-    console.print(f"total {result.tokens} tokens; failed sources: {failed}; citable rows: {len(result.items)}")
-    if result.dropped_entities:
-        console.print(f"malformed entities dropped: {result.dropped_entities}")
+    if explanation is not None:
+        show_explanation(explanation)
 
 
 @policy_app.command("validate")
@@ -154,8 +214,11 @@ def policy_validate(
 
     if path in NAMED_POLICIES:
         data: Any = NAMED_POLICIES[path].model_dump(mode="json")
+    elif path != "-" and not Path(path).is_file():
+        known = ", ".join(NAMED_POLICIES)
+        raise typer.BadParameter(f"{path!r} is neither a file nor a fixed policy ({known})", param_hint="PATH")
     else:
-        data = json.loads(sys.stdin.read() if path == "-" else Path(path).read_text())
+        data = read_policy_file(Path(path))
     problems: list[dict[str, Any]] = []
     try:
         ContextSourceRegistry.for_publishing().publish(data)
@@ -175,7 +238,7 @@ def policy_validate(
             print_json({"valid": False, "errors": problems})
         else:
             for p in problems:
-                console.print(f"[red]{'.'.join(map(str, p['loc'])) or '<policy>'}[/]: {p['msg']}")
+                console.print(f"[red]{safe('.'.join(map(str, p['loc'])) or '<policy>')}[/]: {safe(p['msg'])}")
         raise typer.Exit(1) from None
     print_json({"valid": True}) if as_json else console.print("the policy passes the publish check")
 
@@ -209,5 +272,8 @@ async def open_database() -> Database:
 
 
 def main() -> None:
-    """Entry point of the `ac-context` script."""
-    app()
+    """Entry point of the `ac-context` script; SIGTERM exits normally, so the embedded server is stopped."""
+    from state.embedded import exit_on_sigterm
+
+    exit_on_sigterm()
+    app(prog_name="ac-context")

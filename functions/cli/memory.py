@@ -12,7 +12,7 @@ from uuid import UUID
 
 import typer
 
-from functions.cli._common import JsonFlag, console, open_cli_services, parse_refs, print_json, run
+from functions.cli._common import JsonFlag, OrgRequired, console, open_cli_services, parse_refs, print_json, run, safe
 from memory.models import ToolInvocation
 from memory.reads import read_live_memories
 from memory.service import MemoryService
@@ -24,7 +24,7 @@ memory_app = typer.Typer(
     help="Remember, forget and list durable memories (through the memory tools).", no_args_is_help=True
 )
 
-Org = Annotated[UUID, typer.Option("--org", help="The organization id.")]
+Org = OrgRequired
 Definition = Annotated[UUID, typer.Option("--definition", help="The agent definition that owns the memory.")]
 RunId = Annotated[UUID, typer.Option("--run", help="The run that calls the tool.")]
 User = Annotated[UUID | None, typer.Option("--user", help="The person the run acts for.")]
@@ -63,7 +63,9 @@ def remember(
     refs = [r.model_dump(exclude_none=True) for r in parse_refs(ref or [])]
     arguments = {"attribute": attribute, "text": text, "scope": scope, "subject_refs": refs}
     result = _call(REMEMBER_TOOL, _invocation(org, definition, run_id, user, trigger), arguments)
-    print_json(result) if as_json else console.print(f"remembered {result['memory_id']} ({result['subject_key']})")
+    print_json(result) if as_json else console.print(
+        f"remembered {result['memory_id']} ({safe(result['subject_key'])})"
+    )
 
 
 @memory_app.command()
@@ -112,4 +114,4 @@ def list_memories(
         print_json(rows)
         return
     for row in rows:
-        console.print(f"[bold]{row['subject_key']}[/] ({row['scope']}) {row['text']}  [dim]{row['id']}[/]")
+        console.print(f"[bold]{safe(row['subject_key'])}[/] ({row['scope']}) {safe(row['text'])}  [dim]{row['id']}[/]")

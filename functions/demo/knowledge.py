@@ -15,6 +15,7 @@ from uuid import UUID
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
+from rich.text import Text
 
 from functions.demo.seed import DEMO
 from knowledge.embed import get_embedder
@@ -113,7 +114,7 @@ async def demo_knowledge(db: Database, console: Console) -> None:
             outcomes.append((doc.filename, scope, await _ingest(db, store, doc, progress)))
     table = Table("document", "scope", "outcome")
     for row in outcomes:
-        table.add_row(*row)
+        table.add_row(*(Text(cell) for cell in row))
     console.print(table)
 
     hits = await search(
@@ -124,5 +125,7 @@ async def demo_knowledge(db: Database, console: Console) -> None:
     for rank, hit in enumerate(hits, 1):
         scope = "platform" if hit.source_organization_id is None else "tenant"
         snippet = " ".join(hit.text.split())[:90]
-        results.add_row(str(rank), hit.source_title, str(hit.ordinal + 1), scope, f"{hit.score:.4f}", snippet)
+        results.add_row(
+            str(rank), Text(hit.source_title), str(hit.ordinal + 1), scope, f"{hit.score:.4f}", Text(snippet)
+        )
     console.print(results)

@@ -16,7 +16,9 @@ from typing import Any
 from uuid import UUID
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from context.builder import DefaultContextBuilder
 from context.models import (
@@ -74,11 +76,11 @@ async def _call(console: Console, tools: MemoryTools, inv: ToolInvocation, name:
     try:
         result = await tools.call(name, inv, args)
     except MemoryRefusedError as refused:
-        console.print(f"  {name}({shown!r}) -> [yellow]refused[/] ({refused.code}): {refused}")
+        console.print(f"  {name}({escape(repr(shown))}) -> [yellow]refused[/] ({refused.code}): {escape(str(refused))}")
         return None
     verb = "tombstone" if result["forgotten"] else "revision"
     after = f" after {result['supersedes_id']}" if result["supersedes_id"] else " (a new chain)"
-    console.print(f"  {name}({shown!r}) -> {verb} {result['memory_id']}{after}")
+    console.print(f"  {name}({escape(repr(shown))}) -> {verb} {result['memory_id']}{after}")
     return result
 
 
@@ -102,7 +104,7 @@ async def _chain_table(db: Database, subject_key: str) -> Table:
         state = "head" if row["is_head"] else "superseded"
         if row["forgotten_at"] is not None:
             state += ", tombstone"
-        table.add_row(str(row["id"])[:8], str(row["supersedes_id"] or "-")[:8], row["text"] or "-", state)
+        table.add_row(str(row["id"])[:8], str(row["supersedes_id"] or "-")[:8], Text(row["text"] or "-"), state)
     return table
 
 

@@ -148,10 +148,12 @@ async def test_a_front_door_brief_uses_the_actor_subject_and_the_front_door_poli
     assert "SECRET-QUERY-TEXT" not in metrics and "Contoso" not in metrics, "metrics never hold prompt text"
 
 
-async def test_a_caller_policy_passes_the_publish_check_before_anything_is_read(service: Service) -> None:
+async def test_a_caller_policy_passes_the_publish_check_before_anything_is_read(
+    service: Service, factory: Factory
+) -> None:
     spy = SpyBuilder(service.services.builder)
     service.services.builder = spy
-    org = str(uuid4())
+    org = str(await factory.organization())
     bad = {"sources": [{"name": "knowledge", "token_budget": 0, "options": {"organization_id": org}}]}
     refused = await service.http.post(
         "/v1/context/briefs", json={"organization_id": org, "policy": bad}, headers=service.auth
@@ -169,15 +171,18 @@ async def test_a_caller_policy_passes_the_publish_check_before_anything_is_read(
     assert accepted.status_code == 200 and accepted.json()["policy"] == "caller"
 
 
-async def test_a_brief_answers_each_bad_input_and_a_required_failure_with_its_code(service: Service) -> None:
+async def test_a_brief_answers_each_bad_input_and_a_required_failure_with_its_code(
+    service: Service, factory: Factory
+) -> None:
+    org = str(await factory.organization())
     not_uuid = await service.http.post("/v1/context/briefs", json={"organization_id": "acme"}, headers=service.auth)
     assert not_uuid.status_code == 422 and code(not_uuid) == "invalid_request"
     extra = await service.http.post(
-        "/v1/context/briefs", json={"organization_id": str(uuid4()), "principal": {}}, headers=service.auth
+        "/v1/context/briefs", json={"organization_id": org, "principal": {}}, headers=service.auth
     )
     assert extra.status_code == 422 and code(extra) == "invalid_request"
     service.services.builder = SpyBuilder(service.services.builder, fail=["conversation"])
-    failed = await service.http.post("/v1/context/briefs", json={"organization_id": str(uuid4())}, headers=service.auth)
+    failed = await service.http.post("/v1/context/briefs", json={"organization_id": org}, headers=service.auth)
     assert failed.status_code == 503 and code(failed) == "required_context_source_failed"
     assert failed.json()["error"]["details"] == {"sources": ["conversation"]}
 
@@ -348,10 +353,11 @@ async def test_retrying_a_ready_source_is_refused(service: Service, factory: Fac
     assert ready.status_code == 409 and code(ready) == "source_not_failed"
 
 
-async def test_search_answers_bad_input_with_its_code(service: Service) -> None:
+async def test_search_answers_bad_input_with_its_code(service: Service, factory: Factory) -> None:
+    org = str(await factory.organization())
     for body in (
-        {"organization_id": str(uuid4()), "query": ""},
-        {"organization_id": str(uuid4()), "query": "x", "limit": 0},
+        {"organization_id": org, "query": ""},
+        {"organization_id": org, "query": "x", "limit": 0},
         {"query": "x"},
     ):
         response = await service.http.post("/v1/knowledge/search", json=body, headers=service.auth)

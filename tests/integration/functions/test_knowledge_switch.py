@@ -25,7 +25,7 @@ from functions.knowledge_switch import (
 from knowledge.embed import FakeEmbedder
 from knowledge.errors import EmbeddingAuthError
 from knowledge.ingest import register_upload
-from knowledge.settings import begin_switch, live_model, reembed_source
+from knowledge.settings import SWITCH_PROBE_TEXT, begin_switch, live_model, reembed_source
 from tests.factories import Factory
 from tests.integration.functions.conftest import FAKE_MODEL, Service
 
@@ -43,7 +43,11 @@ class Fake32(FakeEmbedder):
 
 
 class RevokedKey32(Fake32):
+    """Answers the test call a switch makes before it opens, then refuses every re-embed (a key revoked mid-switch)."""
+
     async def _embed_batch(self, texts: list[str]) -> Any:
+        if texts == [SWITCH_PROBE_TEXT]:
+            return await super()._embed_batch(texts)
         raise EmbeddingAuthError("the provider refused the API key")
 
 

@@ -110,7 +110,7 @@ async def test_forget_refuses_an_old_revision_and_a_tombstone(service: MemorySer
     tomb = await service.forget(world.inv, v2.id)
     with pytest.raises(MemoryAlreadyForgottenError):
         await service.forget(world.inv, tomb.id)
-    with pytest.raises(MemoryNotCurrentError):
+    with pytest.raises(MemoryAlreadyForgottenError):  # forgetting twice says so (issue 13), not "older revision"
         await service.forget(world.inv, v2.id)
 
 

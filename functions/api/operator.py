@@ -1,0 +1,124 @@
+"""`/v1/knowledge/switch` and `/v1/knowledge/sources/{id}`: what an operator needs when knowledge misbehaves.
+
+`GET /v1/knowledge/switch` answers the running switchover of a scope (an organization, or the platform
+default with `platform=true`) and how far it is; `DELETE` cancels it: the old model stays live, the new
+model's chunks nothing needs are deleted, ingestion builds the live model only again, and a
+`knowledge-model-switch` run still polling ends at its next check. `GET /v1/knowledge/sources/{id}` answers
+one source with its status, reason, pending age and its readiness and chunk counts per model. This module
+must never flip a model or change a source.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+from uuid import UUID
+
+from fastapi import APIRouter, Depends
+
+from functions.api._deps import ServicesDep
+from functions.api._http import require_token
+from functions.errors import ApiError
+from knowledge.db_errors import SourceNotFoundError
+from knowledge.settings import cancel_switch, live_model, running_switch, switch_status
+from knowledge.sweep import ModelReadiness, SourceView, get_source, model_readiness
+
+__all__ = ["readiness_json", "router", "source_json"]
+
+router = APIRouter(prefix="/v1/knowledge", tags=["knowledge operations"], dependencies=[Depends(require_token)])
+
+
+def _scope(organization_id: UUID | None, platform: bool) -> UUID | None:
+    if platform and organization_id is not None:
+        raise ApiError(422, "scope_ambiguous", "send organization_id or platform=true, not both")
+    if not platform and organization_id is None:
+        raise ApiError(422, "scope_required", "send organization_id, or platform=true for the platform default")
+    return organization_id
+
+
+def _age_s(since: datetime | None) -> float | None:
+    return None if since is None else round((datetime.now(UTC) - since).total_seconds(), 1)
+
+
+def readiness_json(r: ModelReadiness) -> dict[str, Any]:
+    """One source's readiness under one model, as JSON."""
+    return {
+        "model": r.model,
+        "status": r.status,
+        "chunks": r.chunk_count,
+        "embedded": r.embedded_count,
+        "failure_reason": r.failure_reason,
+        "pending_age_s": _age_s(r.pending_since) if r.status == "pending" else None,
+    }
+
+
+def source_json(v: SourceView, models: list[ModelReadiness]) -> dict[str, Any]:
+    """A source with its readiness per model, as JSON."""
+    return {
+        "id": str(v.id),
+        "organization_id": None if v.organization_id is None else str(v.organization_id),
+        "kind": v.kind,
+        "title": v.title,
+        "uri": v.uri,
+        "status": v.status,
+        "failure_reason": v.failure_reason,
+        "attempts": v.attempts,
+        "pending_age_s": _age_s(v.pending_since) if v.status == "pending" else None,
+        "updated_at": v.updated_at.isoformat(),
+        "models": [readiness_json(m) for m in models],
+    }
+
+
+@router.get("/switch")
+async def get_switch(svc: ServicesDep, organization_id: UUID | None = None, platform: bool = False) -> dict[str, Any]:
+    """The running switchover of a scope and how far it is, or `running: false` and the live model."""
+    scope = _scope(organization_id, platform)
+    live = await live_model(svc.db, scope)
+    switch = await running_switch(svc.db, scope)
+    out: dict[str, Any] = {
+        "organization_id": None if scope is None else str(scope),
+        "live_model": live.model_id,
+        "running": switch is not None,
+    }
+    if switch is not None:
+        status = await switch_status(svc.db, scope, switch.to_model)
+        out |= {
+            "from_model": switch.from_model,
+            "to_model": switch.to_model,
+            "started_at": switch.started_at.isoformat(),
+            "total": status.total,
+            "ready": status.ready,
+            "pending": status.pending,
+            "failed": status.failed,
+            "missing": status.missing,
+        }
+    return out
+
+
+@router.delete("/switch")
+async def delete_switch(
+    svc: ServicesDep, organization_id: UUID | None = None, platform: bool = False
+) -> dict[str, Any]:
+    """Cancel the running switchover of a scope; the old model stays live (`cancelled: false` if none runs)."""
+    scope = _scope(organization_id, platform)
+    switch = await running_switch(svc.db, scope)
+    dropped = await cancel_switch(svc.db, scope) if switch is not None else 0
+    return {
+        "organization_id": None if scope is None else str(scope),
+        "cancelled": switch is not None,
+        "to_model": None if switch is None else switch.to_model,
+        "dropped_chunks": dropped,
+        "live_model": (await live_model(svc.db, scope)).model_id,
+    }
+
+
+@router.get("/sources/{source_id}")
+async def get_one_source(
+    svc: ServicesDep, source_id: UUID, organization_id: UUID | None = None, platform: bool = False
+) -> dict[str, Any]:
+    """One source of a scope with its status, reason, pending age, and its readiness per model."""
+    scope = _scope(organization_id, platform)
+    view = await get_source(svc.db, source_id)
+    if view.organization_id != scope:
+        raise SourceNotFoundError(f"no knowledge source {source_id} in this scope")
+    return source_json(view, await model_readiness(svc.db, [source_id]))

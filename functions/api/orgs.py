@@ -1,0 +1,59 @@
+"""`/v1/organizations`: create and list organizations, for running the layer on its own.
+
+The platform owns `public.organizations`; a standalone deployment needs a way to make the tenant every
+other route is scoped to. An unknown organization answers 404 `organization_not_found` here and on every
+organization-scoped route. This module must never delete or rename an organization.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+from uuid import UUID
+
+from fastapi import APIRouter, Depends, Query
+from pydantic import BaseModel, ConfigDict, Field
+
+from functions.api._deps import ServicesDep
+from functions.api._http import require_token
+from state.organizations import (
+    MAX_ORGANIZATION_NAME,
+    Organization,
+    create_organization,
+    get_organization,
+    list_organizations,
+)
+
+__all__ = ["OrganizationIn", "router"]
+
+router = APIRouter(prefix="/v1/organizations", tags=["organizations"], dependencies=[Depends(require_token)])
+
+
+class OrganizationIn(BaseModel):
+    """A new organization."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1, max_length=MAX_ORGANIZATION_NAME, pattern=r"\S")
+    """Its display name."""
+
+
+def _out(org: Organization) -> dict[str, Any]:
+    return {"id": str(org.id), "name": org.name, "created_at": org.created_at.isoformat()}
+
+
+@router.post("", status_code=201)
+async def create(body: OrganizationIn, svc: ServicesDep) -> dict[str, Any]:
+    """Create an organization and answer its id."""
+    return _out(await create_organization(svc.db, body.name))
+
+
+@router.get("")
+async def list_all(svc: ServicesDep, limit: Annotated[int, Query(ge=1, le=1000)] = 100) -> dict[str, Any]:
+    """The organizations, oldest first."""
+    return {"organizations": [_out(o) for o in await list_organizations(svc.db, limit=limit)]}
+
+
+@router.get("/{organization_id}")
+async def show(organization_id: UUID, svc: ServicesDep) -> dict[str, Any]:
+    """One organization, or 404 `organization_not_found`."""
+    return _out(await get_organization(svc.db, organization_id))

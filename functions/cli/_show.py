@@ -1,0 +1,65 @@
+"""How `ac-context brief` prints a brief and its explanation for a person.
+
+The brief's text prints as text (citations such as `[crm.company 8f21]` included), never as rich markup;
+the accounting is a table. An explanation prints as a per-source budget bar chart (tokens used against
+the source's budget, items dropped), the total against its budget, then one row per item the packer was
+given: kept or dropped, the reason, its token cost and its ref. This module must never decide anything:
+it only prints what the packer answered.
+"""
+
+from __future__ import annotations
+
+from rich.table import Table
+from rich.text import Text
+
+from context.models import BriefExplanation, ContextBrief
+from functions.cli._common import console, plain
+
+__all__ = ["bar", "show_brief", "show_explanation"]
+
+BAR_WIDTH = 24
+
+
+def bar(used: int, budget: int | None, width: int = BAR_WIDTH) -> str:
+    """A text bar of `used` out of `budget` (full and marked when over it; empty for no budget)."""
+    if not budget:
+        return "·" * width
+    filled = min(width, round(width * used / budget))
+    return "█" * filled + "░" * (width - filled)
+
+
+def show_brief(result: ContextBrief) -> None:
+    """Print a brief's text and its accounting table."""
+    console.print(plain(result.text) if result.text else Text("(empty brief)", style="dim"))
+    table = Table("source", "tokens", "dropped")
+    for source in sorted(set(result.per_source_tokens) | set(result.dropped)):
+        table.add_row(plain(source), str(result.per_source_tokens.get(source, 0)), str(result.dropped.get(source, 0)))
+    console.print(table)
+    failed = ", ".join(result.failed_sources) or "none"
+    console.print(plain(f"total {result.tokens} tokens; failed sources: {failed}; citable rows: {len(result.items)}"))
+    if result.dropped_entities:
+        console.print(plain(f"malformed entities dropped: {result.dropped_entities}"))
+
+
+def show_explanation(explanation: BriefExplanation) -> None:
+    """Print the per-source budget bars, then why each item was kept or dropped."""
+    console.print(Text("\nbudgets", style="bold"))
+    chart = Table.grid(padding=(0, 2))
+    for spend in explanation.sources:
+        budget = "not enabled" if spend.budget is None else f"{spend.used}/{spend.budget}"
+        chart.add_row(plain(spend.source), bar(spend.used, spend.budget), budget, f"{spend.dropped} dropped")
+    total = explanation.total_budget
+    chart.add_row(
+        Text("total", style="bold"), bar(explanation.total_used, total), f"{explanation.total_used}/{total}", ""
+    )
+    console.print(chart)
+    table = Table(title="items, in the order the packer was given them", title_justify="left")
+    for column in ("#", "source", "tokens", "", "why"):
+        table.add_column(column)
+    table.add_column("ref", overflow="fold")
+    for n, entry in enumerate(explanation.items, 1):
+        ref = "" if entry.ref is None else f"{entry.ref.kind} {entry.ref.id}"
+        verdict = Text("kept", style="green") if entry.kept else Text("dropped", style="red")
+        why = "" if entry.kept else entry.message
+        table.add_row(str(n), plain(entry.source), str(entry.tokens), verdict, plain(why), plain(ref))
+    console.print(table)

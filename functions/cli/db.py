@@ -1,0 +1,70 @@
+"""`ac-context db status|stop`: the embedded PostgreSQL the layer starts when `DATABASE_URL` is not set.
+
+`status` reads the server's files (it never starts one): running or not, its pid, a stale pid file, how
+many processes hold it. `stop` stops it (fast shutdown); the next command starts it again. This module
+must never touch a database that `DATABASE_URL` names.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import typer
+
+from functions.cli._common import JsonFlag, console, print_json, safe
+from state.embedded import embedded_status, stop_embedded_server
+from state.settings import get_settings
+
+__all__ = ["db_app"]
+
+db_app = typer.Typer(help="The embedded PostgreSQL: its status, and stopping it.", no_args_is_help=True)
+
+
+def _external() -> str | None:
+    url = get_settings().database_url
+    if url is None:
+        return None
+    head, _, tail = url.rpartition("@")
+    return f"postgresql://…@{tail}" if head else url
+
+
+@db_app.command("status")
+def status(as_json: JsonFlag = False) -> None:
+    """Whether the embedded server runs, with its data folder and pid (or the external DATABASE_URL's host)."""
+    external = _external()
+    if external is not None:
+        out: dict[str, Any] = {"embedded": False, "database_url": external}
+        print_json(out) if as_json else console.print(f"DATABASE_URL is set ({safe(external)}); no embedded server")
+        return
+    st = embedded_status(get_settings().data_dir)
+    out = {
+        "embedded": True,
+        "data_dir": str(st.pgdata),
+        "initialised": st.initialised,
+        "running": st.running,
+        "pid": st.pid,
+        "stale_pid_file": st.stale_pid_file,
+        "holders": st.holders,
+    }
+    if as_json:
+        print_json(out)
+        return
+    state = "[green]running[/]" if st.running else "[yellow]stopped[/]"
+    console.print(f"embedded PostgreSQL in {safe(st.pgdata)}: {state}" + (f" (pid {st.pid})" if st.running else ""))
+    if st.stale_pid_file:
+        console.print(f"stale pid file: pid {st.pid} is gone; the next start cleans it up")
+    if not st.initialised:
+        console.print("not initialised yet; any command that needs the database creates it")
+
+
+@db_app.command("stop")
+def stop(as_json: JsonFlag = False) -> None:
+    """Stop the embedded server (the next command that needs it starts it again)."""
+    if _external() is not None:
+        print_json({"stopped": False}) if as_json else console.print("DATABASE_URL is set; nothing embedded to stop")
+        return
+    stopped = stop_embedded_server(get_settings().data_dir)
+    if as_json:
+        print_json({"stopped": stopped})
+        return
+    console.print("stopped the embedded PostgreSQL" if stopped else "the embedded PostgreSQL is not running")

@@ -1,0 +1,66 @@
+"""`ac-context org create|list`: organizations for a standalone deployment.
+
+The platform owns `public.organizations`; these commands make the tenant every `--org` option names when
+the layer runs on its own. This module must never delete or rename an organization.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+
+from functions.cli._common import JsonFlag, console, open_cli_services, print_json, run, safe
+from state.organizations import MAX_ORGANIZATION_NAME, create_organization, list_organizations
+
+__all__ = ["org_app"]
+
+org_app = typer.Typer(help="Create and list organizations (for running the layer on its own).", no_args_is_help=True)
+
+
+def _name(value: str) -> str:
+    if not value.strip() or len(value.strip()) > MAX_ORGANIZATION_NAME:
+        raise typer.BadParameter(f"an organization name has 1 to {MAX_ORGANIZATION_NAME} characters")
+    return value.strip()
+
+
+@org_app.command("create")
+def create(
+    name: Annotated[str, typer.Argument(help="Its display name.", callback=_name)],
+    as_json: JsonFlag = False,
+) -> None:
+    """Create an organization and print its id."""
+
+    async def main() -> dict[str, Any]:
+        async with open_cli_services() as svc:
+            org = await create_organization(svc.db, name)
+        return {"id": str(org.id), "name": org.name, "created_at": org.created_at.isoformat()}
+
+    row = run(main)
+    if as_json:
+        print_json(row)
+        return
+    console.print(f"created organization [bold]{safe(row['name'])}[/]: {row['id']}")
+    console.print(f"[dim]use it with --org {row['id']}[/]")
+
+
+@org_app.command("list")
+def list_all(
+    limit: Annotated[int, typer.Option(min=1, max=1000, help="The most organizations to list.")] = 100,
+    as_json: JsonFlag = False,
+) -> None:
+    """The organizations, oldest first."""
+
+    async def main() -> list[dict[str, Any]]:
+        async with open_cli_services() as svc:
+            orgs = await list_organizations(svc.db, limit=limit)
+        return [{"id": str(o.id), "name": o.name, "created_at": o.created_at.isoformat()} for o in orgs]
+
+    rows = run(main)
+    if as_json:
+        print_json(rows)
+        return
+    if not rows:
+        console.print("no organizations yet; create one with `ac-context org create NAME`", markup=False)
+    for row in rows:
+        console.print(f"{row['id']}  [bold]{safe(row['name'])}[/]  [dim]{row['created_at']}[/]")

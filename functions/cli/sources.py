@@ -1,0 +1,181 @@
+"""`ac-context sources list|show|retry`: the knowledge sources as an operator sees them.
+
+`list` answers the sources of one scope with their status, failure reason, pending age and chunk counts
+per model; `show` one source in full; `retry` resets a failed source and runs its ingestion here (or, with
+`--send-event`, sends `knowledge/source.retry.requested` for the worker). This module must never extract,
+chunk or embed itself: it calls the ingestion the `knowledge-ingest` function runs.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Annotated, Any
+from uuid import UUID
+
+import inngest
+import typer
+from rich.table import Table
+
+from functions.cli._common import JsonFlag, OrgOption, console, open_cli_services, plain, print_json, run, safe
+from functions.cli.errors import CliError
+from functions.client import create_client
+from functions.knowledge_ingest import EVENT_RETRY
+from knowledge._pipeline import ingest_source
+from knowledge.sweep import ModelReadiness, SourceView, get_source, list_sources, model_readiness, retry_source
+
+__all__ = ["sources_app"]
+
+sources_app = typer.Typer(help="List, show and retry knowledge sources.", no_args_is_help=True)
+PlatformFlag = Annotated[bool, typer.Option("--platform", help="The platform documents.")]
+
+
+def _scope(org: UUID | None, platform: bool) -> UUID | None:
+    if (org is not None) != platform:
+        return org
+    raise typer.BadParameter("give --org or --platform, exactly one")
+
+
+def _age(since: datetime | None) -> str:
+    if since is None:
+        return ""
+    seconds = int((datetime.now(UTC) - since).total_seconds())
+    return (
+        f"{seconds // 3600}h{seconds % 3600 // 60:02d}m" if seconds >= 3600 else f"{seconds // 60}m{seconds % 60:02d}s"
+    )
+
+
+def _json(v: SourceView, models: list[ModelReadiness]) -> dict[str, Any]:
+    return {
+        "id": str(v.id),
+        "organization_id": None if v.organization_id is None else str(v.organization_id),
+        "title": v.title,
+        "kind": v.kind,
+        "uri": v.uri,
+        "status": v.status,
+        "failure_reason": v.failure_reason,
+        "attempts": v.attempts,
+        "pending_since": None if v.pending_since is None else v.pending_since.isoformat(),
+        "pending_age": _age(v.pending_since) if v.status == "pending" else None,
+        "models": [
+            {
+                "model": m.model,
+                "status": m.status,
+                "chunks": m.chunk_count,
+                "embedded": m.embedded_count,
+                "failure_reason": m.failure_reason,
+            }
+            for m in models
+            if m.source_id == v.id
+        ],
+    }
+
+
+def _count(value: int | None) -> str:
+    return "-" if value is None else str(value)
+
+
+def _chunks(row: dict[str, Any]) -> str:
+    return ", ".join(f"{m['model']}: {_count(m['chunks'])} ({m['status']})" for m in row["models"])
+
+
+@sources_app.command("list")
+def list_cmd(
+    org: OrgOption = None,
+    platform: PlatformFlag = False,
+    status: Annotated[str | None, typer.Option(help="Only sources in this status: pending, ready or failed.")] = None,
+    limit: Annotated[int, typer.Option(min=1, max=1000)] = 100,
+    as_json: JsonFlag = False,
+) -> None:
+    """The sources of an organization (or the platform), newest first, with reasons and chunk counts."""
+    scope = _scope(org, platform)
+    if status is not None and status not in {"pending", "ready", "failed"}:
+        raise typer.BadParameter("pending, ready or failed", param_hint="--status")
+
+    async def main() -> list[dict[str, Any]]:
+        async with open_cli_services() as svc:
+            views = [v for v in await list_sources(svc.db, scope, limit=limit) if status in (None, v.status)]
+            models = await model_readiness(svc.db, [v.id for v in views])
+        return [_json(v, models) for v in views]
+
+    rows = run(main)
+    if as_json:
+        print_json(rows)
+        return
+    if not rows:
+        console.print("no sources in this scope" + (f" with status {safe(status)}" if status else ""))
+        return
+    table = Table("id", "title", "status", "reason / pending for", "chunks per model")
+    for row in rows:
+        note = row["failure_reason"] or (f"pending {row['pending_age']}" if row["pending_age"] else "")
+        table.add_row(row["id"], plain(row["title"]), row["status"], plain(note), plain(_chunks(row)))
+    console.print(table)
+
+
+@sources_app.command("show")
+def show(
+    source_id: Annotated[UUID, typer.Argument(help="The source id.")],
+    as_json: JsonFlag = False,
+) -> None:
+    """One source: status, reason, attempts, pending age, and its readiness per model."""
+
+    async def main() -> dict[str, Any]:
+        async with open_cli_services() as svc:
+            view = await get_source(svc.db, source_id)
+            return _json(view, await model_readiness(svc.db, [source_id]))
+
+    row = run(main)
+    if as_json:
+        print_json(row)
+        return
+    scope = row["organization_id"] or "platform"
+    console.print(f"[bold]{safe(row['title'])}[/] {row['id']} ({safe(scope)}, {row['kind']})")
+    console.print(
+        f"status {row['status']}, attempts {row['attempts']}"
+        + (f", pending {row['pending_age']}" if row["pending_age"] else "")
+    )
+    if row["failure_reason"]:
+        console.print(plain(f"reason: {row['failure_reason']}"))
+    for m in row["models"]:
+        reason = f" — {m['failure_reason']}" if m["failure_reason"] else ""
+        console.print(
+            plain(f"  {m['model']}: {m['status']}, {m['embedded']}/{_count(m['chunks'])} chunks embedded{reason}")
+        )
+
+
+@sources_app.command("retry")
+def retry(
+    source_id: Annotated[UUID, typer.Argument(help="A failed source's id.")],
+    send_event: Annotated[bool, typer.Option("--send-event", help="Send the retry event instead.")] = False,
+    as_json: JsonFlag = False,
+) -> None:
+    """Reset a failed source to pending and ingest it again (here, or through the worker)."""
+
+    async def main() -> dict[str, Any]:
+        async with open_cli_services() as svc:
+            view = await get_source(svc.db, source_id)
+            retried = await retry_source(svc.db, source_id, organization_id=view.organization_id)
+            if not retried.reset:
+                raise CliError(
+                    "source_not_failed", f"source {source_id} is {retried.status}; only a failed source is retried"
+                )
+            out: dict[str, Any] = {"source_id": str(source_id), "models": list(retried.models)}
+            if send_event:
+                scope = None if view.organization_id is None else str(view.organization_id)
+                data = {"source_id": str(source_id), "organization_id": scope}
+                out["event_ids"] = await create_client().send(inngest.Event(name=EVENT_RETRY, data=data))
+                out["status"] = "pending (event sent)"
+                return out
+            outcome = await ingest_source(svc.db, svc.object_store, source_id, embedders=svc.embedders.get)
+            out |= {"status": "failed" if outcome.failed_reason else "ready", "failure_reason": outcome.failed_reason}
+            out["chunks"] = outcome.chunk_count
+            return out
+
+    out = run(main)
+    if as_json:
+        print_json(out)
+        if out["status"] == "failed":
+            raise typer.Exit(1)
+        return
+    if out["status"] == "failed":
+        raise CliError("source_failed", f"source {source_id} failed again: {out['failure_reason']}")
+    console.print(plain(f"{source_id}: {out['status']}"))

@@ -1,0 +1,96 @@
+"""Organizations for a standalone deployment: create, list, and the one existence check.
+
+The platform owns `public.organizations`; these helpers exist so the layer can run on its own (the CLI's
+`org create|list`, `POST /v1/organizations`) and so every organization-scoped entry point answers an
+unknown organization the same way: `OrganizationNotFoundError` (`organization_not_found`), never a silent
+answer with platform rows only, and never a foreign-key violation. This module must never delete or rename
+an organization.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from uuid import UUID
+
+import asyncpg
+
+from state.db import Database
+from state.errors import OrganizationNotFoundError, translate_db_error
+from state.queries import load_queries
+
+__all__ = [
+    "MAX_ORGANIZATION_NAME",
+    "Organization",
+    "create_organization",
+    "get_organization",
+    "list_organizations",
+    "organization_exists",
+    "require_organization",
+]
+
+QUERIES = load_queries(__file__)
+MAX_ORGANIZATION_NAME = 200
+"""The longest organization name accepted."""
+
+
+@dataclass(frozen=True, slots=True)
+class Organization:
+    """One organization."""
+
+    id: UUID
+    """Its id, the tenancy every read filters by."""
+    name: str
+    """Its display name."""
+    created_at: datetime
+    """When it was created."""
+
+
+async def create_organization(db: Database, name: str) -> Organization:
+    """Create an organization named `name` (stripped, 1..200 characters); ValueError for a bad name."""
+    clean = name.strip()
+    if not clean or len(clean) > MAX_ORGANIZATION_NAME:
+        raise ValueError(f"an organization name has 1 to {MAX_ORGANIZATION_NAME} characters")
+    try:
+        async with db.connection() as conn:
+            row = await conn.fetchrow(QUERIES["create_organization"], clean)
+    except (OSError, asyncpg.PostgresError) as exc:
+        raise translate_db_error(exc) from exc
+    assert row is not None  # INSERT … RETURNING answers the row
+    return Organization(row["id"], row["name"], row["created_at"])
+
+
+async def list_organizations(db: Database, *, limit: int = 100) -> list[Organization]:
+    """The organizations, oldest first, at most `limit`."""
+    try:
+        async with db.connection() as conn:
+            rows = await conn.fetch(QUERIES["list_organizations"], limit)
+    except (OSError, asyncpg.PostgresError) as exc:
+        raise translate_db_error(exc) from exc
+    return [Organization(r["id"], r["name"], r["created_at"]) for r in rows]
+
+
+async def get_organization(db: Database, organization_id: UUID) -> Organization:
+    """One organization, or `OrganizationNotFoundError` naming the id."""
+    try:
+        async with db.connection() as conn:
+            row = await conn.fetchrow(QUERIES["get_organization"], organization_id)
+    except (OSError, asyncpg.PostgresError) as exc:
+        raise translate_db_error(exc) from exc
+    if row is None:
+        raise OrganizationNotFoundError(f"no organization {organization_id}")
+    return Organization(row["id"], row["name"], row["created_at"])
+
+
+async def organization_exists(db: Database, organization_id: UUID) -> bool:
+    """Whether an organization has this id."""
+    try:
+        return bool(await db.fetchval(QUERIES["organization_exists"], organization_id))
+    except (OSError, asyncpg.PostgresError) as exc:
+        raise translate_db_error(exc) from exc
+
+
+async def require_organization(db: Database, organization_id: UUID) -> None:
+    """Return when the organization exists; raise `OrganizationNotFoundError` naming it otherwise."""
+    if not await organization_exists(db, organization_id):
+        raise OrganizationNotFoundError(f"no organization {organization_id}")
