@@ -17,7 +17,7 @@ from uuid import UUID
 from fastapi import APIRouter, Depends
 
 from functions.api._deps import ServicesDep
-from functions.api._http import require_token
+from functions.api._http import ERROR_RESPONSES, require_token
 from functions.errors import ApiError
 from knowledge.db_errors import SourceNotFoundError
 from knowledge.settings import cancel_switch, live_model, running_switch, switch_status
@@ -25,7 +25,12 @@ from knowledge.sweep import ModelReadiness, SourceView, get_source, model_readin
 
 __all__ = ["readiness_json", "router", "source_json"]
 
-router = APIRouter(prefix="/v1/knowledge", tags=["knowledge operations"], dependencies=[Depends(require_token)])
+router = APIRouter(
+    prefix="/v1/knowledge",
+    tags=["knowledge operations"],
+    dependencies=[Depends(require_token)],
+    responses=ERROR_RESPONSES,
+)
 
 
 def _scope(organization_id: UUID | None, platform: bool) -> UUID | None:

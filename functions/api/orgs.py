@@ -13,8 +13,9 @@ from uuid import UUID
 from fastapi import APIRouter, Depends, Query
 from pydantic import BaseModel, ConfigDict, Field
 
+from functions._wire import CleanText
 from functions.api._deps import ServicesDep
-from functions.api._http import require_token
+from functions.api._http import ERROR_RESPONSES, require_token
 from state.organizations import (
     MAX_ORGANIZATION_NAME,
     Organization,
@@ -25,15 +26,17 @@ from state.organizations import (
 
 __all__ = ["OrganizationIn", "router"]
 
-router = APIRouter(prefix="/v1/organizations", tags=["organizations"], dependencies=[Depends(require_token)])
+router = APIRouter(
+    prefix="/v1/organizations", tags=["organizations"], dependencies=[Depends(require_token)], responses=ERROR_RESPONSES
+)
 
 
 class OrganizationIn(BaseModel):
     """A new organization."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
-    name: str = Field(min_length=1, max_length=MAX_ORGANIZATION_NAME, pattern=r"\S")
+    name: CleanText = Field(min_length=1, max_length=MAX_ORGANIZATION_NAME, pattern=r"\S")
     """Its display name."""
 
 

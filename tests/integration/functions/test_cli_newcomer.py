@@ -129,7 +129,7 @@ def test_each_usage_mistake_exits_2(cli: Invoke, org: UUID, tmp_path: Path) -> N
     for args, words in (
         (["brief", "--org", "acme"], "valid UUID"),
         (["brief", "--org", o, "--policy", str(tmp_path / "missing.json")], "does not exist"),
-        (["brief", "--org", o, "--entity", "nocolon"], "is not kind:id"),
+        (["brief", "--org", o, "--strict-entities", "--entity", "nocolon"], "expected kind:id"),
         (["policy", "show", "nope"], "unknown policy"),
         (["policy", "validate", str(tmp_path / "missing.json")], "neither a file nor a fixed policy"),
         (["switch-model"], "name the model"),

@@ -10,7 +10,17 @@ import pytest
 
 from context.models import MAX_TOKEN_BUDGET
 from context.registry import MAX_POLICY_SOURCES
+from tests.factories import Factory
 from tests.integration.functions.conftest import Service
+
+# Bad input is refused whatever the organization; a real one keeps the unknown-organization 404 (issue 13)
+# out of the way, so each test sees the 422 its rule gives.
+ORG = "5a1d0c6e-7b4e-4d84-9a43-2f1f0f7c9e11"
+
+
+@pytest.fixture(autouse=True)
+async def _known_organization(factory: Factory) -> None:
+    await factory.insert("public.organizations", id=ORG, name="Edge cases")
 
 
 def error(response: Any) -> tuple[int, str]:
@@ -20,7 +30,7 @@ def error(response: Any) -> tuple[int, str]:
 
 
 def search(**fields: Any) -> dict[str, Any]:
-    return {"organization_id": str(uuid4()), "query": "pricing", **fields}
+    return {"organization_id": ORG, "query": "pricing", **fields}
 
 
 @pytest.mark.parametrize(
@@ -55,7 +65,7 @@ async def test_a_budget_above_the_maximum_is_refused_with_its_path(service: Serv
         policy["total_token_budget"] = 10**18
     for path, body in (
         ("/v1/context/policies/validate", {"policy": policy}),
-        ("/v1/context/briefs", {"organization_id": str(uuid4()), "policy": policy}),
+        ("/v1/context/briefs", {"organization_id": ORG, "policy": policy}),
     ):
         response = await service.http.post(path, json=body, headers=service.auth)
         assert error(response) == (422, "policy_invalid"), response.text
@@ -85,12 +95,12 @@ async def test_a_policy_past_the_size_cap_is_refused_before_the_publish_check(se
     [
         ("/v1/knowledge/search", search(query="pricing\x00")),
         ("/v1/knowledge/search", search(query="pricing \ud800")),
-        ("/v1/context/briefs", {"organization_id": str(uuid4()), "query": "hello\x00"}),
+        ("/v1/context/briefs", {"organization_id": ORG, "query": "hello\x00"}),
         ("/v1/knowledge/sources", {"platform": True, "uri": "https://x.example/a.md", "content": "# A\x00"}),
         (
             "/v1/memory/remember",
             {
-                "invocation": {"organization_id": str(uuid4()), "definition_id": str(uuid4()), "run_id": str(uuid4())},
+                "invocation": {"organization_id": ORG, "definition_id": str(uuid4()), "run_id": str(uuid4())},
                 "arguments": {"content": "likes \x00 tea"},
             },
         ),
