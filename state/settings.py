@@ -45,6 +45,10 @@ class Settings(BaseSettings):
     """The service-to-service bearer token for `/v1/`. None refuses every `/v1/` call."""
     source_timeout_s: float = Field(default=1.0, gt=0, allow_inf_nan=False)
     """The context builder's per-source timeout."""
+    ingest_workers: int | None = Field(default=None, ge=1, le=64)
+    """Processes that extract PDFs and embed during bulk ingestion; None means one per CPU core."""
+    max_chunks_per_source: int = Field(default=20_000, ge=1)
+    """Most chunks one knowledge source may hold; a document that needs more fails with `too_many_chunks`."""
 
     @field_validator("database_url")
     @classmethod
