@@ -11,12 +11,6 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
 ON CONFLICT (organization_id, identity) WHERE replaces IS NULL DO NOTHING
 RETURNING id, status;
 
--- name: existing_source
--- The source with this identity in this scope. $1 organization_id (NULL = platform), $2 identity.
-SELECT id, status
-  FROM agent.knowledge_sources
- WHERE organization_id IS NOT DISTINCT FROM $1 AND identity = $2 AND replaces IS NULL;
-
 -- name: ensure_wanted_models
 -- Give a source a pending readiness row under every model it is wanted under and lacks. $1 source id.
 INSERT INTO agent.knowledge_source_models (source_id, embedding_model)

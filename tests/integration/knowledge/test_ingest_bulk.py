@@ -12,7 +12,8 @@ from knowledge._bulk import ingest_sources
 from knowledge._embedder_base import FakeEmbedder
 from knowledge._pool import IngestPool
 from knowledge.chunk import chunk_text
-from knowledge.ingest import register_upload
+from knowledge._register_many import Document, register_many
+from knowledge.ingest import register_upload, register_uri
 from state.db import Database
 from tests.factories import Factory
 from tests.integration.knowledge.helpers import FAKE, Kit
@@ -144,3 +145,23 @@ async def test_bulk_ingestion_with_and_without_the_pool_writes_the_same_chunks(
     assert [r["text"] for r in rows] == expected
     vectors = await FakeEmbedder().embed(expected)
     assert np.allclose(np.vstack([np.asarray(r["embedding"].to_numpy()) for r in rows]), vectors, atol=1e-6)
+
+
+async def test_registering_many_documents_gives_each_the_answer_registering_it_alone_gives(
+    kit: Kit, factory: Factory
+) -> None:
+    org = await factory.organization()
+    await register_uri(kit.db, kit.store, organization_id=org, uri="https://x.example/a", data=b"# A\n\nold a")
+    docs = [
+        Document(b"# One\n\nfirst", "one.md", media_type="text/markdown"),
+        Document(b"# One\n\nfirst", "again.md", media_type="text/markdown"),  # same content: one source
+        Document(b"# A\n\nnew a", "", uri="https://x.example/a"),  # a changed URI: a new version
+        Document(b"# B\n\nb", "", uri="https://x.example/b"),
+    ]
+    regs = await register_many(kit.db, kit.store, organization_id=org, documents=docs)
+    assert [r.outcome for r in regs] == ["created", "unchanged", "resync", "created"]
+    assert regs[0].source_id == regs[1].source_id
+    assert all(r.models == (FAKE,) for r in regs)
+    again = await register_many(kit.db, kit.store, organization_id=org, documents=docs[:1] + docs[3:])
+    assert [r.outcome for r in again] == ["unchanged", "unchanged"]
+    assert [r.source_id for r in again] == [regs[0].source_id, regs[3].source_id]
