@@ -43,13 +43,15 @@ async def extract_pooled(
     media_type: str | None = None,
     filename: str | None = None,
     limits: ExtractLimits = DEFAULT_EXTRACT_LIMITS,
+    min_bytes: int = POOLED_PDF_BYTES,
+    min_pages: int = POOLED_PDF_PAGES,
 ) -> ExtractedDocument:
-    """`extract_text` of `data`, with a large PDF's pages read by the pool's workers."""
+    """`extract_text` of `data`, with the pages of a PDF of `min_bytes` and `min_pages` read by the workers."""
     is_pdf = b"%PDF-" in data[:1024]
-    if pool is None or pool.workers < 2 or not is_pdf or not POOLED_PDF_BYTES <= len(data) <= limits.max_bytes:
+    if pool is None or pool.workers < 2 or not is_pdf or not min_bytes <= len(data) <= limits.max_bytes:
         return await extract_text_async(data, media_type=media_type, filename=filename, limits=limits)
     pages, title, notices = await asyncio.to_thread(_head, data, limits)
-    if pages < POOLED_PDF_PAGES:
+    if pages < min_pages:
         return await extract_text_async(data, media_type=media_type, filename=filename, limits=limits)
     step = -(-pages // pool.workers)
     ranges = [(start, min(start + step, pages)) for start in range(0, pages, step)]

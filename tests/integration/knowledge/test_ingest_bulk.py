@@ -11,8 +11,8 @@ import pytest
 from knowledge._bulk import ingest_sources
 from knowledge._embedder_base import FakeEmbedder
 from knowledge._pool import IngestPool
-from knowledge.chunk import chunk_text
 from knowledge._register_many import Document, register_many
+from knowledge.chunk import chunk_text
 from knowledge.ingest import register_upload, register_uri
 from state.db import Database
 from tests.factories import Factory
