@@ -12,6 +12,7 @@ This module must never touch the database or the object store, and never block t
 from __future__ import annotations
 
 import asyncio
+import atexit
 import multiprocessing
 import os
 from collections.abc import Callable
@@ -27,7 +28,16 @@ from knowledge.chunk import chunk_text
 from knowledge.errors import EmptyDocumentError, KnowledgeError, KnowledgeRuntimeError
 from knowledge.extract import ExtractLimits, extract_text, pdf_pages_text_of
 
-__all__ = ["Failure", "IngestPool", "Prepared", "default_workers", "embed_slice", "prepare_documents", "raise_failure"]
+__all__ = [
+    "Failure",
+    "IngestPool",
+    "Prepared",
+    "default_workers",
+    "embed_slice",
+    "prepare_documents",
+    "raise_failure",
+    "shared_pool",
+]
 
 T = TypeVar("T")
 
@@ -157,3 +167,15 @@ class IngestPool:
         executor, self._executor = self._executor, None
         if executor is not None:
             executor.shutdown(wait=False, cancel_futures=True)
+
+
+_shared: IngestPool | None = None
+
+
+def shared_pool(workers: int | None = None) -> IngestPool:
+    """The process-wide pool (one per process, `workers` taken from its first caller), stopped at exit."""
+    global _shared
+    if _shared is None:
+        _shared = IngestPool(workers)
+        atexit.register(_shared.close)
+    return _shared
