@@ -23,7 +23,7 @@ from pgvector import Vector
 
 from knowledge._ingest_records import EmbeddedBatch, FailedMark, PreparedChunks, ReadyCheck, RegisteredSource
 from knowledge._sql import QUERIES, translated
-from knowledge.chunk import DEFAULT_CHUNK_TOKENS, DEFAULT_OVERLAP_TOKENS, Chunk, chunk_text
+from knowledge.chunk import DEFAULT_CHUNK_TOKENS, DEFAULT_MAX_CHUNKS, DEFAULT_OVERLAP_TOKENS, Chunk, chunk_text
 from knowledge.db_errors import EmbedderMismatchError, SourceNotFoundError
 from knowledge.embed import Embedder
 from knowledge.errors import EmptyDocumentError
@@ -164,6 +164,7 @@ async def prepare_chunks(
     chunk_tokens: int = DEFAULT_CHUNK_TOKENS,
     overlap_tokens: int = DEFAULT_OVERLAP_TOKENS,
     limits: ExtractLimits = _DEFAULT_LIMITS,
+    max_chunks: int = DEFAULT_MAX_CHUNKS,
 ) -> PreparedChunks:
     """Write the chunk rows of a source under `model` (copied from another model's rows when complete)."""
     with translated():
@@ -192,7 +193,9 @@ async def prepare_chunks(
         )
         extract_s = time.perf_counter() - started
         started = time.perf_counter()
-        chunks = await asyncio.to_thread(chunk_text, extracted.text, size=chunk_tokens, overlap=overlap_tokens)
+        chunks = await asyncio.to_thread(
+            chunk_text, extracted.text, size=chunk_tokens, overlap=overlap_tokens, max_chunks=max_chunks
+        )
         chunk_s = time.perf_counter() - started
         if not chunks:
             raise EmptyDocumentError("the document contains no text to chunk")
