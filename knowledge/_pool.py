@@ -15,6 +15,8 @@ import asyncio
 import atexit
 import multiprocessing
 import os
+import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -122,6 +124,16 @@ def _ready(n: int) -> int:
 def _init_worker() -> None:
     # One process per core already: a tokenizer that also spreads over every core would oversubscribe them.
     os.environ["TOKENIZERS_PARALLELISM"] = "false"
+    # A worker holds both ends of its task queue, so it never sees the parent vanish: a parent killed with
+    # SIGKILL would leave it waiting forever. Watch the parent instead and leave with it.
+    parent = os.getppid()
+    threading.Thread(target=_exit_with_parent, args=(parent,), daemon=True, name="parent-watch").start()
+
+
+def _exit_with_parent(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(0.5)
+    os._exit(0)
 
 
 class IngestPool:
