@@ -232,7 +232,8 @@ async def test_an_upload_registers_once_per_organization_and_sends_the_ingestion
     )
     again = await service.http.post("/v1/knowledge/sources", headers=service.auth, **upload_form(org))
     assert again.status_code == 200 and again.json() == {
-        "source_id": source_id, "created": False, "status": "ready", "event_id": None,
+        "source_id": source_id, "created": False, "status": "ready", "event_id": None, "outcome": "unchanged",
+        "replaces": None,
     }  # fmt: skip
     assert len(service.inngest.sent) == 1, "a ready source is not ingested again"
     other = await factory.organization()
