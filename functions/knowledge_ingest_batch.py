@@ -72,7 +72,7 @@ def make_knowledge_ingest_batch(client: inngest.Inngest, slot: ServiceSlot) -> i
     async def knowledge_ingest_batch(ctx: inngest.Context) -> dict[str, Any]:
         ids = source_ids_of(ctx.event.data)
 
-        async def ingest() -> dict[str, int]:
+        async def ingest() -> dict[str, Any]:
             services = slot.get()
             result = await ingest_sources(
                 services.db, services.object_store, ids, embedders=services.embedders.get,
@@ -85,7 +85,8 @@ def make_knowledge_ingest_batch(client: inngest.Inngest, slot: ServiceSlot) -> i
             outcomes = services.metrics.ingestion_outcomes
             outcomes.labels(outcome="ready").inc(counts["ready"])
             outcomes.labels(outcome="failed").inc(counts["failed"])
-            return counts
+            seconds = {"extract": result.extract_s, "embed": result.embed_s, "write": result.write_s}
+            return {**counts, "seconds": {stage: round(value, 3) for stage, value in seconds.items()}}
 
         counts = await ctx.step.run("ingest", ingest)
         return {"sources": len(ids), **counts}

@@ -130,20 +130,23 @@ class _Run:
             for row in rows:
                 await self.fail(row["id"], exc, model)
             return
-        writing: asyncio.Task[None] | None = None
+        # Writes overlap the next waves' extraction and embedding; one write per worker may run at once, so
+        # the HNSW inserts of two waves use two cores once the embedding is done.
+        writing: list[asyncio.Task[None]] = []
+        in_flight = self.pool.workers if self.pool is not None else 1
         try:
             for start in range(0, len(rows), wave_documents):
                 wave = rows[start : start + wave_documents]
                 prepared = await self.prepare(wave)
                 vectors = await self.embed(embedder, prepared)
-                if writing is not None:
-                    await writing
-                writing = asyncio.create_task(self.write(model, prepared, vectors))
-            if writing is not None:
-                await writing
+                while len(writing) >= in_flight:
+                    await writing.pop(0)
+                writing.append(asyncio.create_task(self.write(model, prepared, vectors)))
+            while writing:
+                await writing.pop(0)
         finally:
-            if writing is not None and not writing.done():
-                writing.cancel()
+            for task in writing:
+                task.cancel()
 
     async def prepare(self, wave: list[Any]) -> dict[UUID, Prepared]:
         started = time.perf_counter()

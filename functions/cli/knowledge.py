@@ -9,6 +9,7 @@ this process (or sends `knowledge/model.switch.requested`). This module must nev
 from __future__ import annotations
 
 import mimetypes
+import time
 from pathlib import Path
 from typing import Annotated, Any
 from uuid import UUID
@@ -85,9 +86,11 @@ def ingest(
 
 
 async def _ingest_files(
-    files: list[Path], scope: UUID | None, uri: str | None, send_event: bool
+    files: list[Path], scope: UUID | None, uri: str | None, send_event: bool, stats: dict[str, float] | None = None
 ) -> list[dict[str, Any]]:
+    """Register and ingest `files` in waves; `stats`, when given, accumulates the seconds of each stage."""
     rows: list[dict[str, Any]] = []
+    seconds = stats if stats is not None else {}
     async with open_cli_services() as svc:
         pool = shared_pool(svc.settings.ingest_workers)
         with progress() as bar:
@@ -97,7 +100,9 @@ async def _ingest_files(
                 docs = [
                     Document(p.read_bytes(), p.name, media_type=mimetypes.guess_type(p.name)[0], uri=uri) for p in wave
                 ]
+                started = time.perf_counter()
                 regs = await register_many(svc.db, svc.object_store, organization_id=scope, documents=docs)
+                seconds["register"] = seconds.get("register", 0.0) + time.perf_counter() - started
                 pending = list(dict.fromkeys(r.source_id for r in regs if r.status == "pending"))
                 outcomes: dict[UUID, SourceOutcome] = {}
                 if send_event:
@@ -113,6 +118,9 @@ async def _ingest_files(
                         max_chunks=svc.settings.max_chunks_per_source, on_progress=advance,
                     )  # fmt: skip
                     outcomes = {o.source_id: o for o in result.outcomes}
+                    for stage, value in (("extract", result.extract_s), ("embed", result.embed_s)):
+                        seconds[stage] = seconds.get(stage, 0.0) + value
+                    seconds["write"] = seconds.get("write", 0.0) + result.write_s
                 for path, reg in zip(wave, regs, strict=True):
                     rows.append(_row(path, reg, outcomes.get(reg.source_id), send_event))
                 bar.update(task, completed=len(rows))
