@@ -268,8 +268,11 @@ async def _caps(db: Database, http: _Http, folder: Path) -> dict[str, Any]:
             "peak_above_start_mb": round(peak - baseline / 1024 / 1024, 1),
             "load_average": [round(x, 2) for x in os.getloadavg()],
         }  # fmt: skip
-    near_cap = folder / "near-cap.md"
-    near_cap.write_bytes(_big_markdown(int(DEFAULT_MAX_CHUNKS * 0.95) * 560, single_line=False))
+    near_cap = folder / "near-cap.md"  # 95 % of the cap: paragraphs of ~490 bytes, one chunk each
+    rng = random.Random(3)
+    words = ["".join(rng.choice("abcdefghilmnoprstu") for _ in range(rng.randint(3, 9))) for _ in range(2000)]
+    paragraphs = (" ".join(rng.choice(words) for _ in range(70)) + "." for _ in range(int(DEFAULT_MAX_CHUNKS * 0.95)))
+    near_cap.write_text("# Near the cap\n\n" + "\n\n".join(paragraphs))
     result["document_near_the_cap"] = await _cli(db, [near_cap])
     return result
 

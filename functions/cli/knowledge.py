@@ -88,45 +88,53 @@ def ingest(
 async def _ingest_files(
     files: list[Path], scope: UUID | None, uri: str | None, send_event: bool, stats: dict[str, float] | None = None
 ) -> list[dict[str, Any]]:
-    """Register and ingest `files` in waves; `stats`, when given, accumulates the seconds of each stage."""
-    rows: list[dict[str, Any]] = []
+    """Register `files` in waves, then ingest every pending one in one bulk run.
+
+    Registration holds one wave's bytes at a time; the bulk run's writes overlap its next waves' extraction.
+    `stats`, when given, collects the seconds of each stage.
+    """
     seconds = stats if stats is not None else {}
+    registered: list[RegisteredSource] = []
     async with open_cli_services() as svc:
-        pool = shared_pool(svc.settings.ingest_workers)
         with progress() as bar:
-            task = bar.add_task("ingesting: 0 chunks", total=len(files))
+            task = bar.add_task("registering", total=len(files))
+            started = time.perf_counter()
             for start in range(0, len(files), WAVE_FILES):
                 wave = files[start : start + WAVE_FILES]
                 docs = [
                     Document(p.read_bytes(), p.name, media_type=mimetypes.guess_type(p.name)[0], uri=uri) for p in wave
                 ]
-                started = time.perf_counter()
-                regs = await register_many(svc.db, svc.object_store, organization_id=scope, documents=docs)
-                seconds["register"] = seconds.get("register", 0.0) + time.perf_counter() - started
-                pending = list(dict.fromkeys(r.source_id for r in regs if r.status == "pending"))
-                outcomes: dict[UUID, SourceOutcome] = {}
-                if send_event:
-                    await _send_batches(pending, scope, sync=any(r.outcome == "resync" for r in regs))
-                elif pending:
-                    done = len(rows)
+                registered += await register_many(svc.db, svc.object_store, organization_id=scope, documents=docs)
+                bar.update(task, completed=len(registered))
+            seconds["register"] = time.perf_counter() - started
+            pending = list(dict.fromkeys(r.source_id for r in registered if r.status == "pending"))
+            outcomes: dict[UUID, SourceOutcome] = {}
+            if send_event:
+                await _send_batches(pending, scope, sync=any(r.outcome == "resync" for r in registered))
+            elif pending:
+                work = bar.add_task("ingesting: 0 chunks", total=len(pending))
 
-                    def advance(documents: int, chunks: int, done: int = done) -> None:
-                        bar.update(task, completed=done + documents, description=f"ingesting: {chunks:,} chunks")
+                def advance(documents: int, chunks: int) -> None:
+                    bar.update(work, completed=documents, description=f"ingesting: {chunks:,} chunks")
 
-                    result = await ingest_sources(
-                        svc.db, svc.object_store, pending, embedders=svc.embedders.get, pool=pool,
-                        max_chunks=svc.settings.max_chunks_per_source, on_progress=advance,
-                    )  # fmt: skip
-                    outcomes = {o.source_id: o for o in result.outcomes}
-                    for stage, value in (("extract", result.extract_s), ("embed", result.embed_s)):
-                        seconds[stage] = seconds.get(stage, 0.0) + value
-                    seconds["write"] = seconds.get("write", 0.0) + result.write_s
-                for path, reg in zip(wave, regs, strict=True):
-                    rows.append(_row(path, reg, outcomes.get(reg.source_id), send_event))
-                bar.update(task, completed=len(rows))
-            if not send_event and any(row["status"] == "failed (earlier)" for row in rows):
-                await _reasons(svc.db, rows)
+                result = await ingest_sources(
+                    svc.db, svc.object_store, pending, embedders=svc.embedders.get,
+                    pool=shared_pool(svc.settings.ingest_workers), max_chunks=svc.settings.max_chunks_per_source,
+                    on_progress=advance,
+                )  # fmt: skip
+                outcomes = {o.source_id: o for o in result.outcomes}
+                seconds.update(extract=result.extract_s, embed=result.embed_s, write=result.write_s)
+        rows = [
+            _row(path, reg, outcomes.get(reg.source_id), send_event)
+            for path, reg in zip(files, registered, strict=True)
+        ]
+        if any(row["status"] == "failed (earlier)" for row in rows):
+            await _reasons(svc.db, rows)
     return rows
+
+
+def _media(path: Path) -> str | None:
+    return mimetypes.guess_type(path.name)[0]
 
 
 def _row(path: Path, reg: RegisteredSource, outcome: SourceOutcome | None, sent: bool) -> dict[str, Any]:
