@@ -39,6 +39,21 @@ Progress = Callable[[int, int], None]
 """Called after each written wave with (documents finished so far, chunks written so far)."""
 
 _STAGING_COLUMNS = ("source_id", "ordinal", "text", "tokens", "embedding")
+WRITE_CHUNKS = 1_000
+"""Chunks per write transaction (a source's chunks are never split): parts of a wave write concurrently."""
+
+
+def _parts(prepared: dict[UUID, Prepared], limit: int) -> list[dict[UUID, Prepared]]:
+    """`prepared` cut in order into groups of whole sources holding about `limit` chunks each."""
+    parts: list[dict[UUID, Prepared]] = [{}]
+    size = 0
+    for source_id, p in prepared.items():
+        if size and size + len(p.texts) > limit:
+            parts.append({})
+            size = 0
+        parts[-1][source_id] = p
+        size += len(p.texts)
+    return [part for part in parts if part]
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,9 +154,10 @@ class _Run:
                 wave = rows[start : start + wave_documents]
                 prepared = await self.prepare(wave)
                 vectors = await self.embed(embedder, prepared)
-                while len(writing) >= in_flight:
-                    await writing.pop(0)
-                writing.append(asyncio.create_task(self.write(model, prepared, vectors)))
+                for part in _parts(prepared, WRITE_CHUNKS):
+                    while len(writing) >= in_flight:
+                        await writing.pop(0)
+                    writing.append(asyncio.create_task(self.write(model, part, vectors)))
             while writing:
                 await writing.pop(0)
         finally:
