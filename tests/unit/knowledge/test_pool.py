@@ -42,7 +42,7 @@ async def test_a_document_failure_in_a_worker_comes_back_as_its_own_error(pool: 
     docs = [
         (b"# Fine\n\nsome text", "text/markdown", "a.md"),
         (b"", None, "b.md"),
-        (bytes(range(256)) * 4, None, "c.txt"),
+        (b"\x00\x01\x02\x03" * 1000, None, "c.txt"),
     ]
     out = await pool.run(prepare_documents, docs, DEFAULT_EXTRACT_LIMITS, DEFAULT_CHUNK_TOKENS, 100)
     assert isinstance(out[0], Prepared) and out[0].texts == ["# Fine\n\nsome text"]
