@@ -12,6 +12,7 @@ import inngest
 from functions._services import ServiceSlot
 from functions.context_segment import make_context_segment_brief
 from functions.knowledge_ingest import make_knowledge_ingest
+from functions.knowledge_ingest_batch import make_knowledge_ingest_batch
 from functions.knowledge_sweep import make_knowledge_sweep
 from functions.knowledge_switch import make_knowledge_reembed, make_knowledge_switch
 
@@ -23,6 +24,7 @@ def build_functions(client: inngest.Inngest, slot: ServiceSlot) -> list[inngest.
     return [
         make_context_segment_brief(client, builder=lambda: slot.get().builder, metrics=lambda: slot.get().metrics),
         make_knowledge_ingest(client, slot),
+        make_knowledge_ingest_batch(client, slot),
         make_knowledge_sweep(client, slot),
         make_knowledge_switch(client, slot),
         make_knowledge_reembed(client, slot),

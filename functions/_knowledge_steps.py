@@ -64,7 +64,16 @@ async def build_model_steps(ctx: inngest.Context, slot: ServiceSlot, source_id: 
     async def extract_and_chunk() -> dict[str, Any]:
         services = slot.get()
         prepared = await fail_on_bad_input(
-            services, source_id, model, lambda: prepare_chunks(services.db, services.object_store, source_id, model)
+            services,
+            source_id,
+            model,
+            lambda: prepare_chunks(
+                services.db,
+                services.object_store,
+                source_id,
+                model,
+                max_chunks=services.settings.max_chunks_per_source,
+            ),
         )
         batch_size = services.embedders.get(model).batch_size
         return {"chunks": prepared.chunk_count, "embedded": prepared.embedded_count, "batch_size": batch_size}

@@ -1,9 +1,10 @@
 """`knowledge-ingest`: make an uploaded (or retried) knowledge source searchable, one durable step at a time.
 
-Triggers: `knowledge/source.uploaded` and `knowledge/source.retry.requested`, data `{source_id,
-organization_id}`. Steps: `plan` (the models the source still needs), then per model `extract-and-chunk`,
-one `embed` step per batch, and `mark-ready`. Each step calls one `knowledge.ingest` step and returns only
-ids and counts; the text and the vectors stay in Postgres.
+Triggers: `knowledge/source.uploaded`, `knowledge/source.retry.requested` and
+`knowledge/source.sync.requested` (a new version of a URI, which replaces the live one in the transaction
+that makes it ready), data `{source_id, organization_id}`. Steps: `plan` (the models the source still
+needs), then per model `extract-and-chunk`, one `embed` step per batch, and `mark-ready`. Each step calls
+one `knowledge.ingest` step and returns only ids and counts; the text and the vectors stay in Postgres.
 
 One run at a time per source (a concurrency key), a limit per organization, retries for transient faults.
 Bad input (an encrypted, empty, malformed or too large document, an unknown model) raises
@@ -29,6 +30,7 @@ from state.queries import load_queries
 __all__ = [
     "CONCURRENCY_PER_ORGANIZATION",
     "EVENT_RETRY",
+    "EVENT_SYNC",
     "EVENT_UPLOADED",
     "FUNCTION_ID",
     "RETRIES",
@@ -38,6 +40,7 @@ __all__ = [
 FUNCTION_ID = "knowledge-ingest"
 EVENT_UPLOADED = "knowledge/source.uploaded"
 EVENT_RETRY = "knowledge/source.retry.requested"
+EVENT_SYNC = "knowledge/source.sync.requested"
 RETRIES = 4
 CONCURRENCY_PER_ORGANIZATION = 4
 """Ingestions of one organization at once, so one tenant's bulk upload cannot hold every worker."""
@@ -62,7 +65,11 @@ def make_knowledge_ingest(client: inngest.Inngest, slot: ServiceSlot) -> inngest
     @client.create_function(
         fn_id=FUNCTION_ID,
         name="Knowledge: ingest a source",
-        trigger=[inngest.TriggerEvent(event=EVENT_UPLOADED), inngest.TriggerEvent(event=EVENT_RETRY)],
+        trigger=[
+            inngest.TriggerEvent(event=EVENT_UPLOADED),
+            inngest.TriggerEvent(event=EVENT_RETRY),
+            inngest.TriggerEvent(event=EVENT_SYNC),
+        ],
         concurrency=[
             inngest.Concurrency(key="event.data.source_id", limit=1),
             inngest.Concurrency(key="event.data.organization_id", limit=CONCURRENCY_PER_ORGANIZATION),

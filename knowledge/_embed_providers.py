@@ -94,6 +94,7 @@ class WordLlamaEmbedder(Embedder):
 
     model_id: ClassVar[str] = "local/wordllama-l2-supercat-256"
     dimensions: ClassVar[int] = 256
+    pool_safe: ClassVar[bool] = True
 
     def __init__(self, *, batch_size: int = 512) -> None:
         self.batch_size = batch_size

@@ -37,6 +37,13 @@ class Embedder(ABC):
     """Most texts sent to `_embed_batch` at once."""
     max_batch_tokens: int | None = None
     """Most estimated tokens sent to `_embed_batch` at once (None: no token cap)."""
+    pool_safe: ClassVar[bool] = False
+    """True when `type(self)()` in another process embeds exactly like this instance (CPU-only, no state).
+    Only the class that sets it counts: a subclass must set it again (see `runs_in_pool`)."""
+
+    def runs_in_pool(self) -> bool:
+        """Whether this embedder's work may be spread over the ingestion process pool."""
+        return bool(type(self).__dict__.get("pool_safe", False))
 
     async def embed(self, texts: Sequence[str]) -> Embeddings:
         """Embed `texts` in batches; rows are in input order and checked against `dimensions`."""
@@ -111,6 +118,7 @@ class FakeEmbedder(Embedder):
 
     model_id: ClassVar[str] = "test/hash-64"
     dimensions: ClassVar[int] = 64
+    pool_safe: ClassVar[bool] = True
 
     def __init__(self, *, batch_size: int = 16) -> None:
         self.batch_size = batch_size

@@ -23,6 +23,12 @@ class RegisteredSource:
     """pending, ready or failed."""
     models: tuple[str, ...]
     """The models it still has to be made ready under, in order."""
+    outcome: str = "created"
+    """`created`; `unchanged` (same identity, same content: nothing to do); `resync` (a URI's content changed:
+    this is the new version, replacing `replaces` once ready); `resync_pending` (that version is already
+    registered)."""
+    replaces: UUID | None = None
+    """For a new version of a URI, the live source it replaces when it becomes ready."""
 
 
 @dataclass(frozen=True, slots=True)

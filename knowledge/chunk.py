@@ -17,6 +17,12 @@ so eight full chunks always fit the 1,500-token budget. Overlap defaults to 0: s
 overlapping chunk from sub-chunks of `overlap` tokens, which cuts inside sentences instead of at paragraph
 boundaries, and overlapping neighbours would spend the brief's budget twice on the same words.
 
+A source may hold at most `max_chunks` chunks (`DEFAULT_MAX_CHUNKS`, see docs/decisions.md): a text whose
+token count alone proves it would exceed the cap fails at once, before any splitting, and one that exceeds
+it while splitting fails as soon as it does, with `TooManyChunksError` (`too_many_chunks`). A text longer
+than `BLOCK_CHARS` is cut into blocks at the last blank line, line end or space inside each block before
+semchunk sees it, so a huge single line costs time and memory in proportion to its length.
+
 This module must never embed, touch the database, or return an empty or over-size chunk.
 """
 
@@ -28,16 +34,20 @@ from typing import Final
 
 from semchunk.semchunk import Chunker, chunkerify
 
+from knowledge.errors import ExtractionError
 from state.tokens import estimate_tokens
 
 __all__ = [
+    "BLOCK_CHARS",
     "DEFAULT_CHUNK_TOKENS",
+    "DEFAULT_MAX_CHUNKS",
     "DEFAULT_OVERLAP_TOKENS",
     "FRAME_TOKENS",
     "FRONT_DOOR_KNOWLEDGE_BUDGET",
     "FRONT_DOOR_KNOWLEDGE_ITEMS",
     "HEADING_TOKENS",
     "Chunk",
+    "TooManyChunksError",
     "chunk_text",
 ]
 
@@ -45,6 +55,10 @@ DEFAULT_CHUNK_TOKENS: Final = 150
 """Largest chunk by default, in estimated tokens (see the module docstring for the arithmetic)."""
 DEFAULT_OVERLAP_TOKENS: Final = 0
 """Tokens shared by neighbouring chunks by default."""
+DEFAULT_MAX_CHUNKS: Final = 20_000
+"""Most chunks one source may hold by default (~12 MB of prose; see docs/decisions.md for the measurement)."""
+BLOCK_CHARS: Final = 64 * 1024
+"""Texts longer than this are cut into blocks of at most this many characters before semchunk runs."""
 FRAME_TOKENS: Final = 36
 """Tokens of one knowledge item's rendering frame with a title of at most 80 bytes, and its newline."""
 HEADING_TOKENS: Final = 5
@@ -53,6 +67,12 @@ FRONT_DOOR_KNOWLEDGE_ITEMS: Final = 8
 """Chunks the front door policy asks for."""
 FRONT_DOOR_KNOWLEDGE_BUDGET: Final = 1_500
 """The front door policy's token budget for knowledge."""
+
+
+class TooManyChunksError(ExtractionError):
+    """The document would be cut into more chunks than one source may hold."""
+
+    code = "too_many_chunks"
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,24 +87,66 @@ class Chunk:
     """`estimate_tokens(text)`, never more than the size the chunk was cut for."""
 
 
-def chunk_text(text: str, *, size: int = DEFAULT_CHUNK_TOKENS, overlap: int = DEFAULT_OVERLAP_TOKENS) -> list[Chunk]:
-    """Split `text` into chunks of at most `size` estimated tokens, neighbours sharing ~`overlap` tokens."""
+def chunk_text(
+    text: str,
+    *,
+    size: int = DEFAULT_CHUNK_TOKENS,
+    overlap: int = DEFAULT_OVERLAP_TOKENS,
+    max_chunks: int | None = None,
+) -> list[Chunk]:
+    """Split `text` into chunks of at most `size` estimated tokens, neighbours sharing ~`overlap` tokens.
+
+    With `max_chunks`, a text that needs more chunks raises `TooManyChunksError` as soon as that is known.
+    """
     if isinstance(size, bool) or not isinstance(size, int) or size <= 0:
         raise ValueError(f"chunk size must be a positive number of tokens, got {size!r}")
     if isinstance(overlap, bool) or not isinstance(overlap, int) or not 0 <= overlap < size:
         raise ValueError(f"overlap must be at least 0 and smaller than the chunk size {size}, got {overlap!r}")
+    if max_chunks is not None and max_chunks <= 0:
+        raise ValueError(f"max_chunks must be positive, got {max_chunks!r}")
     if not text.strip():
         return []
-    pieces = _split(text, size=size, overlap=overlap)
+    if max_chunks is not None:
+        least = -(-estimate_tokens(text) // size)  # no chunk holds more than `size` tokens
+        if least > max_chunks:
+            raise TooManyChunksError(_too_many(f"at least {least:,}", max_chunks))
     result: list[Chunk] = []
-    for piece in pieces:
-        # semchunk can overshoot by a token when it merges overlapping sub-chunks; re-cut those pieces.
-        parts = [piece] if estimate_tokens(piece) <= size else _split(piece, size=size, overlap=0)
-        for part in parts:
-            stripped = part.strip()
-            if stripped:
-                result.append(Chunk(ordinal=len(result), text=stripped, tokens=estimate_tokens(stripped)))
+    for block in _blocks(text):
+        for piece in _split(block, size=size, overlap=overlap):
+            # semchunk can overshoot by a token when it merges overlapping sub-chunks; re-cut those pieces.
+            parts = [piece] if estimate_tokens(piece) <= size else _split(piece, size=size, overlap=0)
+            for part in parts:
+                stripped = part.strip()
+                if stripped:
+                    result.append(Chunk(ordinal=len(result), text=stripped, tokens=estimate_tokens(stripped)))
+            if max_chunks is not None and len(result) > max_chunks:
+                raise TooManyChunksError(_too_many(f"more than {max_chunks:,}", max_chunks))
     return result
+
+
+def _too_many(count: str, cap: int) -> str:
+    return f"the document would make {count} chunks; one source may hold at most {cap:,}: split it into parts"
+
+
+def _blocks(text: str) -> list[str]:
+    """`text` cut into blocks of at most `BLOCK_CHARS`, at the last blank line, line end or space of each."""
+    if len(text) <= BLOCK_CHARS:
+        return [text]
+    blocks: list[str] = []
+    start = 0
+    while len(text) - start > BLOCK_CHARS:
+        end = start + BLOCK_CHARS
+        cut = -1
+        for separator in ("\n\n", "\n", " "):
+            cut = text.rfind(separator, start + BLOCK_CHARS // 2, end)
+            if cut >= 0:
+                cut += len(separator)
+                break
+        cut = cut if cut > start else end  # one unbroken word: a hard cut
+        blocks.append(text[start:cut])
+        start = cut
+    blocks.append(text[start:])
+    return blocks
 
 
 def _split(text: str, *, size: int, overlap: int) -> list[str]:

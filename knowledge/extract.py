@@ -207,31 +207,80 @@ def _extract_pdf(
     collected: list[str] = []
     token = _PYPDF_LOG.set(collected)
     try:
-        reader = _open_pdf(data, password)
-        try:
-            pages = len(reader.pages)
-        except Exception as exc:  # a damaged page tree fails in many ways inside the parser
-            raise MalformedDocumentError(f"the PDF's page tree is damaged: {_reason(exc)}") from exc
-        if pages > limits.max_pages:
-            raise TooManyPagesError(f"the PDF has {pages:,} pages; the limit is {limits.max_pages:,}")
-        texts: list[str] = []
-        for index in range(pages):
-            try:
-                texts.append(reader.pages[index].extract_text() or "")
-            except LimitReachedError as exc:
-                raise DocumentTooLargeError(f"page {index + 1} exceeds a decoding limit: {exc}") from exc
-            except Exception as exc:  # pypdf raises many types on damaged content streams
-                raise MalformedDocumentError(f"page {index + 1} cannot be read: {_reason(exc)}") from exc
+        reader, pages = open_pdf_checked(data, password, limits)
+        texts = pdf_pages_text(reader, 0, pages)
         title = _pdf_title(reader)
     finally:
         _PYPDF_LOG.reset(token)
+    return finish_pdf(texts, pages, title or fallback_title, collected)
+
+
+def open_pdf_checked(data: bytes, password: str | None, limits: ExtractLimits) -> tuple[pypdf.PdfReader, int]:
+    """Open (and decrypt) a PDF and count its pages, refusing one over the page limit."""
+    reader = _open_pdf(data, password)
+    try:
+        pages = len(reader.pages)
+    except Exception as exc:  # a damaged page tree fails in many ways inside the parser
+        raise MalformedDocumentError(f"the PDF's page tree is damaged: {_reason(exc)}") from exc
+    if pages > limits.max_pages:
+        raise TooManyPagesError(f"the PDF has {pages:,} pages; the limit is {limits.max_pages:,}")
+    return reader, pages
+
+
+def pdf_pages_text(reader: pypdf.PdfReader, start: int, stop: int) -> list[str]:
+    """The raw text of pages `start`..`stop - 1`; the first page that cannot be read fails the call."""
+    texts: list[str] = []
+    for index in range(start, stop):
+        try:
+            texts.append(reader.pages[index].extract_text() or "")
+        except LimitReachedError as exc:
+            raise DocumentTooLargeError(f"page {index + 1} exceeds a decoding limit: {exc}") from exc
+        except Exception as exc:  # pypdf raises many types on damaged content streams
+            raise MalformedDocumentError(f"page {index + 1} cannot be read: {_reason(exc)}") from exc
+    return texts
+
+
+def pdf_pages_text_of(data: bytes, password: str | None, start: int, stop: int) -> tuple[list[str], list[str]]:
+    """`pdf_pages_text` on a PDF opened here (a pool worker's half), with the repair notices it logged."""
+    collected: list[str] = []
+    token = _PYPDF_LOG.set(collected)
+    try:
+        texts = pdf_pages_text(_open_pdf(data, password), start, stop)
+    finally:
+        _PYPDF_LOG.reset(token)
+    return texts, collected
+
+
+def pdf_title(reader: pypdf.PdfReader) -> str | None:
+    """The document-information title, ignored when missing or unreadable."""
+    return _pdf_title(reader)
+
+
+def finish_pdf(texts: list[str], pages: int, title: str | None, notices: list[str]) -> ExtractedDocument:
+    """Join and normalise the pages' text, refusing a PDF without a text layer."""
     text = normalise_text("\n\n".join(texts))
     if not text:
         raise NoTextLayerError(
             f"the PDF has {pages} page{'s' if pages != 1 else ''} but no text layer (scanned images?); run OCR first"
         )
-    unique = tuple(dict.fromkeys(collected))[:_MAX_WARNINGS]
-    return ExtractedDocument(text=text, pages=pages, media_type=PDF, title=title or fallback_title, warnings=unique)
+    unique = tuple(dict.fromkeys(notices))[:_MAX_WARNINGS]
+    return ExtractedDocument(text=text, pages=pages, media_type=PDF, title=title, warnings=unique)
+
+
+def pdf_capture() -> tuple[list[str], contextvars.Token[list[str] | None]]:
+    """Start capturing pypdf's repair notices in this context; reset the token to stop."""
+    collected: list[str] = []
+    return collected, _PYPDF_LOG.set(collected)
+
+
+def pdf_capture_end(token: contextvars.Token[list[str] | None]) -> None:
+    """Stop a capture started by `pdf_capture`."""
+    _PYPDF_LOG.reset(token)
+
+
+def sniff(data: bytes, media_type: str | None, filename: str | None) -> str:
+    """The type `extract_text` reads `data` as (or the `ExtractionError` it raises for the type)."""
+    return _sniff(data, media_type, filename)
 
 
 def _open_pdf(data: bytes, password: str | None) -> pypdf.PdfReader:

@@ -16,19 +16,20 @@ import hashlib
 import time
 from collections.abc import Callable
 from pathlib import PurePosixPath
+from typing import Any
 from uuid import UUID
 
 from pgvector import Vector
 
 from knowledge._ingest_records import EmbeddedBatch, FailedMark, PreparedChunks, ReadyCheck, RegisteredSource
 from knowledge._sql import QUERIES, translated
-from knowledge.chunk import DEFAULT_CHUNK_TOKENS, DEFAULT_OVERLAP_TOKENS, Chunk, chunk_text
+from knowledge.chunk import DEFAULT_CHUNK_TOKENS, DEFAULT_MAX_CHUNKS, DEFAULT_OVERLAP_TOKENS, Chunk, chunk_text
 from knowledge.db_errors import EmbedderMismatchError, SourceNotFoundError
 from knowledge.embed import Embedder
 from knowledge.errors import EmptyDocumentError
 from knowledge.extract import ExtractLimits, extract_text_async
 from knowledge.objects import ObjectStore, object_key_for
-from state.db import Database
+from state.db import Connection, Database
 
 __all__ = [
     "EmbeddedBatch",
@@ -110,17 +111,40 @@ async def _register(
     identity = uri if uri is not None else f"sha256:{digest}"
     args = (organization_id, kind, label, uri, key, digest, media_type, filename, len(data))
     with translated():
-        async with db.connection() as conn:
-            row = await conn.fetchrow(QUERIES["insert_source"], *args)
-            created = row is not None
-            if row is None:
-                row = await conn.fetchrow(QUERIES["existing_source"], organization_id, identity)
-            if row is None:  # deleted between the conflict and the read
-                raise SourceNotFoundError(f"the source {identity!r} vanished while it was registered")
+        async with db.connection() as conn, conn.transaction():
+            inserted = await conn.fetchrow(QUERIES["insert_source"], *args)
+            outcome, replaces = "created", None
+            if inserted is None:
+                row, outcome, replaces = await _existing_or_new_version(conn, organization_id, identity, digest, args)
+            else:
+                row = {"id": inserted["id"], "status": inserted["status"]}
             if row["status"] != "failed":
                 await conn.execute(QUERIES["ensure_wanted_models"], row["id"])
             models = tuple(r["embedding_model"] for r in await conn.fetch(QUERIES["models_to_build"], row["id"]))
-    return RegisteredSource(source_id=row["id"], created=created, status=row["status"], models=models)
+    return RegisteredSource(
+        source_id=row["id"], created=outcome in ("created", "resync"), status=row["status"], models=models,
+        outcome=outcome, replaces=replaces,
+    )  # fmt: skip
+
+
+async def _existing_or_new_version(
+    conn: Connection, organization_id: UUID | None, identity: str, digest: str, args: tuple[object, ...]
+) -> tuple[dict[str, Any], str, UUID | None]:
+    """The registered source of `identity`; for a URI whose content changed, a new version replacing it."""
+    live = await conn.fetchrow(QUERIES["existing_version"], organization_id, identity)
+    if live is None:  # deleted between the conflict and the read
+        raise SourceNotFoundError(f"the source {identity!r} vanished while it was registered")
+    if live["content_sha256"] == digest:
+        if live["next_id"] is not None:  # the latest sync says the live text: a pending newer one is stale
+            await conn.execute(QUERIES["delete_replacement"], live["next_id"])
+        return {"id": live["id"], "status": live["status"]}, "unchanged", None
+    if live["next_id"] is not None:
+        if live["next_sha256"] == digest:  # this version is already registered
+            return {"id": live["next_id"], "status": live["next_status"]}, "resync_pending", live["id"]
+        await conn.execute(QUERIES["delete_replacement"], live["next_id"])  # a newer version supersedes it
+    row = await conn.fetchrow(QUERIES["insert_replacement"], *args, live["id"])
+    assert row is not None
+    return {"id": row["id"], "status": row["status"]}, "resync", live["id"]
 
 
 async def models_to_build(db: Database, source_id: UUID) -> tuple[str, ...]:
@@ -140,6 +164,7 @@ async def prepare_chunks(
     chunk_tokens: int = DEFAULT_CHUNK_TOKENS,
     overlap_tokens: int = DEFAULT_OVERLAP_TOKENS,
     limits: ExtractLimits = _DEFAULT_LIMITS,
+    max_chunks: int = DEFAULT_MAX_CHUNKS,
 ) -> PreparedChunks:
     """Write the chunk rows of a source under `model` (copied from another model's rows when complete)."""
     with translated():
@@ -168,7 +193,9 @@ async def prepare_chunks(
         )
         extract_s = time.perf_counter() - started
         started = time.perf_counter()
-        chunks = await asyncio.to_thread(chunk_text, extracted.text, size=chunk_tokens, overlap=overlap_tokens)
+        chunks = await asyncio.to_thread(
+            chunk_text, extracted.text, size=chunk_tokens, overlap=overlap_tokens, max_chunks=max_chunks
+        )
         chunk_s = time.perf_counter() - started
         if not chunks:
             raise EmptyDocumentError("the document contains no text to chunk")
@@ -228,10 +255,15 @@ async def embed_batch(
 
 
 async def mark_ready(db: Database, source_id: UUID, model: str) -> ReadyCheck:
-    """Mark (source, model) ready, and the source with it, only if every chunk row holds its vector."""
+    """Mark (source, model) ready, and the source with it, only if every chunk row holds its vector.
+
+    A new version of a URI that becomes ready replaces the old one in the same transaction.
+    """
     with translated():
-        async with db.connection() as conn:
+        async with db.connection() as conn, conn.transaction():
             row = await conn.fetchrow(QUERIES["mark_model_ready"], source_id, model)
+            if row is not None and row["source_became_ready"]:
+                await conn.execute(QUERIES["swap_replaced_sources"], [source_id])
     assert row is not None  # the statement always answers one row of counts
     return ReadyCheck(source_id, model, row["ready"], row["source_became_ready"], row["total"], row["embedded"])
 

@@ -8,14 +8,8 @@
 INSERT INTO agent.knowledge_sources
     (organization_id, kind, title, uri, object_key, content_sha256, media_type, filename, byte_size)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-ON CONFLICT ON CONSTRAINT knowledge_sources_identity_key DO NOTHING
+ON CONFLICT (organization_id, identity) WHERE replaces IS NULL DO NOTHING
 RETURNING id, status;
-
--- name: existing_source
--- The source with this identity in this scope. $1 organization_id (NULL = platform), $2 identity.
-SELECT id, status
-  FROM agent.knowledge_sources
- WHERE organization_id IS NOT DISTINCT FROM $1 AND identity = $2;
 
 -- name: ensure_wanted_models
 -- Give a source a pending readiness row under every model it is wanted under and lacks. $1 source id.
@@ -352,3 +346,133 @@ SELECT r.source_id, r.embedding_model, r.status, r.chunk_count, r.embedded_count
   FROM agent.knowledge_source_models r
  WHERE r.source_id = ANY($1::uuid[])
  ORDER BY r.source_id, r.embedding_model;
+
+-- name: bulk_plan
+-- What bulk ingestion needs of many sources: each one's document, status and the models it still needs.
+-- $1 source ids uuid[].
+SELECT s.id, s.status, s.failure_reason, s.object_key, s.media_type, s.filename,
+       coalesce(array_agg(r.embedding_model ORDER BY r.embedding_model)
+                FILTER (WHERE r.embedding_model IS NOT NULL), '{}') AS models
+  FROM agent.knowledge_sources s
+  LEFT JOIN agent.knowledge_source_models r ON r.source_id = s.id AND r.status <> 'ready'
+ WHERE s.id = ANY($1::uuid[])
+ GROUP BY s.id;
+
+-- name: create_chunk_staging
+-- A transaction's staging table for COPY: chunks with their vectors, dropped at commit.
+CREATE TEMP TABLE IF NOT EXISTS knowledge_chunk_staging (
+    source_id uuid NOT NULL,
+    ordinal integer NOT NULL,
+    text text NOT NULL,
+    tokens integer NOT NULL,
+    embedding vector NOT NULL
+) ON COMMIT DROP;
+
+-- name: merge_staged_chunks
+-- Move the staged chunks of one model into place: a re-run overwrites the rows of an earlier, interrupted
+-- run instead of duplicating them (the unique key decides). $1 model.
+INSERT INTO agent.knowledge_chunks AS c (source_id, embedding_model, ordinal, text, tokens, embedding)
+SELECT st.source_id, $1, st.ordinal, st.text, st.tokens, st.embedding
+  FROM pg_temp.knowledge_chunk_staging st
+ON CONFLICT ON CONSTRAINT knowledge_chunks_source_model_ordinal_key DO UPDATE
+   SET text = EXCLUDED.text, tokens = EXCLUDED.tokens, embedding = EXCLUDED.embedding
+ WHERE c.text IS DISTINCT FROM EXCLUDED.text OR c.tokens IS DISTINCT FROM EXCLUDED.tokens
+    OR c.embedding IS NULL;
+
+-- name: delete_unstaged_chunks
+-- Remove a staged source's rows of one model beyond its staged chunks (a shorter re-run). $1 model.
+DELETE FROM agent.knowledge_chunks c
+ USING (SELECT source_id, max(ordinal) AS last FROM pg_temp.knowledge_chunk_staging GROUP BY source_id) st
+ WHERE c.source_id = st.source_id AND c.embedding_model = $1 AND c.ordinal > st.last;
+
+-- name: mark_staged_ready
+-- In one statement: each staged (source, model) row becomes ready only when its chunk rows are exactly the
+-- staged ones and every one holds a vector; the sources become ready with them. $1 model. Returns the
+-- sources whose model row became ready and those that became ready themselves.
+WITH staged AS (
+    SELECT source_id, count(*)::integer AS n FROM pg_temp.knowledge_chunk_staging GROUP BY source_id
+), counts AS (
+    SELECT c.source_id, count(*)::integer AS total, count(c.embedding)::integer AS embedded
+      FROM agent.knowledge_chunks c JOIN staged USING (source_id)
+     WHERE c.embedding_model = $1
+     GROUP BY c.source_id
+), model_ready AS (
+    UPDATE agent.knowledge_source_models r
+       SET status = 'ready', chunk_count = counts.total, embedded_count = counts.embedded,
+           failure_reason = NULL, pending_since = NULL, updated_at = now()
+      FROM counts JOIN staged USING (source_id)
+     WHERE r.source_id = counts.source_id AND r.embedding_model = $1 AND r.status <> 'ready'
+       AND counts.total = staged.n AND counts.embedded = counts.total AND counts.total > 0
+    RETURNING r.source_id
+), source_ready AS (
+    UPDATE agent.knowledge_sources s
+       SET status = 'ready', failure_reason = NULL, pending_since = NULL, updated_at = now()
+      FROM model_ready
+     WHERE s.id = model_ready.source_id AND s.status <> 'ready'
+    RETURNING s.id
+)
+SELECT coalesce((SELECT array_agg(source_id) FROM model_ready), '{}') AS models_ready,
+       coalesce((SELECT array_agg(id) FROM source_ready), '{}') AS sources_ready;
+
+-- name: swap_replaced_sources
+-- The re-sync swap, in the transaction that made the new versions ready: delete the rows they replace
+-- (their chunks go with them; the new rows' `replaces` becomes NULL). $1 source ids that became ready.
+DELETE FROM agent.knowledge_sources old
+ USING agent.knowledge_sources new
+ WHERE new.id = ANY($1::uuid[]) AND new.replaces = old.id
+RETURNING old.id;
+
+-- name: existing_version
+-- The live row of a URI (the one that replaces nothing) and its pending or failed replacement, if any.
+-- $1 organization_id (NULL = platform), $2 identity.
+SELECT live.id, live.status, live.content_sha256,
+       next.id AS next_id, next.status AS next_status, next.content_sha256 AS next_sha256
+  FROM agent.knowledge_sources live
+  LEFT JOIN agent.knowledge_sources next ON next.replaces = live.id
+ WHERE live.organization_id IS NOT DISTINCT FROM $1 AND live.identity = $2 AND live.replaces IS NULL;
+
+-- name: insert_replacement
+-- Register a new version of a URI-backed source that replaces the live one. Same columns as insert_source,
+-- then $10 the id it replaces. Returns the new row's id and status.
+INSERT INTO agent.knowledge_sources
+    (organization_id, kind, title, uri, object_key, content_sha256, media_type, filename, byte_size, replaces)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+RETURNING id, status;
+
+-- name: delete_replacement
+-- Drop a replacement that never became ready (a newer version supersedes it). $1 its id.
+DELETE FROM agent.knowledge_sources WHERE id = $1 AND replaces IS NOT NULL AND status <> 'ready';
+
+-- name: insert_sources_many
+-- Register many sources of one scope at once; conflicts (already registered) return nothing.
+-- $1 organization_id, $2 kinds text[], $3 titles, $4 uris, $5 object keys, $6 hashes, $7 media types,
+-- $8 filenames, $9 byte sizes bigint[]. Returns the new rows' id, identity and status.
+INSERT INTO agent.knowledge_sources
+    (organization_id, kind, title, uri, object_key, content_sha256, media_type, filename, byte_size)
+SELECT $1, u.kind, u.title, u.uri, u.object_key, u.sha, u.media_type, u.filename, u.byte_size
+  FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::bigint[])
+       AS u (kind, title, uri, object_key, sha, media_type, filename, byte_size)
+ON CONFLICT (organization_id, identity) WHERE replaces IS NULL DO NOTHING
+RETURNING id, identity, status;
+
+-- name: existing_sources_many
+-- The live rows of many identities in one scope. $1 organization_id, $2 identities text[].
+SELECT id, identity, status, content_sha256
+  FROM agent.knowledge_sources
+ WHERE organization_id IS NOT DISTINCT FROM $1 AND identity = ANY($2::text[]) AND replaces IS NULL;
+
+-- name: ensure_wanted_models_many
+-- `ensure_wanted_models` for many sources. $1 source ids uuid[]. Returns each pending (source, model).
+WITH added AS (
+    INSERT INTO agent.knowledge_source_models (source_id, embedding_model)
+    SELECT w.source_id, w.embedding_model
+      FROM agent.knowledge_wanted_models w
+      JOIN agent.knowledge_sources s ON s.id = w.source_id AND s.status <> 'failed'
+     WHERE w.source_id = ANY($1::uuid[])
+    ON CONFLICT (source_id, embedding_model) DO NOTHING
+    RETURNING source_id, embedding_model
+)
+SELECT source_id, embedding_model FROM added
+UNION
+SELECT source_id, embedding_model FROM agent.knowledge_source_models
+ WHERE source_id = ANY($1::uuid[]) AND status <> 'ready';

@@ -72,6 +72,10 @@ class Settings(BaseSettings):
     """`ac-context` prints the traceback of a project error instead of its one-line message."""
     wordllama_cache: Path | None = None
     """The folder WordLlama loads its tokenizer from (read by `knowledge`); None uses the user cache."""
+    ingest_workers: int | None = Field(default=None, ge=1, le=64)
+    """Processes that extract PDFs and embed during bulk ingestion; None means one per CPU core."""
+    max_chunks_per_source: int = Field(default=20_000, ge=1)
+    """Most chunks one knowledge source may hold; a document that needs more fails with `too_many_chunks`."""
 
     @field_validator("database_url")
     @classmethod

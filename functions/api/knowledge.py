@@ -5,7 +5,17 @@ synced URI is JSON (`uri`, the `content` the connector fetched, a scope and an o
 service never fetches a URL itself. Both are idempotent per organization (the same content, or the same
 URI, registers one source) and bounded by `AC_CONTEXT_MAX_UPLOAD_BYTES`. A pending source gets a
 `knowledge/source.uploaded` event; a retry resets a failed source and sends
-`knowledge/source.retry.requested`. This module must never extract, chunk or embed: the function does.
+`knowledge/source.retry.requested`.
+
+Re-sync: a known URI sent again with different content registers a new version (`outcome: resync`,
+`replaces`: the live source) and sends `knowledge/source.sync.requested`; the new version replaces the old
+one in the transaction that makes it ready, so search answers from the old text until then. The same
+content again is a no-op that says so (`outcome: unchanged`).
+
+`POST /v1/knowledge/sources:batch` registers many documents of one scope at once (JSON `items`, each a URI
+with its content or an upload's content with a file name; or multipart with many `file` fields) and sends
+`knowledge/sources.batch.requested` events of at most `MAX_BATCH_SOURCES` ids each. This module must
+never extract, chunk or embed: the functions do.
 """
 
 from __future__ import annotations
@@ -23,8 +33,11 @@ from functions._services import Services
 from functions._wire import CleanText
 from functions.api._deps import ServicesDep
 from functions.api._http import ERROR_RESPONSES, require_token
+from functions.api._knowledge_batch import read_batch
 from functions.errors import ApiError, EventSendError
-from functions.knowledge_ingest import EVENT_RETRY, EVENT_UPLOADED
+from functions.knowledge_ingest import EVENT_RETRY, EVENT_SYNC, EVENT_UPLOADED
+from functions.knowledge_ingest_batch import EVENT_BATCH, MAX_BATCH_SOURCES
+from knowledge._register_many import register_many
 from knowledge.ingest import RegisteredSource, register_upload, register_uri
 from knowledge.search import MAX_SEARCH_LIMIT, search
 from knowledge.sweep import list_sources, retry_source
@@ -95,8 +108,9 @@ async def _announce(request: Request, registered: RegisteredSource, organization
             "source_id": str(registered.source_id),
             "organization_id": None if organization_id is None else str(organization_id),
         }
+        name = EVENT_SYNC if registered.replaces is not None else EVENT_UPLOADED
         try:
-            ids = await request.app.state.inngest.send(inngest.Event(name=EVENT_UPLOADED, data=data))
+            ids = await request.app.state.inngest.send(inngest.Event(name=name, data=data))
         except Exception as exc:
             raise EventSendError(
                 f"source {registered.source_id} is registered but its ingestion event could not be sent; "
@@ -108,6 +122,8 @@ async def _announce(request: Request, registered: RegisteredSource, organization
         "created": registered.created,
         "status": registered.status,
         "event_id": event_id,
+        "outcome": registered.outcome,
+        "replaces": None if registered.replaces is None else str(registered.replaces),
     }
     return JSONResponse(status_code=202 if registered.created else 200, content=body)
 
@@ -183,6 +199,42 @@ async def _upload(request: Request, svc: Services, limit: int) -> JSONResponse:
         title=str(title) if isinstance(title, str) and title else None, media_type=media_type,
     )  # fmt: skip
     return await _announce(request, registered, organization_id)
+
+
+def _registered_json(r: RegisteredSource) -> dict[str, Any]:
+    return {
+        "source_id": str(r.source_id),
+        "created": r.created,
+        "status": r.status,
+        "outcome": r.outcome,
+        "replaces": None if r.replaces is None else str(r.replaces),
+    }
+
+
+@router.post("/sources:batch", status_code=202, response_model=None)
+async def create_sources_batch(request: Request, svc: ServicesDep) -> JSONResponse:
+    """Register many documents of one scope at once and send their ingestion events in batches."""
+    organization_id, platform, docs = await read_batch(request, svc.settings.max_upload_bytes)
+    scope = _scope(organization_id, platform)
+    registered = await register_many(svc.db, svc.object_store, organization_id=scope, documents=docs)
+    pending = list(dict.fromkeys(r.source_id for r in registered if r.status == "pending"))
+    slices = [pending[i : i + MAX_BATCH_SOURCES] for i in range(0, len(pending), MAX_BATCH_SOURCES)]
+    organization = None if scope is None else str(scope)
+    events = [
+        inngest.Event(name=EVENT_BATCH, data={"organization_id": organization, "source_ids": [str(s) for s in ids]})
+        for ids in slices
+    ]
+    event_ids: list[str] = []
+    if events:
+        try:
+            event_ids = list(await request.app.state.inngest.send(events))
+        except Exception as exc:
+            raise EventSendError(
+                f"{len(pending)} source(s) are registered but their ingestion events could not be sent; "
+                "send the batch again to resend them"
+            ) from exc
+    body = {"sources": [_registered_json(r) for r in registered], "event_ids": event_ids}
+    return JSONResponse(status_code=202, content=body)
 
 
 @router.get("/sources")

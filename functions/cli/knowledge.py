@@ -1,15 +1,17 @@
 """`ac-context ingest`, `search`, `sweep` and `switch-model`: knowledge from the command line.
 
-`ingest` registers files and runs the ingestion steps in this process with a progress bar (or, with
-`--send-event`, leaves the work to the `knowledge-ingest` function); `switch-model` runs a switchover in
-this process (or sends `knowledge/model.switch.requested`) after one test call shows the model can embed,
-and `switch-model --status|--cancel` show or stop the running switch of a scope. This module must never
+`ingest` registers files (directories recursively) and runs bulk ingestion in this process with a progress
+bar in documents and chunks, then prints a summary (or, with `--send-event`, leaves the work to the
+`knowledge-ingest-batch` function); `switch-model` runs a switchover in this process (or sends
+`knowledge/model.switch.requested`) after one test call shows the model can embed, and
+`switch-model --status|--cancel` show or stop the running switch of a scope. This module must never
 hold ingestion logic.
 """
 
 from __future__ import annotations
 
 import mimetypes
+import time
 from pathlib import Path
 from typing import Annotated, Any
 from uuid import UUID
@@ -29,11 +31,16 @@ from functions.cli._common import (
     run,
     safe,
 )
+from functions.cli._ingest_files import collect_files, summary_table
 from functions.client import create_client
-from functions.knowledge_ingest import EVENT_UPLOADED
+from functions.knowledge_ingest import EVENT_SYNC
+from functions.knowledge_ingest import QUERIES as SOURCE_QUERIES
+from functions.knowledge_ingest_batch import EVENT_BATCH, MAX_BATCH_SOURCES
 from functions.knowledge_switch import EVENT_SWITCH
-from knowledge._pipeline import ingest_source
-from knowledge.ingest import register_upload
+from knowledge._bulk import SourceOutcome, ingest_sources
+from knowledge._ingest_records import RegisteredSource
+from knowledge._pool import shared_pool
+from knowledge._register_many import Document, register_many
 from knowledge.search import search as search_knowledge
 from knowledge.settings import (
     begin_switch,
@@ -46,6 +53,7 @@ from knowledge.settings import (
     switch_status,
 )
 from knowledge.sweep import sweep_pending
+from state.db import Database
 
 __all__ = ["register"]
 
@@ -58,56 +66,144 @@ def _scope(org: UUID | None, platform: bool) -> UUID | None:
     raise typer.BadParameter("give --org or --platform, exactly one")
 
 
+IncludeOption = Annotated[
+    list[str] | None, typer.Option("--include", help="Only files matching this glob (repeatable), e.g. '*.md'.")
+]
+ExcludeOption = Annotated[
+    list[str] | None, typer.Option("--exclude", help="Skip files matching this glob (repeatable).")
+]
+WAVE_FILES = 500
+"""Files read, registered and ingested at once (bounds the bytes held in memory)."""
+
+
 def ingest(
-    paths: Annotated[list[Path], typer.Argument(help="Files to ingest (PDF, Markdown, HTML, text).", exists=True)],
+    paths: Annotated[
+        list[Path], typer.Argument(help="Files or directories (recursive) to ingest: PDF, Markdown, HTML, text.")
+    ],
     org: OrgOption = None,
     platform: PlatformFlag = False,
-    send_event: Annotated[bool, typer.Option("--send-event", help="Send knowledge/source.uploaded instead.")] = False,
+    include: IncludeOption = None,
+    exclude: ExcludeOption = None,
+    uri: Annotated[
+        str | None, typer.Option("--uri", help="Sync one file as the content of this URI (a re-sync replaces it).")
+    ] = None,
+    send_event: Annotated[bool, typer.Option("--send-event", help="Leave the work to the Inngest functions.")] = False,
     as_json: JsonFlag = False,
 ) -> None:
-    """Register documents and make them searchable, with a progress bar."""
+    """Register documents and make them searchable; exits 1 when any document failed."""
     scope = _scope(org, platform)
-
-    async def main() -> list[dict[str, Any]]:
-        results: list[dict[str, Any]] = []
-        async with open_cli_services() as svc:
-            with progress() as bar:
-                task = bar.add_task("ingesting", total=len(paths))
-                for path in paths:
-                    bar.update(task, description=f"ingesting {path.name}")
-                    media = mimetypes.guess_type(path.name)[0]
-                    reg = await register_upload(
-                        svc.db, svc.object_store, organization_id=scope, data=path.read_bytes(),
-                        filename=path.name, media_type=media,
-                    )  # fmt: skip
-                    row: dict[str, Any] = {"file": str(path), "source_id": str(reg.source_id), "created": reg.created}
-                    if send_event and reg.status == "pending":
-                        data = {
-                            "source_id": str(reg.source_id),
-                            "organization_id": None if scope is None else str(scope),
-                        }
-                        await create_client().send(inngest.Event(name=EVENT_UPLOADED, data=data))
-                        row["status"] = "pending (event sent)"
-                    elif reg.status != "failed":
-                        outcome = await ingest_source(
-                            svc.db, svc.object_store, reg.source_id, embedders=svc.embedders.get
-                        )
-                        row["status"] = "failed" if outcome.failed_reason else "ready"
-                        row["failure_reason"] = outcome.failed_reason
-                        row["chunks"] = outcome.chunk_count
-                    else:
-                        row["status"] = "failed (retry it first)"
-                    results.append(row)
-                    bar.advance(task)
-        return results
-
-    results = run(main)
+    for path in paths:
+        if not path.exists():
+            raise typer.BadParameter(f"{path} does not exist")
+    files = collect_files(paths, include or [], exclude or [])
+    if uri is not None and len(files) != 1:
+        raise typer.BadParameter("--uri syncs exactly one file")
+    results = run(lambda: _ingest_files(files, scope, uri, send_event))
     if as_json:
         print_json(results)
+    else:
+        console.print(summary_table(results))
+    if any(row["status"] == "failed" for row in results):
+        raise typer.Exit(1)
+
+
+async def _ingest_files(
+    files: list[Path], scope: UUID | None, uri: str | None, send_event: bool, stats: dict[str, float] | None = None
+) -> list[dict[str, Any]]:
+    """Register `files` in waves, then ingest every pending one in one bulk run.
+
+    Registration holds one wave's bytes at a time; the bulk run's writes overlap its next waves' extraction.
+    `stats`, when given, collects the seconds of each stage.
+    """
+    seconds = stats if stats is not None else {}
+    registered: list[RegisteredSource] = []
+    async with open_cli_services() as svc:
+        with progress() as bar:
+            task = bar.add_task("registering", total=len(files))
+            started = time.perf_counter()
+            for start in range(0, len(files), WAVE_FILES):
+                wave = files[start : start + WAVE_FILES]
+                docs = [
+                    Document(p.read_bytes(), p.name, media_type=mimetypes.guess_type(p.name)[0], uri=uri) for p in wave
+                ]
+                registered += await register_many(svc.db, svc.object_store, organization_id=scope, documents=docs)
+                bar.update(task, completed=len(registered))
+            seconds["register"] = time.perf_counter() - started
+            pending = list(dict.fromkeys(r.source_id for r in registered if r.status == "pending"))
+            outcomes: dict[UUID, SourceOutcome] = {}
+            if send_event:
+                await _send_batches(pending, scope, sync=any(r.outcome == "resync" for r in registered))
+            elif pending:
+                work = bar.add_task("ingesting: 0 chunks", total=len(pending))
+
+                def advance(documents: int, chunks: int) -> None:
+                    bar.update(work, completed=documents, description=f"ingesting: {chunks:,} chunks")
+
+                result = await ingest_sources(
+                    svc.db, svc.object_store, pending, embedders=svc.embedders.get,
+                    pool=shared_pool(svc.settings.ingest_workers), max_chunks=svc.settings.max_chunks_per_source,
+                    on_progress=advance,
+                )  # fmt: skip
+                outcomes = {o.source_id: o for o in result.outcomes}
+                seconds.update(extract=result.extract_s, embed=result.embed_s, write=result.write_s)
+        rows = [
+            _row(path, reg, outcomes.get(reg.source_id), send_event)
+            for path, reg in zip(files, registered, strict=True)
+        ]
+        if any(row["status"] == "failed (earlier)" for row in rows):
+            await _reasons(svc.db, rows)
+    return rows
+
+
+def _media(path: Path) -> str | None:
+    return mimetypes.guess_type(path.name)[0]
+
+
+def _row(path: Path, reg: RegisteredSource, outcome: SourceOutcome | None, sent: bool) -> dict[str, Any]:
+    row: dict[str, Any] = {"file": str(path), "source_id": str(reg.source_id), "registered": reg.outcome}
+    if reg.status == "failed":
+        row.update(status="failed (earlier)", failure_reason=None)
+    elif reg.status == "ready" or (outcome is not None and outcome.status == "unchanged"):
+        row.update(status="unchanged")
+    elif sent:
+        row.update(status="pending (event sent)")
+    elif outcome is not None:
+        row.update(status=outcome.status, failure_reason=outcome.reason, chunks=outcome.chunks)
+    else:
+        row.update(status="pending")
+    return row
+
+
+async def _reasons(db: Database, rows: list[dict[str, Any]]) -> None:
+    """Fill in the stored reason of the documents that had failed before this run (a retry resets them)."""
+    for row in rows:
+        if row["status"] == "failed (earlier)":
+            async with db.connection() as conn:
+                state = await conn.fetchrow(SOURCE_QUERIES["knowledge_source_state"], UUID(row["source_id"]))
+            reason = state["failure_reason"] if state is not None else "the source was deleted"
+            row.update(status="failed", failure_reason=f"{reason} (failed earlier; retry the source first)")
+
+
+async def _send_batches(source_ids: list[UUID], scope: UUID | None, *, sync: bool) -> None:
+    organization = None if scope is None else str(scope)
+    client = create_client()
+    if sync and len(source_ids) == 1:
+        await client.send(
+            inngest.Event(name=EVENT_SYNC, data={"source_id": str(source_ids[0]), "organization_id": organization})
+        )
         return
-    for row in results:
-        reason = f" — {row['failure_reason']}" if row.get("failure_reason") else ""
-        console.print(f"{row['file']}: [bold]{row['status']}[/] {row['source_id']}{reason}")
+    events = [
+        inngest.Event(
+            name=EVENT_BATCH,
+            data={
+                "organization_id": organization,
+                "source_ids": [str(s) for s in source_ids[i : i + MAX_BATCH_SOURCES]],
+            },
+        )
+        for i in range(0, len(source_ids), MAX_BATCH_SOURCES)
+    ]
+    if events:
+        await client.send(events)
 
 
 def search(

@@ -237,7 +237,8 @@ async def test_an_upload_registers_once_per_organization_and_sends_the_ingestion
     )
     again = await service.http.post("/v1/knowledge/sources", headers=service.auth, **upload_form(org))
     assert again.status_code == 200 and again.json() == {
-        "source_id": source_id, "created": False, "status": "ready", "event_id": None,
+        "source_id": source_id, "created": False, "status": "ready", "event_id": None, "outcome": "unchanged",
+        "replaces": None,
     }  # fmt: skip
     assert len(service.inngest.sent) == 1, "a ready source is not ingested again"
     other = await factory.organization()
@@ -265,7 +266,10 @@ async def test_a_synced_uri_registers_by_its_uri(service: Service, factory: Fact
     }
     first = await service.http.post("/v1/knowledge/sources", json=body, headers=service.auth)
     second = await service.http.post("/v1/knowledge/sources", json={**body, "content": "changed"}, headers=service.auth)
-    assert first.status_code == 202 and second.json()["source_id"] == first.json()["source_id"]
+    assert first.status_code == 202 and second.status_code == 202
+    assert second.json()["outcome"] == "resync" and second.json()["replaces"] == first.json()["source_id"]
+    same = await service.http.post("/v1/knowledge/sources", json=body, headers=service.auth)
+    assert same.json()["source_id"] == first.json()["source_id"] and same.json()["outcome"] == "unchanged"
     platform = {k: v for k, v in body.items() if k != "organization_id"} | {"platform": True}
     shared = await service.http.post("/v1/knowledge/sources", json=platform, headers=service.auth)
     assert shared.status_code == 202 and shared.json()["source_id"] != first.json()["source_id"]

@@ -12,7 +12,8 @@ from uuid import UUID
 import inngest
 from inngest.experimental import mocked
 
-from functions.knowledge_ingest import EVENT_UPLOADED, FUNCTION_ID, RETRIES, make_knowledge_ingest
+from functions.knowledge_ingest import EVENT_SYNC, EVENT_UPLOADED, FUNCTION_ID, RETRIES, make_knowledge_ingest
+from functions.knowledge_ingest_batch import BATCH_FUNCTION_ID, EVENT_BATCH
 from knowledge.embed import EmbedderRegistry, FakeEmbedder
 from knowledge.errors import EmbeddingProviderError
 from knowledge.ingest import register_upload
@@ -140,3 +141,110 @@ def test_mocked_trigger_ingests_a_source_and_fails_a_bad_pdf(service: Service, f
 
     malformed = mocked.trigger(fn, inngest.Event(name=EVENT_UPLOADED, data={"source_id": "nope"}), client)
     assert isinstance(malformed.error, inngest.NonRetriableError)
+
+
+async def _play(service: Service, event: inngest.Event) -> Any:
+    """Play one recorded event to the function it triggers, over HTTP, as the Inngest server does."""
+    fn_id = BATCH_FUNCTION_ID if event.name == EVENT_BATCH else FUNCTION_ID
+    return await service.executor.run(fn_id, {"name": event.name, "data": dict(event.data)}, retries=RETRIES)
+
+
+async def test_the_batch_route_and_the_batched_function_over_http_make_every_good_source_ready(
+    service: Service, factory: Factory
+) -> None:
+    org = await factory.organization()
+    items = [
+        {"content": f"# Note {n}\n\n" + f"Customer {n} renewed plan {n}. " * 20, "filename": f"n{n}.md"}
+        for n in range(40)
+    ]
+    items += [{"content": "   ", "filename": "blank.md"}, {"content": "\x00\x01\x02" * 300, "filename": "blob.txt"}]
+    answer = await service.http.post(
+        "/v1/knowledge/sources:batch", headers=service.auth, json={"organization_id": str(org), "items": items}
+    )
+    assert answer.status_code == 202, answer.text
+    sources = answer.json()["sources"]
+    assert len(sources) == 42 and {s["outcome"] for s in sources} == {"created"}
+    events = [e for e in service.inngest.sent if e.name == EVENT_BATCH]
+    assert len(events) == 1 and len(events[0].data["source_ids"]) == 42
+    assert events[0].data["organization_id"] == str(org)
+
+    run = await _play(service, events[0])
+    assert run.status == "completed", run.output
+    assert run.output.pop("seconds").keys() == {"extract", "embed", "write"}
+    assert run.output == {"sources": 42, "ready": 40, "failed": 2, "unchanged": 0, "pending": 0}
+    for name, output in run.step_outputs.items():
+        assert len(json.dumps(output)) < SMALL_STEP_BYTES and "Customer" not in json.dumps(output), name
+    rows = {s["source_id"]: await source_row(service, UUID(s["source_id"])) for s in sources}
+    assert [r["status"] for r in rows.values()].count("ready") == 40
+    assert rows[sources[40]["source_id"]]["failure_reason"].startswith("document_empty:")
+    assert rows[sources[41]["source_id"]]["failure_reason"].startswith("document_type_unsupported:")
+
+    again = await _play(service, events[0])  # a redelivered event changes nothing
+    assert {k: v for k, v in again.output.items() if k != "seconds"} == {
+        "sources": 42, "ready": 0, "failed": 2, "unchanged": 40, "pending": 0,
+    }  # fmt: skip
+
+
+async def test_a_batch_whose_database_write_fails_is_retried_and_resumes(service: Service, factory: Factory) -> None:
+    org = await factory.organization()
+    items = [{"content": f"# Doc {n}\n\nbody {n} " * 10, "filename": f"d{n}.md"} for n in range(5)]
+    await service.http.post(
+        "/v1/knowledge/sources:batch", headers=service.auth, json={"organization_id": str(org), "items": items}
+    )
+    broken = EmbedderRegistry()
+    broken.register(FAKE_MODEL, BrokenEmbedder, dimensions=FakeEmbedder.dimensions)
+    healthy, service.services.embedders = service.services.embedders, broken
+    event = service.inngest.sent[-1]
+    failed = await _play(service, event)
+    assert failed.status == "failed" and failed.step_errors == ["ingest"] * (RETRIES + 1)
+    assert failed.on_failure is not None and failed.on_failure.output == {"sources": 5, "failed": 5}
+    service.services.embedders = healthy
+    states = [await source_row(service, UUID(i)) for i in event.data["source_ids"]]
+    assert {s["status"] for s in states} == {"failed"} and all(s["chunks"] == 0 for s in states)
+
+
+PRICE = "# P\n\nThe plan is {} euros per seat."
+
+
+async def _search(service: Service, org: UUID) -> set[str]:
+    found = await service.http.post(
+        "/v1/knowledge/search", headers=service.auth,
+        json={"organization_id": str(org), "query": "plan euros per seat", "include_platform": False},
+    )  # fmt: skip
+    assert found.status_code == 200, found.text
+    return {"old" if "100 euros" in h["text"] else "new" for h in found.json()["hits"]}
+
+
+async def test_a_uri_resynced_over_http_answers_old_until_its_sync_event_ran_then_new(
+    service: Service, factory: Factory
+) -> None:
+    org = await factory.organization()
+    body = {"organization_id": str(org), "uri": "https://help.example/pricing", "media_type": "text/markdown"}
+    first = await service.http.post(
+        "/v1/knowledge/sources",
+        headers=service.auth,
+        json={**body, "content": "# P\n\nThe plan is 100 euros per seat."},
+    )
+    await _play(service, service.inngest.sent[-1])
+    assert await _search(service, org) == {"old"}
+
+    same = await service.http.post(
+        "/v1/knowledge/sources",
+        headers=service.auth,
+        json={**body, "content": "# P\n\nThe plan is 100 euros per seat."},
+    )
+    assert same.status_code == 200 and same.json()["outcome"] == "unchanged" and same.json()["event_id"] is None
+
+    changed = await service.http.post(
+        "/v1/knowledge/sources",
+        headers=service.auth,
+        json={**body, "content": "# P\n\nThe plan is 250 euros per seat."},
+    )
+    assert changed.status_code == 202
+    assert changed.json()["outcome"] == "resync" and changed.json()["replaces"] == first.json()["source_id"]
+    sync = service.inngest.sent[-1]
+    assert sync.name == EVENT_SYNC and sync.data["source_id"] == changed.json()["source_id"]
+    assert await _search(service, org) == {"old"}
+    run = await _play(service, sync)
+    assert run.status == "completed" and run.output["ready"] is True
+    assert await _search(service, org) == {"new"}

@@ -48,13 +48,11 @@ async def test_registering_the_same_upload_twice_in_one_scope_returns_the_first_
     assert await kit.store.exists(f"org/{org}/" + __import__("hashlib").sha256(args["data"]).hexdigest() + "/a.md")
 
 
-async def test_registering_a_uri_twice_returns_the_first_source_even_when_its_bytes_changed(
-    kit: Kit, factory: Factory
-) -> None:
+async def test_registering_a_uri_twice_with_the_same_bytes_is_a_no_op_that_says_so(kit: Kit, factory: Factory) -> None:
     org = await factory.organization()
     first = await register_uri(kit.db, kit.store, organization_id=org, uri="https://docs.example/crm", data=b"v1 text")
-    again = await register_uri(kit.db, kit.store, organization_id=org, uri="https://docs.example/crm", data=b"v2 text")
-    assert (again.source_id, again.created) == (first.source_id, False)
+    again = await register_uri(kit.db, kit.store, organization_id=org, uri="https://docs.example/crm", data=b"v1 text")
+    assert (again.source_id, again.created, again.outcome) == (first.source_id, False, "unchanged")
 
 
 async def test_ingesting_a_source_writes_ordered_embedded_chunks_and_marks_it_ready(kit: Kit) -> None:

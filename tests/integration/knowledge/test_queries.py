@@ -21,7 +21,8 @@ def test_every_query_name_the_code_uses_is_defined_and_every_defined_query_is_us
 
 
 async def test_every_knowledge_statement_prepares_against_the_migrated_schema(db: Database) -> None:
-    async with db.connection() as conn:
+    async with db.connection() as conn, conn.transaction():
+        await conn.execute(QUERIES["create_chunk_staging"])  # the bulk statements read this staging table
         for name, statement in QUERIES.items():
             try:
                 await conn.prepare(statement)

@@ -1,0 +1,283 @@
+"""Bulk ingestion: many sources planned, extracted, chunked, embedded and written in a few statements.
+
+    plan (one query) -> per wave of documents: read the bytes -> extract and chunk (the pool's workers, or
+    one thread) -> embed (spread over the workers when the model allows) -> one transaction: COPY chunks
+    and vectors into a staging table, merge them into place under the unique key, mark ready
+
+A source is ready only when the statement that marks it finds every staged chunk in place with its vector;
+chunks and vectors arrive together, so no chunk row is ever rewritten by an UPDATE. A crash anywhere
+loses at most the wave in flight, whose transaction rolls back; a rerun merges under the unique key, so no
+chunk is duplicated or lost. A document that can never be read fails itself with its reason, never its
+wave; a fault that may pass (the database, the object store, a provider outage) propagates and leaves the
+sources pending for a retry or the sweep. This module must never mark a source ready except through
+`mark_staged_ready`, and never search.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+from uuid import UUID
+
+from knowledge._extract_pool import POOLED_PDF_BYTES, extract_pooled
+from knowledge._pool import Failure, IngestPool, Prepared, prepare_documents
+from knowledge._sql import QUERIES, translated
+from knowledge.chunk import DEFAULT_CHUNK_TOKENS, DEFAULT_MAX_CHUNKS, chunk_text
+from knowledge.embed import Embedder, Embeddings, get_embedder
+from knowledge.errors import EmptyDocumentError, ExtractionError, KnowledgeError, KnowledgeInputError
+from knowledge.extract import DEFAULT_EXTRACT_LIMITS, ExtractLimits
+from knowledge.ingest import EmbedderLookup, mark_failed
+from knowledge.objects import ObjectStore
+from state.db import Database
+
+__all__ = ["BulkResult", "Progress", "SourceOutcome", "ingest_sources"]
+
+Progress = Callable[[int, int], None]
+"""Called after each written wave with (documents finished so far, chunks written so far)."""
+
+_STAGING_COLUMNS = ("source_id", "ordinal", "text", "tokens", "embedding")
+WRITE_CHUNKS = 1_000
+"""Chunks per write transaction (a source's chunks are never split): parts of a wave write concurrently."""
+
+
+def _parts(prepared: dict[UUID, Prepared], limit: int) -> list[dict[UUID, Prepared]]:
+    """`prepared` cut in order into groups of whole sources holding about `limit` chunks each."""
+    parts: list[dict[UUID, Prepared]] = [{}]
+    size = 0
+    for source_id, p in prepared.items():
+        if size and size + len(p.texts) > limit:
+            parts.append({})
+            size = 0
+        parts[-1][source_id] = p
+        size += len(p.texts)
+    return [part for part in parts if part]
+
+
+@dataclass(frozen=True, slots=True)
+class SourceOutcome:
+    """Where one source stands after a bulk run."""
+
+    source_id: UUID
+    """The source."""
+    status: str
+    """`ready` (made ready now), `unchanged` (was ready already), `failed`, or `pending` (left for a retry)."""
+    reason: str | None = None
+    """Why it failed."""
+    chunks: int = 0
+    """Chunks written for it."""
+
+
+@dataclass
+class BulkResult:
+    """What a bulk run did, per source and per stage."""
+
+    outcomes: list[SourceOutcome] = field(default_factory=list)
+    """One per requested source that exists, in request order."""
+    extract_s: float = 0.0
+    """Seconds reading, extracting and chunking."""
+    embed_s: float = 0.0
+    """Seconds embedding."""
+    write_s: float = 0.0
+    """Seconds writing chunks and marking ready (overlaps the next wave's extraction)."""
+
+    def count(self, status: str) -> int:
+        """How many sources ended in `status`."""
+        return sum(1 for o in self.outcomes if o.status == status)
+
+
+async def ingest_sources(
+    db: Database,
+    store: ObjectStore,
+    source_ids: Sequence[UUID],
+    *,
+    embedders: EmbedderLookup = get_embedder,
+    pool: IngestPool | None = None,
+    max_chunks: int = DEFAULT_MAX_CHUNKS,
+    chunk_tokens: int = DEFAULT_CHUNK_TOKENS,
+    limits: ExtractLimits = DEFAULT_EXTRACT_LIMITS,
+    wave_documents: int = 500,
+    on_progress: Progress | None = None,
+) -> BulkResult:
+    """Make many sources ready under every model they need; each unreadable one fails with its own reason."""
+    with translated():
+        async with db.connection() as conn:
+            rows = {r["id"]: r for r in await conn.fetch(QUERIES["bulk_plan"], list(dict.fromkeys(source_ids)))}
+    result = BulkResult()
+    final: dict[UUID, SourceOutcome] = {}
+    by_model: dict[str, list[Any]] = {}
+    for row in rows.values():
+        if row["status"] == "failed":
+            final[row["id"]] = SourceOutcome(row["id"], "failed", row["failure_reason"])
+        elif not row["models"]:
+            final[row["id"]] = SourceOutcome(row["id"], "unchanged" if row["status"] == "ready" else "pending")
+        for model in row["models"] if row["status"] != "failed" else ():
+            by_model.setdefault(model, []).append(row)
+    run = _Run(db, store, pool, result, final, max_chunks, chunk_tokens, limits, on_progress)
+    for model, model_rows in by_model.items():
+        await run.model(model, model_rows, embedders, wave_documents)
+    result.outcomes = [
+        final.get(sid) or SourceOutcome(sid, "pending") for sid in dict.fromkeys(source_ids) if sid in rows
+    ]
+    return result
+
+
+@dataclass
+class _Run:
+    db: Database
+    store: ObjectStore
+    pool: IngestPool | None
+    result: BulkResult
+    final: dict[UUID, SourceOutcome]
+    max_chunks: int
+    chunk_tokens: int
+    limits: ExtractLimits
+    on_progress: Progress | None
+    done: int = 0
+    chunks: int = 0
+
+    async def model(self, model: str, rows: list[Any], embedders: EmbedderLookup, wave_documents: int) -> None:
+        try:
+            embedder = embedders(model)
+        except KnowledgeInputError as exc:
+            for row in rows:
+                await self.fail(row["id"], exc, model)
+            return
+        # Writes overlap the next waves' extraction and embedding; one write per worker may run at once, so
+        # the HNSW inserts of two waves use two cores once the embedding is done.
+        writing: list[asyncio.Task[None]] = []
+        in_flight = self.pool.workers if self.pool is not None else 1
+        try:
+            for start in range(0, len(rows), wave_documents):
+                wave = rows[start : start + wave_documents]
+                prepared = await self.prepare(wave)
+                vectors = await self.embed(embedder, prepared)
+                for part in _parts(prepared, WRITE_CHUNKS):
+                    while len(writing) >= in_flight:
+                        await writing.pop(0)
+                    writing.append(asyncio.create_task(self.write(model, part, vectors)))
+            while writing:
+                await writing.pop(0)
+        finally:
+            for task in writing:
+                task.cancel()
+
+    async def prepare(self, wave: list[Any]) -> dict[UUID, Prepared]:
+        started = time.perf_counter()
+        gate = asyncio.Semaphore(16)
+
+        async def read(key: str) -> bytes:
+            async with gate:
+                return await self.store.get(key)
+
+        blobs = await asyncio.gather(*(read(row["object_key"]) for row in wave))
+        results: dict[UUID, Prepared | Failure] = {}
+        small: list[tuple[Any, bytes]] = []
+        for row, data in zip(wave, blobs, strict=True):
+            if self.pool is not None and b"%PDF-" in data[:1024] and len(data) >= POOLED_PDF_BYTES:
+                results[row["id"]] = await self.prepare_large_pdf(row, data)
+            else:
+                small.append((row, data))
+        docs = [(data, row["media_type"], row["filename"]) for row, data in small]
+        args = (self.limits, self.chunk_tokens, self.max_chunks)
+        if self.pool is None:
+            outs = await asyncio.to_thread(prepare_documents, docs, *args)
+        else:
+            step = max(1, min(64, -(-len(docs) // (self.pool.workers * 2))))
+            parts = await asyncio.gather(
+                *(self.pool.run(prepare_documents, docs[i : i + step], *args) for i in range(0, len(docs), step))
+            )
+            outs = [out for part in parts for out in part]
+        for (row, _), out in zip(small, outs, strict=True):
+            results[row["id"]] = out
+        prepared: dict[UUID, Prepared] = {}
+        for source_id, out in results.items():
+            if isinstance(out, Failure):
+                await self.fail(source_id, out.error(out.message), None)
+            else:
+                prepared[source_id] = out
+        self.result.extract_s += time.perf_counter() - started
+        return prepared
+
+    async def prepare_large_pdf(self, row: Any, data: bytes) -> Prepared | Failure:
+        try:
+            extracted = await extract_pooled(
+                self.pool, data, media_type=row["media_type"], filename=row["filename"], limits=self.limits
+            )
+            chunks = await asyncio.to_thread(
+                chunk_text, extracted.text, size=self.chunk_tokens, max_chunks=self.max_chunks
+            )
+        except KnowledgeInputError as exc:
+            return Failure(type(exc), exc.message)
+        if not chunks:
+            return Failure(EmptyDocumentError, "the document contains no text to chunk")
+        return Prepared([c.text for c in chunks], [c.tokens for c in chunks])
+
+    async def embed(self, embedder: Embedder, prepared: dict[UUID, Prepared]) -> dict[UUID, Embeddings]:
+        started = time.perf_counter()
+        texts = [text for p in prepared.values() for text in p.texts]
+        try:
+            flat = await (self.pool.embed(embedder, texts) if self.pool else embedder.embed(texts))
+        except KnowledgeError as exc:
+            if exc.retryable:
+                raise
+            return await self.embed_one_by_one(embedder, prepared)  # find the source that cannot be embedded
+        vectors: dict[UUID, Embeddings] = {}
+        offset = 0
+        for source_id, p in prepared.items():
+            vectors[source_id] = flat[offset : offset + len(p.texts)]
+            offset += len(p.texts)
+        self.result.embed_s += time.perf_counter() - started
+        return vectors
+
+    async def embed_one_by_one(self, embedder: Embedder, prepared: dict[UUID, Prepared]) -> dict[UUID, Embeddings]:
+        vectors: dict[UUID, Embeddings] = {}
+        for source_id, p in list(prepared.items()):
+            try:
+                vectors[source_id] = await embedder.embed(p.texts)
+            except KnowledgeError as exc:
+                if exc.retryable:
+                    raise
+                del prepared[source_id]
+                await self.fail(source_id, exc, embedder.model_id)
+        return vectors
+
+    async def write(self, model: str, prepared: dict[UUID, Prepared], vectors: dict[UUID, Embeddings]) -> None:
+        started = time.perf_counter()
+        records = [
+            (source_id, ordinal, text, tokens, vectors[source_id][ordinal])
+            for source_id, p in prepared.items()
+            if source_id in vectors
+            for ordinal, (text, tokens) in enumerate(zip(p.texts, p.tokens, strict=True))
+        ]
+        ready: list[UUID] = []
+        if records:
+            with translated():
+                async with self.db.connection() as conn, conn.transaction():
+                    await conn.execute(QUERIES["create_chunk_staging"])
+                    await conn.copy_records_to_table(
+                        "knowledge_chunk_staging", records=records, columns=_STAGING_COLUMNS
+                    )
+                    await conn.execute(QUERIES["merge_staged_chunks"], model)
+                    await conn.execute(QUERIES["delete_unstaged_chunks"], model)
+                    marked = await conn.fetchrow(QUERIES["mark_staged_ready"], model)
+                    assert marked is not None  # the statement always answers one row
+                    ready = list(marked["models_ready"])
+                    if marked["sources_ready"]:
+                        await conn.execute(QUERIES["swap_replaced_sources"], list(marked["sources_ready"]))
+        for source_id in ready:
+            self.final[source_id] = SourceOutcome(source_id, "ready", None, len(prepared[source_id].texts))
+        self.done += len(prepared)
+        self.chunks += len(records)
+        self.result.write_s += time.perf_counter() - started
+        if self.on_progress is not None:
+            self.on_progress(self.done, self.chunks)
+
+    async def fail(self, source_id: UUID, exc: KnowledgeError, model: str | None) -> None:
+        reason = f"{exc.code}: {exc.message}"
+        scope = None if isinstance(exc, ExtractionError) or model is None else model
+        await mark_failed(self.db, source_id, reason, model=scope)
+        self.final[source_id] = SourceOutcome(source_id, "failed", reason)
+        self.done += 1

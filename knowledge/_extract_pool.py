@@ -1,0 +1,77 @@
+"""PDF extraction with the pages of a large PDF spread over the ingestion pool.
+
+The PDF is opened here (decryption, the page count and its limit, the title) exactly as `extract_text`
+opens it; its pages are then read in contiguous ranges, one per worker, and joined in page order. A range
+stops at its first unreadable page, so the first failure in page order is the one a single process meets
+first: the pooled text and failure reason equal `extract_text`'s (tests compare every corpus PDF). Small
+PDFs and every other type are extracted in a thread, as before.
+
+This module must never touch the database or the object store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import PurePath
+from typing import Final
+
+from knowledge._pool import Failure, IngestPool, pdf_pages, raise_failure
+from knowledge.extract import (
+    DEFAULT_EXTRACT_LIMITS,
+    ExtractedDocument,
+    ExtractLimits,
+    extract_text_async,
+    finish_pdf,
+    open_pdf_checked,
+    pdf_capture,
+    pdf_capture_end,
+    pdf_title,
+)
+
+__all__ = ["POOLED_PDF_BYTES", "POOLED_PDF_PAGES", "extract_pooled"]
+
+POOLED_PDF_BYTES: Final = 256 * 1024
+"""PDFs smaller than this are read in one thread: opening them in every worker would cost more."""
+POOLED_PDF_PAGES: Final = 8
+"""PDFs with fewer pages are read in one thread."""
+
+
+async def extract_pooled(
+    pool: IngestPool | None,
+    data: bytes,
+    *,
+    media_type: str | None = None,
+    filename: str | None = None,
+    limits: ExtractLimits = DEFAULT_EXTRACT_LIMITS,
+    min_bytes: int = POOLED_PDF_BYTES,
+    min_pages: int = POOLED_PDF_PAGES,
+) -> ExtractedDocument:
+    """`extract_text` of `data`, with the pages of a PDF of `min_bytes` and `min_pages` read by the workers."""
+    is_pdf = b"%PDF-" in data[:1024]
+    if pool is None or pool.workers < 2 or not is_pdf or not min_bytes <= len(data) <= limits.max_bytes:
+        return await extract_text_async(data, media_type=media_type, filename=filename, limits=limits)
+    pages, title, notices = await asyncio.to_thread(_head, data, limits)
+    if pages < min_pages:
+        return await extract_text_async(data, media_type=media_type, filename=filename, limits=limits)
+    step = -(-pages // pool.workers)
+    ranges = [(start, min(start + step, pages)) for start in range(0, pages, step)]
+    parts = await asyncio.gather(*(pool.run(pdf_pages, data, None, start, stop) for start, stop in ranges))
+    texts: list[str] = []
+    for part in parts:  # in page order: the first failure is the one a single reader meets first
+        if isinstance(part, Failure):
+            raise_failure(part)
+        else:
+            texts.extend(part[0])
+            notices.extend(part[1])
+    return finish_pdf(texts, pages, title or (PurePath(filename).stem if filename else None), notices)
+
+
+def _head(data: bytes, limits: ExtractLimits) -> tuple[int, str | None, list[str]]:
+    """Open the PDF as `extract_text` does: its page count (within the limit), its title, its notices."""
+    notices, token = pdf_capture()
+    try:
+        reader, pages = open_pdf_checked(data, None, limits)
+        title = pdf_title(reader)
+    finally:
+        pdf_capture_end(token)
+    return pages, title, notices

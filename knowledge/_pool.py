@@ -1,0 +1,193 @@
+"""The ingestion process pool: PDF pages, whole small documents and embedding slices on every core.
+
+`IngestPool(workers)` starts its worker processes (spawned, never forked from a process with threads and an
+event loop) on first use. The functions it runs live here, at module level, so they pickle by name. A
+knowledge error raised in a worker comes back as its class and message and is raised again in the caller,
+so a pooled failure carries the same code and reason as one raised in-process. A worker that dies breaks
+only the call that was running: the pool is rebuilt and the call fails with a retryable error.
+
+This module must never touch the database or the object store, and never block the event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import multiprocessing
+import os
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import numpy as np
+
+from knowledge._embedder_base import Embedder, Embeddings
+from knowledge.chunk import chunk_text
+from knowledge.errors import EmptyDocumentError, KnowledgeError, KnowledgeRuntimeError
+from knowledge.extract import ExtractLimits, extract_text, pdf_pages_text_of
+
+__all__ = [
+    "Failure",
+    "IngestPool",
+    "Prepared",
+    "default_workers",
+    "embed_slice",
+    "prepare_documents",
+    "raise_failure",
+    "shared_pool",
+]
+
+T = TypeVar("T")
+
+
+def default_workers() -> int:
+    """One worker per CPU core this process may use."""
+    try:
+        return max(len(os.sched_getaffinity(0)), 1)
+    except AttributeError:  # pragma: no cover - platforms without affinity
+        return max(os.cpu_count() or 1, 1)
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """The chunks of one document, ready to embed."""
+
+    texts: list[str]
+    """Chunk texts in ordinal order."""
+    tokens: list[int]
+    """Estimated tokens of each chunk."""
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    """A knowledge error raised while preparing a document, as it crosses a process boundary."""
+
+    error: type[KnowledgeError]
+    """The error's class (pickled by name)."""
+    message: str
+    """Its message."""
+
+
+def raise_failure(failure: Failure) -> None:
+    """Raise the error a `Failure` carries, as the worker raised it."""
+    raise failure.error(failure.message)
+
+
+def prepare_document(
+    data: bytes, media_type: str | None, filename: str | None, limits: ExtractLimits, size: int, max_chunks: int
+) -> Prepared | Failure:
+    """Extract and chunk one document; a knowledge error becomes a `Failure` (other errors propagate)."""
+    try:
+        extracted = extract_text(data, media_type=media_type, filename=filename, limits=limits)
+        chunks = chunk_text(extracted.text, size=size, max_chunks=max_chunks)
+    except KnowledgeError as exc:
+        return Failure(type(exc), exc.message)
+    if not chunks:
+        return Failure(EmptyDocumentError, "the document contains no text to chunk")
+    return Prepared([c.text for c in chunks], [c.tokens for c in chunks])
+
+
+def prepare_documents(
+    documents: list[tuple[bytes, str | None, str | None]], limits: ExtractLimits, size: int, max_chunks: int
+) -> list[Prepared | Failure]:
+    """`prepare_document` for each of several documents (one pool task for many small ones)."""
+    return [prepare_document(data, media, name, limits, size, max_chunks) for data, media, name in documents]
+
+
+_EMBEDDERS: dict[type[Embedder], Embedder] = {}
+
+
+def embed_slice(embedder_type: type[Embedder], texts: list[str]) -> Embeddings:
+    """Embed texts with this process's instance of a pool-safe embedder type."""
+    embedder = _EMBEDDERS.get(embedder_type)
+    if embedder is None:
+        embedder = _EMBEDDERS[embedder_type] = embedder_type()
+    return asyncio.run(embedder.embed(texts))
+
+
+def pdf_pages(data: bytes, password: str | None, start: int, stop: int) -> tuple[list[str], list[str]] | Failure:
+    """The raw text and repair notices of a page range, or the `Failure` of its first unreadable page."""
+    try:
+        return pdf_pages_text_of(data, password, start, stop)
+    except KnowledgeError as exc:
+        return Failure(type(exc), exc.message)
+
+
+def _ready(n: int) -> int:
+    return n
+
+
+def _init_worker() -> None:
+    # One process per core already: a tokenizer that also spreads over every core would oversubscribe them.
+    os.environ["TOKENIZERS_PARALLELISM"] = "false"
+    # A worker holds both ends of its task queue, so it never sees the parent vanish: a parent killed with
+    # SIGKILL would leave it waiting forever. Watch the parent instead and leave with it.
+    parent = os.getppid()
+    threading.Thread(target=_exit_with_parent, args=(parent,), daemon=True, name="parent-watch").start()
+
+
+def _exit_with_parent(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(0.5)
+    os._exit(0)
+
+
+class IngestPool:
+    """A lazily started pool of `workers` processes for CPU-bound ingestion work."""
+
+    def __init__(self, workers: int | None = None) -> None:
+        self.workers = workers or default_workers()
+        """How many processes run at once."""
+        self._executor: ProcessPoolExecutor | None = None
+
+    def _pool(self) -> ProcessPoolExecutor:
+        if self._executor is None:
+            context = multiprocessing.get_context("spawn")
+            self._executor = ProcessPoolExecutor(self.workers, mp_context=context, initializer=_init_worker)
+        return self._executor
+
+    async def run(self, call: Callable[..., T], *args: Any) -> T:
+        """Run `call(*args)` in a worker process and await its result."""
+        loop = asyncio.get_running_loop()
+        try:
+            return await loop.run_in_executor(self._pool(), call, *args)
+        except BrokenProcessPool as exc:
+            self.close()
+            raise KnowledgeRuntimeError(f"an ingestion worker process died: {exc}", retryable=True) from exc
+
+    async def warm(self) -> None:
+        """Start every worker now (each imports the extraction and chunking code), not during the first job."""
+        await asyncio.gather(*(self.run(_ready, n) for n in range(self.workers)))
+
+    async def embed(self, embedder: Embedder, texts: list[str]) -> Embeddings:
+        """Embed `texts` spread over the workers when the embedder may run there, else in this process."""
+        if not texts:
+            return np.empty((0, embedder.dimensions), dtype=np.float32)
+        if self.workers < 2 or not embedder.runs_in_pool() or len(texts) < 64:
+            return await embedder.embed(texts)
+        step = -(-len(texts) // self.workers)
+        slices = [texts[i : i + step] for i in range(0, len(texts), step)]
+        parts = await asyncio.gather(*(self.run(embed_slice, type(embedder), part) for part in slices))
+        return np.vstack(parts)
+
+    def close(self) -> None:
+        """Stop the worker processes (a later call starts new ones)."""
+        executor, self._executor = self._executor, None
+        if executor is not None:
+            executor.shutdown(wait=False, cancel_futures=True)
+
+
+_shared: IngestPool | None = None
+
+
+def shared_pool(workers: int | None = None) -> IngestPool:
+    """The process-wide pool (one per process, `workers` taken from its first caller), stopped at exit."""
+    global _shared
+    if _shared is None:
+        _shared = IngestPool(workers)
+        atexit.register(_shared.close)
+    return _shared

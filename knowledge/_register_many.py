@@ -1,0 +1,119 @@
+"""Register many documents of one scope in a few statements: the bulk half of `register_upload`/`register_uri`.
+
+The objects are stored first (concurrently), then every new source is inserted by one statement and the
+ones already registered are read by another; a URI whose content changed goes through `register_uri`, which
+registers its new version. Each document gets the same `RegisteredSource` the one-at-a-time call returns.
+This module must never extract, chunk or embed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+from uuid import UUID
+
+from knowledge._ingest_records import RegisteredSource
+from knowledge._sql import QUERIES, translated
+from knowledge.ingest import register_uri
+from knowledge.objects import ObjectStore, object_key_for
+from state.db import Database
+
+__all__ = ["Document", "register_many"]
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    """One document to register: an upload (no `uri`) or the fetched content of a URI."""
+
+    data: bytes
+    """The bytes."""
+    filename: str
+    """Its file name (for a URI, the last segment when empty)."""
+    title: str | None = None
+    """A title; defaults to the file name's stem."""
+    media_type: str | None = None
+    """The declared type, if any."""
+    uri: str | None = None
+    """The URI it was fetched from: its identity. None for an upload, whose identity is its content."""
+
+
+async def register_many(
+    db: Database, store: ObjectStore, *, organization_id: UUID | None, documents: Sequence[Document]
+) -> list[RegisteredSource]:
+    """Store and register `documents` in one scope; the result is in input order."""
+    for doc in documents:
+        if doc.uri is not None and not doc.uri.strip():
+            raise ValueError("a URI-backed source needs a URI")
+    digests = [hashlib.sha256(doc.data).hexdigest() for doc in documents]
+    names = [_filename(doc) for doc in documents]
+    keys = [object_key_for(organization_id, digest, name) for digest, name in zip(digests, names, strict=True)]
+    gate = asyncio.Semaphore(16)
+
+    async def put(key: str, doc: Document) -> None:
+        async with gate:
+            await store.put(key, doc.data, content_type=doc.media_type or "application/octet-stream")
+
+    await asyncio.gather(*(put(key, doc) for key, doc in zip(keys, documents, strict=True)))
+    identities = [doc.uri if doc.uri is not None else f"sha256:{d}" for doc, d in zip(documents, digests, strict=True)]
+    titles = [
+        (doc.title or PurePosixPath(name).stem or doc.uri or "document").strip()[:500] or "document"
+        for doc, name in zip(documents, names, strict=True)
+    ]
+    with translated():
+        async with db.connection() as conn:
+            inserted = await conn.fetch(
+                QUERIES["insert_sources_many"], organization_id,
+                ["uri" if doc.uri is not None else "upload" for doc in documents], titles,
+                [doc.uri for doc in documents], keys, digests, [doc.media_type for doc in documents], names,
+                [len(doc.data) for doc in documents],
+            )  # fmt: skip
+            created = {r["identity"]: r for r in inserted}
+            existing = {
+                r["identity"]: r
+                for r in await conn.fetch(
+                    QUERIES["existing_sources_many"], organization_id, [i for i in identities if i not in created]
+                )
+            }
+    changed = {
+        index
+        for index, (identity, digest) in enumerate(zip(identities, digests, strict=True))
+        if identity not in created and identity in existing and existing[identity]["content_sha256"] != digest
+    }
+    results: dict[int, RegisteredSource] = {}
+    for index in sorted(changed):  # new versions of URIs: rare, one at a time
+        doc = documents[index]
+        assert doc.uri is not None
+        results[index] = await register_uri(
+            db, store, organization_id=organization_id, uri=doc.uri, data=doc.data, title=doc.title,
+            media_type=doc.media_type, filename=names[index],
+        )  # fmt: skip
+    plain = [i for i in range(len(documents)) if i not in changed]
+    ids = {
+        identity: (created.get(identity) or existing[identity])["id"] for identity in map(identities.__getitem__, plain)
+    }
+    with translated():
+        async with db.connection() as conn:
+            pending = await conn.fetch(QUERIES["ensure_wanted_models_many"], list(set(ids.values())))
+    models: dict[UUID, list[str]] = {}
+    for row in pending:
+        models.setdefault(row["source_id"], []).append(row["embedding_model"])
+    first_seen: set[str] = set()
+    for index in plain:
+        identity = identities[index]
+        row = created.get(identity) or existing[identity]
+        new = identity in created and identity not in first_seen
+        first_seen.add(identity)
+        results[index] = RegisteredSource(
+            source_id=row["id"], created=new, status=row["status"], models=tuple(sorted(models.get(row["id"], []))),
+            outcome="created" if new else "unchanged",
+        )  # fmt: skip
+    return [results[i] for i in range(len(documents))]
+
+
+def _filename(doc: Document) -> str:
+    if doc.uri is not None and not doc.filename:
+        return PurePosixPath(doc.uri.split("?", 1)[0].rstrip("/")).name or "document"
+    return doc.filename or "document"
