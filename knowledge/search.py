@@ -68,7 +68,7 @@ class Fusion:
 DEFAULT_FUSION: Final = Fusion()
 """Convex fusion, dense 0.3 / BM25 0.7 (measured on Cranfield: docs/decisions.md, issue 10)."""
 
-DEFAULT_MIN_RELEVANCE: Final = 0.0
+DEFAULT_MIN_RELEVANCE: Final = 0.3
 """The relevance floor a search applies when the caller names none."""
 
 
