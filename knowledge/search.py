@@ -23,7 +23,15 @@ from knowledge.embed import get_embedder
 from knowledge.ingest import EmbedderLookup
 from state.db import Database
 
-__all__ = ["DEFAULT_FUSION", "DEFAULT_MIN_RELEVANCE", "MAX_SEARCH_LIMIT", "Fusion", "KnowledgeHit", "search"]
+__all__ = [
+    "DEFAULT_FUSION",
+    "DEFAULT_MIN_RELEVANCE",
+    "DEFAULT_PER_SOURCE",
+    "MAX_SEARCH_LIMIT",
+    "Fusion",
+    "KnowledgeHit",
+    "search",
+]
 
 MAX_SEARCH_LIMIT: Final = 1000
 """The most hits one search returns."""
@@ -69,7 +77,10 @@ DEFAULT_FUSION: Final = Fusion()
 """Convex fusion, dense 0.3 / BM25 0.7 (measured on Cranfield: docs/decisions.md, issue 10)."""
 
 DEFAULT_MIN_RELEVANCE: Final = 0.3
-"""The relevance floor a search applies when the caller names none."""
+"""The relevance floor a search applies when the caller names none (measured: docs/decisions.md, issue 10)."""
+
+DEFAULT_PER_SOURCE: Final = 3
+"""The most hits one source contributes to a search when the caller names no cap (docs/decisions.md)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,7 +126,7 @@ async def search(
     embedders: EmbedderLookup = get_embedder,
     fusion: Fusion = DEFAULT_FUSION,
     min_relevance: float = DEFAULT_MIN_RELEVANCE,
-    per_source: int | None = None,
+    per_source: int | None = DEFAULT_PER_SOURCE,
 ) -> list[KnowledgeHit]:
     """The best `limit` ready chunks of the scopes asked for, under the organization's live model.
 

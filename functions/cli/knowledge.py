@@ -21,6 +21,7 @@ from functions.knowledge_ingest import EVENT_UPLOADED
 from functions.knowledge_switch import EVENT_SWITCH
 from knowledge._pipeline import ingest_source
 from knowledge.ingest import register_upload
+from knowledge.search import DEFAULT_MIN_RELEVANCE, DEFAULT_PER_SOURCE
 from knowledge.search import search as search_knowledge
 from knowledge.settings import begin_switch, drop_unwanted_chunks, flip_live_model, reembed_source
 from knowledge.sweep import sweep_pending
@@ -93,6 +94,12 @@ def search(
     org: Annotated[UUID, typer.Option("--org", help="The organization searching.")],
     limit: Annotated[int, typer.Option(min=1, max=1000)] = 8,
     platform: Annotated[bool, typer.Option("--platform/--no-platform", help="Join platform documents.")] = True,
+    min_relevance: Annotated[
+        float, typer.Option(min=0.0, max=1.0, help="Drop hits neither search half finds relevant (0 keeps all).")
+    ] = DEFAULT_MIN_RELEVANCE,
+    per_source: Annotated[int, typer.Option(min=1, max=1000, help="The most chunks from one document.")] = (
+        DEFAULT_PER_SOURCE
+    ),
     as_json: JsonFlag = False,
 ) -> None:
     """Hybrid search over the organization's (and the platform's) ready documents."""
@@ -101,7 +108,7 @@ def search(
         async with open_cli_services() as svc:
             hits = await search_knowledge(
                 svc.db, org, query, include_platform=platform, include_organization=True, limit=limit,
-                embedders=svc.embedders.get,
+                embedders=svc.embedders.get, min_relevance=min_relevance, per_source=per_source,
             )  # fmt: skip
         return [{"score": h.score, "source": h.source_title, "ordinal": h.ordinal, "text": h.text} for h in hits]
 

@@ -75,7 +75,8 @@ async def assert_consistent(db: Database) -> Stats:
             "SELECT count(*) FROM agent.knowledge_postings p WHERE NOT EXISTS ("
             " SELECT 1 FROM agent.knowledge_chunks c"
             " JOIN agent.knowledge_sources s ON s.id = c.source_id"
-            " JOIN agent.knowledge_source_models r ON r.source_id = c.source_id AND r.embedding_model = c.embedding_model"
+            " JOIN agent.knowledge_source_models r"
+            " ON r.source_id = c.source_id AND r.embedding_model = c.embedding_model"
             " WHERE c.id = p.chunk_id AND s.status = 'ready' AND r.status = 'ready')"
         )
     assert stray == 0

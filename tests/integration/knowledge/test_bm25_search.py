@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from uuid import UUID
 
-from knowledge.search import DEFAULT_MIN_RELEVANCE, Fusion, KnowledgeHit, search
+from knowledge.search import DEFAULT_MIN_RELEVANCE, DEFAULT_PER_SOURCE, Fusion, KnowledgeHit, search
 from tests.factories import Factory
 from tests.integration.knowledge.helpers import FAKE, Kit
 from tests.integration.knowledge.lexical import kept
@@ -104,9 +104,11 @@ async def test_the_per_source_cap_limits_the_hits_of_one_source(kit: Kit, factor
         chunks = await conn.fetchval("SELECT count(*) FROM agent.knowledge_chunks WHERE source_id = $1", crowded)
     assert chunks >= 4
     args = {"include_organization": True, "limit": 8, "embedders": kit.lookup, "min_relevance": 0.0}
-    uncapped = await search(kit.db, org, "lifecycle stage", **args)  # type: ignore[arg-type]
+    uncapped = await search(kit.db, org, "lifecycle stage", **args, per_source=None)  # type: ignore[arg-type]
     assert sum(h.source_id == crowded for h in uncapped) >= 4
     capped = await search(kit.db, org, "lifecycle stage", **args, per_source=2)  # type: ignore[arg-type]
     assert sum(h.source_id == crowded for h in capped) == 2
     assert other in {h.source_id for h in capped}
     assert capped == sorted(capped, key=lambda h: -h.score)
+    defaulted = await search(kit.db, org, "lifecycle stage", **args)  # type: ignore[arg-type]
+    assert sum(h.source_id == crowded for h in defaulted) == DEFAULT_PER_SOURCE

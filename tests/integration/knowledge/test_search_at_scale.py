@@ -18,15 +18,14 @@ async def _bulk_tenant(db: Database, org: UUID, *, sources: int = 40) -> None:
     """CHUNKS ready chunks over `sources` ready sources, written in SQL; 'common' is in every chunk."""
     per_source = CHUNKS // sources
     async with db.connection() as conn:
-        ids = [
-            await conn.fetchval(
-                "INSERT INTO agent.knowledge_sources (organization_id, kind, title, object_key, content_sha256, "
-                "byte_size, status, pending_since) VALUES ($1, 'upload', $2, 'k', md5($2) || md5($2), 1, 'ready', "
-                "NULL) RETURNING id",
-                org, f"bulk {n}",
-            )  # fmt: skip
-            for n in range(sources)
-        ]
+        rows = await conn.fetch(
+            "INSERT INTO agent.knowledge_sources (organization_id, kind, title, object_key, content_sha256, "
+            "byte_size, status, pending_since) SELECT $1, 'upload', 'bulk ' || n, 'k', "
+            "md5(n::text) || md5(n::text), 1, 'ready', NULL FROM generate_series(1, $2) AS n RETURNING id",
+            org,
+            sources,
+        )
+        ids = [r["id"] for r in rows]
         await conn.execute(
             "INSERT INTO agent.knowledge_source_models (source_id, embedding_model, status, chunk_count, "
             "embedded_count, pending_since) SELECT s, $2, 'ready', $3, $3, NULL FROM unnest($1::uuid[]) AS s",
