@@ -139,14 +139,9 @@ async def cranfield_quality(db: Database, store: LocalObjectStore) -> dict[str, 
         "dense_only": Fusion(dense=1.0, lexical=0.0, **wide),
         "lexical_only_bm25": Fusion(dense=0.0, lexical=1.0, **wide),
         "lexical_only_bm25_every_posting": Fusion(dense=0.0, lexical=1.0, depth=100_000, **wide),
-        "lexical_only_bm25_depth_100": Fusion(dense=0.0, lexical=1.0, depth=100, **wide),
         "hybrid_default": replace(DEFAULT_FUSION, candidates=100),
         "hybrid_convex_0.5_0.5": Fusion(dense=0.5, lexical=0.5, method="convex", **wide),
-        "hybrid_convex_0.4_0.6": Fusion(dense=0.4, lexical=0.6, method="convex", **wide),
-        "hybrid_convex_0.3_0.7": Fusion(dense=0.3, lexical=0.7, method="convex", **wide),
-        "hybrid_convex_0.2_0.8": Fusion(dense=0.2, lexical=0.8, method="convex", **wide),
         "hybrid_rrf_1_1_k60": Fusion(dense=1.0, lexical=1.0, k=60, method="rrf", **wide),
-        "hybrid_rrf_0.5_1_k60": Fusion(dense=0.5, lexical=1.0, k=60, method="rrf", **wide),
         "hybrid_rrf_0.3_1_k20": Fusion(dense=0.3, lexical=1.0, k=20, method="rrf", **wide),
     }
     quality = {}
@@ -175,7 +170,7 @@ async def _floor(
 ) -> dict[str, Any]:
     """Per floor: Cranfield nDCG@10 and relevant hits kept in the top 8, and hits left for off-topic queries."""
     out: dict[str, Any] = {}
-    for floor in (0.0, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5):
+    for floor in (0.0, 0.2, 0.3, 0.4):
         rankings = await rank(DEFAULT_FUSION, min_relevance=floor, limit=10)
         kept = sum(len(set(rankings[p][:8]) & set(judged[p])) for p, _ in evaluated)
         off = [

@@ -79,7 +79,7 @@ END
 $$;
 
 -- Add the postings of these chunks (ids) to the scopes their pairs are listed under, and count them.
--- Chunks whose pair is not searchable, or whose postings exist, add nothing.
+-- Chunks whose pair is not searchable, or that already have postings, add nothing.
 CREATE FUNCTION agent.knowledge_lexical_add_chunks(p_chunk_ids bigint[]) RETURNS void
 LANGUAGE sql
 SET search_path = pg_catalog, public
@@ -94,8 +94,8 @@ AS $$
          CROSS JOIN LATERAL (SELECT sum(cardinality(x.positions))::integer AS n FROM unnest(c.fts) AS x) AS len
          CROSS JOIN LATERAL unnest(c.fts) AS u
          WHERE c.id = ANY (p_chunk_ids)
-         ORDER BY c.id, u.lexeme
-        ON CONFLICT (chunk_id, lexeme) DO NOTHING
+           AND NOT EXISTS (SELECT 1 FROM agent.knowledge_postings q WHERE q.chunk_id = c.id)
+         ORDER BY 3, 2  -- in list-index order: a bulk insert walks the index once instead of at random
         RETURNING p.scope_id, p.lexeme, p.chunk_id, p.chunk_length
     ), lexemes AS (
         INSERT INTO agent.knowledge_lexemes AS l (scope_id, lexeme, df)
