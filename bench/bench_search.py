@@ -51,6 +51,8 @@ from state.settings import load_settings
 ROUNDS = 60
 """Timed searches per query length (after a warm-up); the brief is timed over BRIEF_ROUNDS builds."""
 BRIEF_ROUNDS = 200
+LEXICAL_ONLY = Fusion(dense=0.0, lexical=1.0)
+"""The BM25 half alone, to show how the time of a search splits."""
 
 
 def run() -> dict[str, Any]:
@@ -242,8 +244,10 @@ async def _big_tenant(db: Database, scopes: dict[str, Any], *, progress: bool = 
     out: dict[str, Any] = {"queries": {}, "rejected_designs": {}}
     for name, texts in sets.items():
         timing, hits = await _timed_search(db, org, texts)
+        lexical, _ = await _timed_search(db, org, texts, fusion=LEXICAL_ONLY, rounds=30)
         out["queries"][name] = {
-            "knowledge_search_as_tenant_ms": timing, "mean_hits_of_8": hits, **await _matches(db, org, texts),
+            "knowledge_search_as_tenant_ms": timing, "lexical_half_only_as_tenant_ms": lexical,
+            "mean_hits_of_8": hits, **await _matches(db, org, texts),
         }  # fmt: skip
         if progress:
             _report(f"big_tenant {name}", out["queries"][name])
@@ -324,7 +328,11 @@ async def _small_sources(db: Database, scopes: dict[str, Any]) -> dict[str, Any]
     out: dict[str, Any] = {}
     for name, texts in sets.items():
         timing, hits = await _timed_search(db, org, texts)
-        out[name] = {"knowledge_search_as_tenant_ms": timing, "mean_hits_of_8": hits, **await _matches(db, org, texts)}
+        lexical, _ = await _timed_search(db, org, texts, fusion=LEXICAL_ONLY, rounds=30)
+        out[name] = {
+            "knowledge_search_as_tenant_ms": timing, "lexical_half_only_as_tenant_ms": lexical,
+            "mean_hits_of_8": hits, **await _matches(db, org, texts),
+        }  # fmt: skip
     distinct = await _distinct_sources(db, org, sets["6_terms"])
     return {"queries": out, "distinct_sources_in_8_hits": distinct, "goals": {"knowledge_search_p95_ms": 15}}
 
