@@ -27,6 +27,7 @@ unit: $(STAMP)
 	$(BIN)/pytest -q tests/unit
 
 bench: $(STAMP)
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev,bench]'
 	$(BIN)/python -m bench
 
 serve: $(STAMP)

@@ -43,6 +43,10 @@ class KnowledgeOptions(SourceOptions):
     """Join the platform documents (organization_id IS NULL)."""
     include_organization: bool = False
     """Join the documents of the subject's organization."""
+    min_relevance: float | None = Field(default=None, ge=0.0, le=1.0)
+    """Drop hits neither search half finds relevant (knowledge.search); None keeps the measured default."""
+    per_source: int | None = Field(default=None, ge=1, le=1000)
+    """The most chunks one document may contribute; None keeps the measured default."""
 
 
 class DossierOptions(SourceOptions):

@@ -324,13 +324,17 @@ WITH wanted AS (
 SELECT (SELECT count(*) FROM dropped)::integer AS chunks, (SELECT count(*) FROM dropped_rows)::integer AS sources;
 
 -- name: knowledge_search
--- Hybrid search through the SQL function (see migrations/0011_knowledge_search.sql).
+-- Hybrid search through the SQL function (see migrations/0041_knowledge_search_bm25.sql).
 -- $1 organization_id, $2 query embedding, $3 query text, $4 include_platform, $5 include_organization,
 -- $6 limit, $7 the model the query was embedded with, $8 dense weight, $9 lexical weight,
--- $10 candidates per list (NULL = 4 x limit), $11 the reciprocal-rank constant k.
+-- $10 candidates per list (NULL = 4 x limit), $11 the reciprocal-rank constant k, $12 fusion ('rrf' or
+-- 'convex'), $13 relevance floor, $14 per-source cap (NULL = none), $15 lexical depth per term,
+-- $16 hnsw.ef_search (NULL = the function's), $17 BM25 k1, $18 BM25 b.
 SELECT chunk_id, source_id, source_title, source_organization_id, ordinal, text, tokens, embedding_model,
        dense_rank, lexical_rank, dense_distance, lexical_score, score
-  FROM public.knowledge_search($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11);
+  FROM public.knowledge_search($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, p_fusion => $12,
+                               p_min_relevance => $13, p_per_source => $14, p_lexical_depth => $15,
+                               p_ef_search => $16, p_k1 => $17, p_b => $18);
 
 -- name: source_by_id
 -- An operator's view of one source, whatever its scope (the caller checks the scope). $1 source id.

@@ -12,7 +12,7 @@ while an embedding provider answers.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, Literal
 from uuid import UUID
 
 from pgvector import Vector
@@ -23,7 +23,15 @@ from knowledge.embed import get_embedder
 from knowledge.ingest import EmbedderLookup
 from state.db import Database
 
-__all__ = ["DEFAULT_FUSION", "MAX_SEARCH_LIMIT", "Fusion", "KnowledgeHit", "search"]
+__all__ = [
+    "DEFAULT_FUSION",
+    "DEFAULT_MIN_RELEVANCE",
+    "DEFAULT_PER_SOURCE",
+    "MAX_SEARCH_LIMIT",
+    "Fusion",
+    "KnowledgeHit",
+    "search",
+]
 
 MAX_SEARCH_LIMIT: Final = 1000
 """The most hits one search returns."""
@@ -31,26 +39,48 @@ MAX_SEARCH_LIMIT: Final = 1000
 
 @dataclass(frozen=True, slots=True)
 class Fusion:
-    """How the dense and lexical candidate lists are fused: sum of weight / (k + rank)."""
+    """How the dense and the BM25 candidate lists are read and fused (defaults measured: docs/decisions.md)."""
 
-    dense: float = 1.0
+    dense: float = 0.3
     """Weight of the dense (vector) list; 0 leaves it out."""
-    lexical: float = 1.0
-    """Weight of the lexical (full-text) list; 0 leaves it out."""
+    lexical: float = 0.7
+    """Weight of the lexical (BM25) list; 0 leaves it out."""
     k: int = 60
-    """The reciprocal-rank constant."""
+    """The reciprocal-rank constant (method "rrf" only)."""
     candidates: int | None = None
     """Candidates read from each list; None reads four times the limit (at least the limit)."""
+    method: Literal["rrf", "convex"] = "convex"
+    """"rrf" sums weight / (k + rank); "convex" sums weight x the list's min-max normalised score."""
+    depth: int = 200
+    """Postings read per query lexeme and scope, best first, before the common lexemes are completed."""
+    ef_search: int | None = None
+    """hnsw.ef_search for the dense list; None keeps the function's measured default."""
+    k1: float = 1.2
+    """BM25 term-frequency saturation."""
+    b: float = 0.75
+    """BM25 length normalisation."""
 
     def __post_init__(self) -> None:
         if self.dense < 0 or self.lexical < 0 or (self.dense == 0 and self.lexical == 0):
             raise ValueError("fusion weights must be non-negative and not both zero")
         if self.k < 1 or (self.candidates is not None and not 1 <= self.candidates <= MAX_SEARCH_LIMIT):
             raise ValueError(f"k must be positive and candidates within 1..{MAX_SEARCH_LIMIT}")
+        if self.method not in ("rrf", "convex"):
+            raise ValueError(f"method must be rrf or convex, got {self.method!r}")
+        if not 1 <= self.depth <= 100_000 or (self.ef_search is not None and not 1 <= self.ef_search <= 1000):
+            raise ValueError("depth must be within 1..100000 and ef_search within 1..1000")
+        if self.k1 < 0 or not 0 <= self.b <= 1:
+            raise ValueError("k1 must be non-negative and b within 0..1")
 
 
 DEFAULT_FUSION: Final = Fusion()
-"""Equal weights and k = 60 (measured on Cranfield: see docs/decisions.md, Knowledge: schema)."""
+"""Convex fusion, dense 0.3 / BM25 0.7 (measured on Cranfield: docs/decisions.md, issue 10)."""
+
+DEFAULT_MIN_RELEVANCE: Final = 0.3
+"""The relevance floor a search applies when the caller names none (measured: docs/decisions.md, issue 10)."""
+
+DEFAULT_PER_SOURCE: Final = 3
+"""The most hits one source contributes to a search when the caller names no cap (docs/decisions.md)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,11 +104,15 @@ class KnowledgeHit:
     embedding_model: str
     """The model it is pinned to: always the live model of the search."""
     score: float
-    """The fused reciprocal-rank score."""
+    """The fused score."""
     dense_rank: int | None = None
     """Its rank in the dense list, None when it was not a dense candidate."""
     lexical_rank: int | None = None
     """Its rank in the lexical list, None when it was not a lexical candidate."""
+    dense_distance: float | None = None
+    """Its cosine distance to the query."""
+    lexical_score: float | None = None
+    """Its BM25 score, None when it was not a lexical candidate."""
 
 
 async def search(
@@ -91,10 +125,20 @@ async def search(
     limit: int = 8,
     embedders: EmbedderLookup = get_embedder,
     fusion: Fusion = DEFAULT_FUSION,
+    min_relevance: float = DEFAULT_MIN_RELEVANCE,
+    per_source: int | None = DEFAULT_PER_SOURCE,
 ) -> list[KnowledgeHit]:
-    """The best `limit` ready chunks of the scopes asked for, under the organization's live model."""
+    """The best `limit` ready chunks of the scopes asked for, under the organization's live model.
+
+    `min_relevance` drops a hit whose cosine similarity and whose BM25 score over the query's best
+    possible score are both below it; `per_source` caps the hits taken from one source.
+    """
     if isinstance(limit, bool) or not 0 <= limit <= MAX_SEARCH_LIMIT:
         raise ValueError(f"limit must be within 0..{MAX_SEARCH_LIMIT}, got {limit!r}")
+    if not 0.0 <= min_relevance <= 1.0:
+        raise ValueError(f"min_relevance must be within 0..1, got {min_relevance!r}")
+    if per_source is not None and (isinstance(per_source, bool) or per_source < 1):
+        raise ValueError(f"per_source must be a positive count, got {per_source!r}")
     if limit == 0 or not (include_platform or include_organization) or not query.strip():
         return []
     for attempt in (1, 2):
@@ -121,6 +165,13 @@ async def search(
                         fusion.lexical,
                         fusion.candidates,
                         fusion.k,
+                        fusion.method,
+                        min_relevance,
+                        per_source,
+                        fusion.depth,
+                        fusion.ef_search,
+                        fusion.k1,
+                        fusion.b,
                     )
         except LiveModelChangedError:
             if attempt == 2:
@@ -139,6 +190,8 @@ async def search(
                 score=r["score"],
                 dense_rank=r["dense_rank"],
                 lexical_rank=r["lexical_rank"],
+                dense_distance=r["dense_distance"],
+                lexical_score=r["lexical_score"],
             )
             for r in rows
         ]

@@ -3,7 +3,8 @@
 Items are chunks, best first: the title is the source's title and the chunk's part number, the body the
 chunk text, the ref the chunk's source row (`knowledge_source`), the tokens the chunk's measured count,
 and no subject key (a document is rarely about one field). The organization always comes from
-`request.subject`; the options only say which scopes join, and both default to off. This module must
+`request.subject`; the options say which scopes join (both default to off), the relevance floor and the
+per-source cap (both default to knowledge.search's measured defaults). This module must
 never read a scope the options did not ask for, and never write prose.
 """
 
@@ -15,7 +16,7 @@ from context.models import ContextItem, ContextRequest, ContextSourceSpec, Resou
 from context.options import KnowledgeOptions
 from knowledge.embed import get_embedder
 from knowledge.ingest import EmbedderLookup
-from knowledge.search import KnowledgeHit, search
+from knowledge.search import DEFAULT_MIN_RELEVANCE, DEFAULT_PER_SOURCE, KnowledgeHit, search
 from state.db import Database
 
 __all__ = ["DEFAULT_KNOWLEDGE_LIMIT", "KNOWLEDGE_REF_KIND", "MAX_TITLE_BYTES", "KnowledgeContextSource"]
@@ -52,6 +53,8 @@ class KnowledgeContextSource:
             include_organization=options.include_organization,
             limit=limit,
             embedders=self._embedders,
+            min_relevance=DEFAULT_MIN_RELEVANCE if options.min_relevance is None else options.min_relevance,
+            per_source=DEFAULT_PER_SOURCE if options.per_source is None else options.per_source,
         )
         return [self._item(hit) for hit in hits]
 

@@ -39,7 +39,7 @@ from functions.knowledge_ingest import EVENT_RETRY, EVENT_SYNC, EVENT_UPLOADED
 from functions.knowledge_ingest_batch import EVENT_BATCH, MAX_BATCH_SOURCES
 from knowledge._register_many import register_many
 from knowledge.ingest import RegisteredSource, register_upload, register_uri
-from knowledge.search import MAX_SEARCH_LIMIT, search
+from knowledge.search import DEFAULT_MIN_RELEVANCE, DEFAULT_PER_SOURCE, MAX_SEARCH_LIMIT, search
 from knowledge.sweep import list_sources, retry_source
 
 __all__ = ["SearchIn", "UriSourceIn", "router"]
@@ -83,6 +83,10 @@ class SearchIn(BaseModel):
     """Join the platform documents."""
     include_organization: bool = Field(default=True, strict=True)
     """Join the organization's documents."""
+    min_relevance: float = Field(default=DEFAULT_MIN_RELEVANCE, ge=0.0, le=1.0)
+    """Drop hits neither the dense nor the BM25 half finds relevant; 0 keeps every hit."""
+    per_source: int | None = Field(default=DEFAULT_PER_SOURCE, ge=1, le=MAX_SEARCH_LIMIT)
+    """The most chunks one document may contribute; null for no cap."""
 
 
 def _scope(organization_id: UUID | None, platform: bool) -> UUID | None:
@@ -294,6 +298,7 @@ async def search_knowledge(body: SearchIn, svc: ServicesDep) -> dict[str, Any]:
     hits = await search(
         svc.db, body.organization_id, body.query, include_platform=body.include_platform,
         include_organization=body.include_organization, limit=body.limit, embedders=svc.embedders.get,
+        min_relevance=body.min_relevance, per_source=body.per_source,
     )  # fmt: skip
     return {
         "hits": [

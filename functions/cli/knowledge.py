@@ -41,6 +41,7 @@ from knowledge._bulk import SourceOutcome, ingest_sources
 from knowledge._ingest_records import RegisteredSource
 from knowledge._pool import shared_pool
 from knowledge._register_many import Document, register_many
+from knowledge.search import DEFAULT_MIN_RELEVANCE, DEFAULT_PER_SOURCE
 from knowledge.search import search as search_knowledge
 from knowledge.settings import (
     begin_switch,
@@ -211,6 +212,12 @@ def search(
     org: OrgRequired,
     limit: Annotated[int, typer.Option(min=1, max=1000)] = 8,
     platform: Annotated[bool, typer.Option("--platform/--no-platform", help="Join platform documents.")] = True,
+    min_relevance: Annotated[
+        float, typer.Option(min=0.0, max=1.0, help="Drop hits neither search half finds relevant (0 keeps all).")
+    ] = DEFAULT_MIN_RELEVANCE,
+    per_source: Annotated[int, typer.Option(min=1, max=1000, help="The most chunks from one document.")] = (
+        DEFAULT_PER_SOURCE
+    ),
     as_json: JsonFlag = False,
 ) -> None:
     """Hybrid search over the organization's (and the platform's) ready documents."""
@@ -219,7 +226,7 @@ def search(
         async with open_cli_services() as svc:
             hits = await search_knowledge(
                 svc.db, org, query, include_platform=platform, include_organization=True, limit=limit,
-                embedders=svc.embedders.get,
+                embedders=svc.embedders.get, min_relevance=min_relevance, per_source=per_source,
             )  # fmt: skip
         return [{"score": h.score, "source": h.source_title, "ordinal": h.ordinal, "text": h.text} for h in hits]
 

@@ -30,6 +30,11 @@ SCOPED: list[tuple[str, str, dict[str, Any]]] = [
     ("GET", "/v1/context/dossier", {"params": {"organization_id": UNKNOWN}}),
     ("POST", "/v1/knowledge/sources", {"files": {"file": ("a.md", b"# A")}, "data": {"organization_id": UNKNOWN}}),
     ("GET", "/v1/knowledge/sources", {"params": {"organization_id": UNKNOWN}}),
+    (
+        "POST",
+        "/v1/knowledge/sources:batch",
+        {"json": {"organization_id": UNKNOWN, "items": [{"filename": "a.md", "content": "# A"}]}},
+    ),
     ("POST", "/v1/knowledge/sources/{source_id}/retry", {"params": {"organization_id": UNKNOWN}}),
     ("GET", "/v1/knowledge/sources/{source_id}", {"params": {"organization_id": UNKNOWN}}),
     ("POST", "/v1/knowledge/search", {"json": {"organization_id": UNKNOWN, "query": "pricing"}}),

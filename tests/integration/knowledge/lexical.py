@@ -1,0 +1,83 @@
+"""Test helpers for the BM25 statistics: what the database keeps, and the same figures recomputed from scratch."""
+
+from __future__ import annotations
+
+from typing import Any
+from uuid import UUID
+
+from state.db import Database
+
+Stats = dict[tuple[UUID | None, str], dict[str, Any]]
+
+_KEPT_SCOPES = """
+SELECT organization_id, embedding_model, chunks, total_length FROM agent.knowledge_lexical_scopes WHERE chunks > 0
+"""
+_KEPT_LEXEMES = """
+SELECT sc.organization_id, sc.embedding_model, l.lexeme, l.df
+  FROM agent.knowledge_lexemes l JOIN agent.knowledge_lexical_scopes sc ON sc.id = l.scope_id
+ WHERE l.df > 0
+"""
+# The definition, computed over the whole database: chunks of pairs whose source and readiness row are
+# both ready, counted in their source's scope under their own model.
+_COUNTED = """
+WITH counted AS (
+    SELECT c.id, s.organization_id, c.embedding_model, u.lexeme, cardinality(u.positions) AS tf
+      FROM agent.knowledge_chunks c
+      JOIN agent.knowledge_sources s ON s.id = c.source_id
+      JOIN agent.knowledge_source_models r ON r.source_id = c.source_id AND r.embedding_model = c.embedding_model
+     CROSS JOIN LATERAL unnest(c.fts) AS u
+     WHERE s.status = 'ready' AND r.status = 'ready'
+)
+"""
+_RECOMPUTED_SCOPES = (
+    _COUNTED + "SELECT organization_id, embedding_model, count(DISTINCT id) AS chunks, sum(tf) AS total_length "
+    "FROM counted GROUP BY organization_id, embedding_model"
+)
+_RECOMPUTED_LEXEMES = (
+    _COUNTED + "SELECT organization_id, embedding_model, lexeme, count(*) AS df "
+    "FROM counted GROUP BY organization_id, embedding_model, lexeme"
+)
+
+
+async def _read(db: Database, scopes_sql: str, lexemes_sql: str) -> Stats:
+    async with db.connection() as conn:
+        scopes = await conn.fetch(scopes_sql)
+        lexemes = await conn.fetch(lexemes_sql)
+    stats: Stats = {
+        (r["organization_id"], r["embedding_model"]): {
+            "chunks": r["chunks"],
+            "total_length": r["total_length"],
+            "df": {},
+        }
+        for r in scopes
+    }
+    for r in lexemes:
+        stats[(r["organization_id"], r["embedding_model"])]["df"][r["lexeme"]] = r["df"]
+    return stats
+
+
+async def kept(db: Database) -> Stats:
+    """The statistics the triggers keep, per (organization or None, model): chunks, total length, df."""
+    return await _read(db, _KEPT_SCOPES, _KEPT_LEXEMES)
+
+
+async def recomputed(db: Database) -> Stats:
+    """The same statistics recomputed from the chunks and the states, as BM25 defines them."""
+    return await _read(db, _RECOMPUTED_SCOPES, _RECOMPUTED_LEXEMES)
+
+
+async def assert_consistent(db: Database) -> Stats:
+    """The kept statistics equal the recomputed ones, and every posting belongs to a counted chunk."""
+    stats = await kept(db)
+    assert stats == await recomputed(db)
+    async with db.connection() as conn:
+        stray = await conn.fetchval(
+            "SELECT count(*) FROM agent.knowledge_postings p WHERE NOT EXISTS ("
+            " SELECT 1 FROM agent.knowledge_chunks c"
+            " JOIN agent.knowledge_sources s ON s.id = c.source_id"
+            " JOIN agent.knowledge_source_models r"
+            " ON r.source_id = c.source_id AND r.embedding_model = c.embedding_model"
+            " WHERE c.id = p.chunk_id AND s.status = 'ready' AND r.status = 'ready')"
+        )
+    assert stray == 0
+    return stats
