@@ -23,6 +23,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from functions._signature_freshness import SIGNATURE_HEADER, signature_problem
 from functions.api._http import error_response, token_problem
+from functions.api._knowledge_batch import MAX_BATCH_BYTES
 from functions.errors import ApiError
 
 __all__ = ["UPLOAD_FRAMING_BYTES", "EdgeGuard"]
@@ -31,6 +32,8 @@ logger = logging.getLogger("functions.http")
 
 UPLOAD_FRAMING_BYTES = 64 * 1024
 """What an upload may carry beyond the document: the multipart boundaries and the small form fields."""
+BATCH_PATH = "/v1/knowledge/sources:batch"
+"""The batch registration route: its body is many documents, bounded by `MAX_BATCH_BYTES`, not the JSON limit."""
 
 
 class _TooLarge(Exception):
@@ -88,14 +91,15 @@ class EdgeGuard:
         limits = _limits(app)
         headers = Headers(scope=scope)
         path: str = scope["path"]
-        upload = False
+        upload = batch = False
         if path.startswith("/v1/") or path == "/v1":
             problem = token_problem(headers.get("authorization"), app.state.api_token)
             if problem is not None:
                 await _answer(scope, receive, send, problem)
                 return
             upload = scope["method"] == "POST" and path == "/v1/knowledge/sources"
-            limit = limits.upload_bytes if upload else limits.json_bytes
+            batch = scope["method"] == "POST" and path == BATCH_PATH
+            limit = limits.upload_bytes if upload else MAX_BATCH_BYTES if batch else limits.json_bytes
         elif path == limits.inngest_path:
             if app.state.inngest.is_production and (scope["method"] in ("POST", "PUT") or SIGNATURE_HEADER in headers):
                 reason = signature_problem(
@@ -110,7 +114,7 @@ class EdgeGuard:
             limit = limits.json_bytes
         too_large = ApiError(
             413,
-            "document_too_large" if upload else "request_too_large",
+            "document_too_large" if upload else "batch_too_large" if batch else "request_too_large",
             f"the request body is larger than the {limit}-byte limit of this route",
         )
         declared = headers.get("content-length")

@@ -176,3 +176,16 @@ async def test_openapi_declares_the_bearer_scheme_the_error_envelope_and_the_upl
     assert upload["multipart/form-data"]["schema"]["properties"]["file"]["format"] == "binary"
     uri_fields = upload["application/json"]["schema"]["properties"]
     assert all(f.get("description") for f in uri_fields.values())
+
+
+async def test_a_batch_larger_than_the_json_limit_is_taken_while_a_json_route_refuses_it(service: Service) -> None:
+    # Many documents in one request are an upload, bounded by the batch limit, not by the 1 MiB JSON limit.
+    items = [{"filename": f"doc{n}.md", "content": f"# Doc {n}\n\n" + "word " * 20_000} for n in range(20)]
+    batch = await service.http.post(
+        "/v1/knowledge/sources:batch", json={"organization_id": ORG, "items": items}, headers=service.auth
+    )
+    assert batch.status_code == 202, batch.text
+    big_search = await service.http.post(
+        "/v1/knowledge/search", json=search(query="x" * 2_000_000), headers=service.auth
+    )
+    assert error(big_search) == (413, "request_too_large")
