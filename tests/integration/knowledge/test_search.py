@@ -209,3 +209,57 @@ async def test_the_exact_path_of_a_small_scope_and_the_index_path_agree(kit: Kit
         exact = [r["chunk_id"] for r in await conn.fetch(sql, org, query, 10_000)]
         walked = [r["chunk_id"] for r in await conn.fetch(sql, org, query, 0)]
     assert len(exact) == 5 and exact == walked
+
+
+async def test_the_index_path_checks_each_candidates_pair_and_plans_no_array_of_source_ids(
+    kit: Kit, factory: Factory, db: Database
+) -> None:
+    from knowledge.ingest import embed_batch, prepare_chunks
+
+    org, other = await factory.organization(), await factory.organization()
+    ready = {await kit.ingest(org, f"lifecycle note {i} of a ready document") for i in range(3)}
+    platform = await kit.ingest(None, "lifecycle page of the platform")
+    foreign = await kit.ingest(other, "lifecycle note of another organization")
+    pending = await kit.register(org, "lifecycle note of a pending document whose chunks all hold vectors")
+    await prepare_chunks(kit.db, kit.store, pending, FAKE)
+    while (await embed_batch(kit.db, pending, kit.lookup(FAKE))).remaining:
+        pass
+    failed = await kit.ingest(org, "lifecycle note of a document that failed later")
+    async with db.connection() as conn:
+        await conn.execute(
+            "UPDATE agent.knowledge_sources SET status = 'failed', failure_reason = 'x', pending_since = NULL "
+            "WHERE id = $1",
+            failed,
+        )
+    query = Vector((await kit.lookup(FAKE).embed(["lifecycle note"]))[0])
+    sql = (
+        "SELECT source_id FROM public.knowledge_search($1, $2, 'lifecycle note', true, true, 20, "
+        "p_dense_weight => 1, p_lexical_weight => 0, p_exact_below => $3)"
+    )
+    for exact_below in (0, 10_000):  # the index walk, then the exact scan of a small scope
+        for role in (None, "ac_tenant"):
+            plans: list[str] = []
+            async with db.connection() as conn, conn.transaction():
+                await conn.execute("LOAD 'auto_explain'")
+                await conn.execute("SET LOCAL auto_explain.log_min_duration = 0")
+                await conn.execute("SET LOCAL auto_explain.log_nested_statements = on")
+                await conn.execute("SET LOCAL auto_explain.log_level = 'notice'")
+                if role:
+                    await conn.execute(f"SET LOCAL ROLE {role}")
+                    await conn.execute("SELECT set_config('app.organization_id', $1, true)", str(org))
+
+                def listener(_conn: object, message: object, plans: list[str] = plans) -> None:
+                    plans.append(str(getattr(message, "message", message)))
+
+                conn.add_log_listener(listener)
+                try:
+                    rows = await conn.fetch(sql, org, query, exact_below)
+                finally:
+                    conn.remove_log_listener(listener)
+            assert {r["source_id"] for r in rows} == ready | {platform}, (exact_below, role)
+            assert foreign not in {r["source_id"] for r in rows}
+            dense = next(p for p in plans if "WITH dense" in p)
+            assert "source_id = ANY" not in dense, dense  # no array of source ids, whatever their number
+            assert "knowledge_searchable" in dense
+            if exact_below == 0:
+                assert "knowledge_chunks_hnsw_test_hash_64" in dense and "knowledge_searchable_pkey" in dense
