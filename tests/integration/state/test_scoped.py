@@ -119,3 +119,25 @@ async def test_one_person_at_two_prospects_is_allowed_but_not_twice_at_one(db: D
     await factory.prospect_person(org, p2, intel_person_id=person)
     with pytest.raises(asyncpg.UniqueViolationError):
         await factory.prospect_person(org, p1, intel_person_id=person)
+
+
+async def test_every_tenant_policy_reads_the_tenant_once_per_statement(db: Database, factory: Factory) -> None:
+    policies = await db.pool.fetch(
+        "SELECT schemaname || '.' || tablename AS t, qual FROM pg_policies WHERE qual LIKE '%current_organization_id%'"
+    )
+    assert len(policies) >= 30  # the application, knowledge and statistics tables
+    # As an InitPlan, `(SELECT current_organization_id())`, never a call per filtered row.
+    per_row = [
+        p["t"]
+        for p in policies
+        if p["qual"].count("current_organization_id()")
+        != p["qual"].count("SELECT current_organization_id() AS current_organization_id")
+    ]
+    assert per_row == []
+    # And the plan shows it: one InitPlan for the tenant, no per-row call in the filter.
+    a = await factory.tenant(companies=2)
+    async with db.tenant(a.id) as conn:
+        plan = "\n".join(r[0] for r in await conn.fetch("EXPLAIN SELECT id FROM public.crm_companies"))
+        rows = await conn.fetch("SELECT id FROM public.crm_companies")
+    assert "InitPlan" in plan and "current_setting" not in plan.split("InitPlan")[0], plan
+    assert sorted(r["id"] for r in rows) == sorted(a.companies)
