@@ -17,13 +17,11 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterable, AsyncIterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from uuid import UUID
 
-from knowledge._batches import fetched_ahead, parts_of
-from knowledge._bulk_records import BulkResult, Progress, SourceOutcome
 from knowledge._extract_pool import POOLED_PDF_BYTES, extract_pooled
 from knowledge._pool import Failure, IngestPool, Prepared, prepare_documents
 from knowledge._sql import QUERIES, translated
@@ -35,11 +33,59 @@ from knowledge.ingest import EmbedderLookup, mark_failed
 from knowledge.objects import ObjectStore
 from state.db import Database
 
-__all__ = ["BulkResult", "Progress", "SourceOutcome", "ingest_source_batches", "ingest_sources"]
+__all__ = ["BulkResult", "Progress", "SourceOutcome", "ingest_sources"]
+
+Progress = Callable[[int, int], None]
+"""Called after each written wave with (documents finished so far, chunks written so far)."""
 
 _STAGING_COLUMNS = ("source_id", "ordinal", "text", "tokens", "embedding")
 WRITE_CHUNKS = 1_000
 """Chunks per write transaction (a source's chunks are never split): parts of a wave write concurrently."""
+
+
+def _parts(prepared: dict[UUID, Prepared], limit: int) -> list[dict[UUID, Prepared]]:
+    """`prepared` cut in order into groups of whole sources holding about `limit` chunks each."""
+    parts: list[dict[UUID, Prepared]] = [{}]
+    size = 0
+    for source_id, p in prepared.items():
+        if size and size + len(p.texts) > limit:
+            parts.append({})
+            size = 0
+        parts[-1][source_id] = p
+        size += len(p.texts)
+    return [part for part in parts if part]
+
+
+@dataclass(frozen=True, slots=True)
+class SourceOutcome:
+    """Where one source stands after a bulk run."""
+
+    source_id: UUID
+    """The source."""
+    status: str
+    """`ready` (made ready now), `unchanged` (was ready already), `failed`, or `pending` (left for a retry)."""
+    reason: str | None = None
+    """Why it failed."""
+    chunks: int = 0
+    """Chunks written for it."""
+
+
+@dataclass
+class BulkResult:
+    """What a bulk run did, per source and per stage."""
+
+    outcomes: list[SourceOutcome] = field(default_factory=list)
+    """One per requested source that exists, in request order."""
+    extract_s: float = 0.0
+    """Seconds reading, extracting and chunking."""
+    embed_s: float = 0.0
+    """Seconds embedding."""
+    write_s: float = 0.0
+    """Seconds writing chunks and marking ready (overlaps the next wave's extraction)."""
+
+    def count(self, status: str) -> int:
+        """How many sources ended in `status`."""
+        return sum(1 for o in self.outcomes if o.status == status)
 
 
 async def ingest_sources(
@@ -56,62 +102,25 @@ async def ingest_sources(
     on_progress: Progress | None = None,
 ) -> BulkResult:
     """Make many sources ready under every model they need; each unreadable one fails with its own reason."""
-
-    async def one_batch() -> AsyncIterator[Sequence[UUID]]:
-        yield source_ids
-
-    return await ingest_source_batches(
-        db, store, one_batch(), embedders=embedders, pool=pool, max_chunks=max_chunks, chunk_tokens=chunk_tokens,
-        limits=limits, wave_documents=wave_documents, on_progress=on_progress,
-    )  # fmt: skip
-
-
-async def ingest_source_batches(
-    db: Database,
-    store: ObjectStore,
-    batches: AsyncIterable[Sequence[UUID]],
-    *,
-    embedders: EmbedderLookup = get_embedder,
-    pool: IngestPool | None = None,
-    max_chunks: int = DEFAULT_MAX_CHUNKS,
-    chunk_tokens: int = DEFAULT_CHUNK_TOKENS,
-    limits: ExtractLimits = DEFAULT_EXTRACT_LIMITS,
-    wave_documents: int = 500,
-    on_progress: Progress | None = None,
-) -> BulkResult:
-    """`ingest_sources` over batches of ids that arrive while earlier ones are ingested.
-
-    The next batch is fetched (e.g. registered) while the current one is extracted, embedded and written, so
-    the producer's work overlaps the ingestion. An id met again in a later batch is not ingested twice.
-    """
+    with translated():
+        async with db.connection() as conn:
+            rows = {r["id"]: r for r in await conn.fetch(QUERIES["bulk_plan"], list(dict.fromkeys(source_ids)))}
     result = BulkResult()
-    run = _Run(db, store, pool, result, {}, max_chunks, chunk_tokens, limits, on_progress, embedders)
-    seen: dict[UUID, None] = {}
-    try:
-        async for batch in fetched_ahead(batches):
-            ids = [sid for sid in dict.fromkeys(batch) if sid not in seen]
-            with translated():
-                async with db.connection() as conn:
-                    rows = {r["id"]: r for r in await conn.fetch(QUERIES["bulk_plan"], ids)}
-            by_model: dict[str, list[Any]] = {}
-            for sid in ids:
-                row = rows.get(sid)
-                if row is None:
-                    continue
-                seen[sid] = None
-                if row["status"] == "failed":
-                    run.final[sid] = SourceOutcome(sid, "failed", row["failure_reason"])
-                    continue
-                if not row["models"]:
-                    run.final[sid] = SourceOutcome(sid, "unchanged" if row["status"] == "ready" else "pending")
-                for model in row["models"]:
-                    by_model.setdefault(model, []).append(row)
-            for model, model_rows in by_model.items():
-                await run.model(model, model_rows, wave_documents)
-        await run.drain()
-    finally:
-        run.cancel()
-    result.outcomes = [run.final.get(sid) or SourceOutcome(sid, "pending") for sid in seen]
+    final: dict[UUID, SourceOutcome] = {}
+    by_model: dict[str, list[Any]] = {}
+    for row in rows.values():
+        if row["status"] == "failed":
+            final[row["id"]] = SourceOutcome(row["id"], "failed", row["failure_reason"])
+        elif not row["models"]:
+            final[row["id"]] = SourceOutcome(row["id"], "unchanged" if row["status"] == "ready" else "pending")
+        for model in row["models"] if row["status"] != "failed" else ():
+            by_model.setdefault(model, []).append(row)
+    run = _Run(db, store, pool, result, final, max_chunks, chunk_tokens, limits, on_progress)
+    for model, model_rows in by_model.items():
+        await run.model(model, model_rows, embedders, wave_documents)
+    result.outcomes = [
+        final.get(sid) or SourceOutcome(sid, "pending") for sid in dict.fromkeys(source_ids) if sid in rows
+    ]
     return result
 
 
@@ -126,42 +135,34 @@ class _Run:
     chunk_tokens: int
     limits: ExtractLimits
     on_progress: Progress | None
-    embedders: EmbedderLookup
     done: int = 0
     chunks: int = 0
-    writing: list[asyncio.Task[None]] = field(default_factory=list)
-    models: dict[str, Embedder | KnowledgeInputError] = field(default_factory=dict)
 
-    async def model(self, model: str, rows: list[Any], wave_documents: int) -> None:
-        if model not in self.models:
-            try:
-                self.models[model] = self.embedders(model)
-            except KnowledgeInputError as exc:
-                self.models[model] = exc
-        embedder = self.models[model]
-        if isinstance(embedder, KnowledgeInputError):
+    async def model(self, model: str, rows: list[Any], embedders: EmbedderLookup, wave_documents: int) -> None:
+        try:
+            embedder = embedders(model)
+        except KnowledgeInputError as exc:
             for row in rows:
-                await self.fail(row["id"], embedder, model)
+                await self.fail(row["id"], exc, model)
             return
         # Writes overlap the next waves' extraction and embedding; one write per worker may run at once, so
         # the HNSW inserts of two waves use two cores once the embedding is done.
+        writing: list[asyncio.Task[None]] = []
         in_flight = self.pool.workers if self.pool is not None else 1
-        for start in range(0, len(rows), wave_documents):
-            wave = rows[start : start + wave_documents]
-            prepared = await self.prepare(wave)
-            vectors = await self.embed(embedder, prepared)
-            for part in parts_of(prepared, WRITE_CHUNKS):
-                while len(self.writing) >= in_flight:
-                    await self.writing.pop(0)
-                self.writing.append(asyncio.create_task(self.write(model, part, vectors)))
-
-    async def drain(self) -> None:
-        while self.writing:
-            await self.writing.pop(0)
-
-    def cancel(self) -> None:
-        for task in self.writing:
-            task.cancel()
+        try:
+            for start in range(0, len(rows), wave_documents):
+                wave = rows[start : start + wave_documents]
+                prepared = await self.prepare(wave)
+                vectors = await self.embed(embedder, prepared)
+                for part in _parts(prepared, WRITE_CHUNKS):
+                    while len(writing) >= in_flight:
+                        await writing.pop(0)
+                    writing.append(asyncio.create_task(self.write(model, part, vectors)))
+            while writing:
+                await writing.pop(0)
+        finally:
+            for task in writing:
+                task.cancel()
 
     async def prepare(self, wave: list[Any]) -> dict[UUID, Prepared]:
         started = time.perf_counter()

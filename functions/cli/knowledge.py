@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import mimetypes
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Annotated, Any
 from uuid import UUID
@@ -38,7 +37,7 @@ from functions.knowledge_ingest import EVENT_SYNC
 from functions.knowledge_ingest import QUERIES as SOURCE_QUERIES
 from functions.knowledge_ingest_batch import EVENT_BATCH, MAX_BATCH_SOURCES
 from functions.knowledge_switch import EVENT_SWITCH
-from knowledge._bulk import SourceOutcome, ingest_source_batches
+from knowledge._bulk import SourceOutcome, ingest_sources
 from knowledge._ingest_records import RegisteredSource
 from knowledge._pool import shared_pool
 from knowledge._register_many import Document, register_many
@@ -112,48 +111,37 @@ def ingest(
 async def _ingest_files(
     files: list[Path], scope: UUID | None, uri: str | None, send_event: bool, stats: dict[str, float] | None = None
 ) -> list[dict[str, Any]]:
-    """Register `files` in waves and ingest each wave's pending sources while the next wave registers.
+    """Register `files` in waves, then ingest every pending one in one bulk run.
 
     Registration holds one wave's bytes at a time; the bulk run's writes overlap its next waves' extraction.
-    `stats`, when given, collects the seconds of each stage (registration overlaps the others).
+    `stats`, when given, collects the seconds of each stage.
     """
     seconds = stats if stats is not None else {}
-    seconds["register"] = 0.0
     registered: list[RegisteredSource] = []
     async with open_cli_services() as svc:
         with progress() as bar:
             task = bar.add_task("registering", total=len(files))
-            work = bar.add_task("ingesting: 0 chunks", total=0, visible=not send_event)
-            queued: dict[UUID, None] = {}
-
-            async def register_waves() -> AsyncIterator[list[UUID]]:
-                for start in range(0, len(files), WAVE_FILES):
-                    started = time.perf_counter()
-                    docs = [
-                        Document(p.read_bytes(), p.name, media_type=mimetypes.guess_type(p.name)[0], uri=uri)
-                        for p in files[start : start + WAVE_FILES]
-                    ]
-                    wave = await register_many(svc.db, svc.object_store, organization_id=scope, documents=docs)
-                    registered.extend(wave)
-                    seconds["register"] += time.perf_counter() - started
-                    bar.update(task, completed=len(registered))
-                    pending = [r.source_id for r in wave if r.status == "pending"]
-                    queued.update(dict.fromkeys(pending))
-                    bar.update(work, total=len(queued))
-                    yield pending
-
-            def advance(documents: int, chunks: int) -> None:
-                bar.update(work, completed=documents, description=f"ingesting: {chunks:,} chunks")
-
+            started = time.perf_counter()
+            for start in range(0, len(files), WAVE_FILES):
+                wave = files[start : start + WAVE_FILES]
+                docs = [
+                    Document(p.read_bytes(), p.name, media_type=mimetypes.guess_type(p.name)[0], uri=uri) for p in wave
+                ]
+                registered += await register_many(svc.db, svc.object_store, organization_id=scope, documents=docs)
+                bar.update(task, completed=len(registered))
+            seconds["register"] = time.perf_counter() - started
+            pending = list(dict.fromkeys(r.source_id for r in registered if r.status == "pending"))
             outcomes: dict[UUID, SourceOutcome] = {}
             if send_event:
-                async for _ in register_waves():
-                    pass
-                pending = list(dict.fromkeys(r.source_id for r in registered if r.status == "pending"))
                 await _send_batches(pending, scope, sync=any(r.outcome == "resync" for r in registered))
-            else:
-                result = await ingest_source_batches(
-                    svc.db, svc.object_store, register_waves(), embedders=svc.embedders.get,
+            elif pending:
+                work = bar.add_task("ingesting: 0 chunks", total=len(pending))
+
+                def advance(documents: int, chunks: int) -> None:
+                    bar.update(work, completed=documents, description=f"ingesting: {chunks:,} chunks")
+
+                result = await ingest_sources(
+                    svc.db, svc.object_store, pending, embedders=svc.embedders.get,
                     pool=shared_pool(svc.settings.ingest_workers), max_chunks=svc.settings.max_chunks_per_source,
                     on_progress=advance,
                 )  # fmt: skip
