@@ -1,14 +1,14 @@
 """Register many documents of one scope in a few statements: the bulk half of `register_upload`/`register_uri`.
 
-The objects are stored first (`put_many`: one worker thread for a local folder, 16 requests at once for
-S3), then every new source is inserted by one statement and the ones already registered are read by
-another; a URI whose content changed goes through `register_uri`, which registers its new version. Each
-document gets the same `RegisteredSource` the one-at-a-time call returns.
+The objects are stored first (concurrently), then every new source is inserted by one statement and the
+ones already registered are read by another; a URI whose content changed goes through `register_uri`, which
+registers its new version. Each document gets the same `RegisteredSource` the one-at-a-time call returns.
 This module must never extract, chunk or embed.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -18,7 +18,7 @@ from uuid import UUID
 from knowledge._ingest_records import RegisteredSource
 from knowledge._sql import QUERIES, translated
 from knowledge.ingest import register_uri
-from knowledge.objects import ObjectStore, StoredObject, object_key_for
+from knowledge.objects import ObjectStore, object_key_for
 from state.db import Database
 
 __all__ = ["Document", "register_many"]
@@ -50,12 +50,13 @@ async def register_many(
     digests = [hashlib.sha256(doc.data).hexdigest() for doc in documents]
     names = [_filename(doc) for doc in documents]
     keys = [object_key_for(organization_id, digest, name) for digest, name in zip(digests, names, strict=True)]
-    await store.put_many(
-        [
-            StoredObject(key, doc.data, doc.media_type or "application/octet-stream")
-            for key, doc in zip(keys, documents, strict=True)
-        ]
-    )
+    gate = asyncio.Semaphore(16)
+
+    async def put(key: str, doc: Document) -> None:
+        async with gate:
+            await store.put(key, doc.data, content_type=doc.media_type or "application/octet-stream")
+
+    await asyncio.gather(*(put(key, doc) for key, doc in zip(keys, documents, strict=True)))
     identities = [doc.uri if doc.uri is not None else f"sha256:{d}" for doc, d in zip(documents, digests, strict=True)]
     titles = [
         (doc.title or PurePosixPath(name).stem or doc.uri or "document").strip()[:500] or "document"

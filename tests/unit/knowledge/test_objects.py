@@ -15,7 +15,6 @@ from knowledge.objects import (
     LocalObjectStore,
     ObjectStore,
     S3ObjectStore,
-    StoredObject,
     object_key_for,
     object_store_from_url,
 )
@@ -90,42 +89,6 @@ async def test_put_get_exists_delete_round_trip(store: ObjectStore) -> None:
     await store.delete(key)
     assert not await store.exists(key)
     await store.delete(key)  # deleting twice is not an error
-
-
-async def test_put_many_stores_every_object_as_put_would(store: ObjectStore) -> None:
-    keys = [object_key_for(ORG, hashlib.sha256(str(n).encode()).hexdigest(), f"doc {n}.md") for n in range(40)]
-    await store.put(keys[0], b"old", content_type="text/markdown")
-    await store.put_many([StoredObject(key, f"body {n}".encode(), "text/markdown") for n, key in enumerate(keys)])
-    assert [await store.get(key) for key in keys] == [f"body {n}".encode() for n in range(40)]
-    await store.put_many([])  # nothing to store is not an error
-
-
-@pytest.mark.parametrize("bad", ["../escape", "a//b"])
-async def test_put_many_checks_every_key_before_it_stores_anything(store: ObjectStore, bad: str) -> None:
-    good = object_key_for(ORG, SHA, "first.md")
-    with pytest.raises(InvalidObjectKeyError):
-        await store.put_many([StoredObject(good, b"x", "text/plain"), StoredObject(bad, b"y", "text/plain")])
-    assert not await store.exists(good)
-
-
-async def test_put_many_refuses_a_symlink_out_of_the_local_root(tmp_path: Path) -> None:
-    outside = tmp_path / "outside"
-    outside.mkdir()
-    root = tmp_path / "root"
-    root.mkdir()
-    (root / "link").symlink_to(outside)
-    with pytest.raises(InvalidObjectKeyError, match="outside the store"):
-        await LocalObjectStore(root).put_many([StoredObject("link/file", b"x", "text/plain")])
-    assert not (outside / "file").exists()
-
-
-async def test_put_many_into_an_unwritable_local_root_is_an_object_store_error(tmp_path: Path) -> None:
-    root = tmp_path / "root"
-    root.mkdir()
-    (root / "platform").write_bytes(b"a file where a folder must go")
-    with pytest.raises(ObjectStoreError) as info:
-        await LocalObjectStore(root).put_many([StoredObject("platform/abc/doc.md", b"x", "text/plain")])
-    assert type(info.value) is ObjectStoreError and "platform/abc/doc.md" in info.value.message
 
 
 async def test_missing_object_is_object_not_found(store: ObjectStore) -> None:
