@@ -1,4 +1,4 @@
-"""Migration 0061: what a bulk write pays for, and the BM25 statistics it still keeps right."""
+"""Migration 0061: what a bulk write pays for; the BM25 statistics of bulk writes across scopes and moves."""
 
 from __future__ import annotations
 
