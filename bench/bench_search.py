@@ -13,6 +13,8 @@ fresh database from the migrations and returns a JSON-able dict:
   rejected designs measured beside it, hnsw.ef_search recall, and the full FRONT_DOOR brief p50/p99;
 - many_small_sources: one organization with 5,000 sources of ~250 words (~18,000 chunks): p50/p95.
 
+Chunk and query vectors are WordLlama's embeddings of their own texts (see `bench/_search_seed.py`).
+
 Nothing here asserts a timing.
 """
 
@@ -30,15 +32,17 @@ from typing import Any
 
 import asyncpg
 import numpy as np
+from pgvector import Vector
 
 from bench import _search_seed as seed
 from bench._search_quality import cranfield_quality
 from bench.bench_sources import _seed_tenant
 from context.builder import DefaultContextBuilder
-from context.models import ContextRequest, ContextSubject, ResourceRef
+from context.models import ContextPolicy, ContextRequest, ContextSubject, ResourceRef
 from context.packer import ContextPacker
 from context.policies import FRONT_DOOR
 from context.sources import default_registry
+from knowledge._pool import shared_pool
 from knowledge._sql import QUERIES
 from knowledge.embed import get_embedder
 from knowledge.objects import LocalObjectStore
@@ -93,6 +97,16 @@ def _report(section: str, values: dict[str, Any]) -> dict[str, Any]:
     return values
 
 
+async def _embed(texts: list[str]) -> np.ndarray:
+    """WordLlama vectors of `texts`, spread over the ingestion pool's workers as ingestion spreads them."""
+    return await shared_pool().embed(get_embedder(seed.MODEL), texts)
+
+
+async def _query_vectors(texts: list[str]) -> list[Vector]:
+    """Each query text's own vector, as the knowledge source embeds a brief's query."""
+    return [Vector(v) for v in await get_embedder(seed.MODEL).embed(texts)]
+
+
 async def _seed(db: Database) -> dict[str, Any]:
     rng = np.random.default_rng(42)
     vocabulary = seed.Vocabulary()
@@ -113,20 +127,28 @@ async def _seed(db: Database) -> dict[str, Any]:
         chunks = {"big": 0, "lookalikes": 0, "platform": 0, "small": 0}
         for n in range(10):  # ten statements of 100 sources each, as concurrent ingestions would commit
             chunks["big"] += await seed.seed_scope(
-                conn, rng, vocabulary, big, sources=100, chunks_per_source=100, words=50, title=f"big {n}"
+                conn, rng, vocabulary, big, sources=100, chunks_per_source=100, words=50, embed=_embed, title=f"big {n}"
             )
         for org in lookalikes:
             chunks["lookalikes"] += await seed.seed_scope(
-                conn, rng, vocabulary, org, sources=10, chunks_per_source=100, words=50, title="look-alike"
+                conn,
+                rng,
+                vocabulary,
+                org,
+                sources=10,
+                chunks_per_source=100,
+                words=50,
+                embed=_embed,
+                title="look-alike",
             )
         chunks["platform"] = await seed.seed_scope(
-            conn, rng, vocabulary, None, sources=10, chunks_per_source=100, words=50, title="platform"
+            conn, rng, vocabulary, None, sources=10, chunks_per_source=100, words=50, embed=_embed, title="platform"
         )
         # ~250 words per source in chunks of ~70 words: 5,000 sources, 3 or 4 chunks each.
         for n in range(5):
             chunks["small"] += await seed.seed_scope(
                 conn, rng, vocabulary, small, sources=1000, chunks_per_source=3 if n % 2 else 4, words=70,
-                title=f"small {n}",
+                title=f"small {n}", embed=_embed,
             )  # fmt: skip
         timings["knowledge_copy_and_postings_s"] = time.perf_counter() - started
         timings["hnsw_build_and_analyze_s"] = await seed.build_index(conn)
@@ -137,6 +159,7 @@ async def _seed(db: Database) -> dict[str, Any]:
         "app": app,
         "vocabulary": vocabulary,
         "seed": {
+            "vectors": "WordLlama embeddings of each chunk's text; queries embedded the same way",
             "chunks": chunks,
             "postings": postings,
             **{k: round(v, 1) for k, v in timings.items()},
@@ -155,17 +178,16 @@ async def _timed_search(
 ) -> tuple[dict[str, float], float]:
     """knowledge_search as the tenant role: p50/p95 over `rounds` calls, and the mean hit count.
 
-    No relevance floor (the query vectors are random, so the floor would drop most hits and flatter the
-    figures); every other parameter is the default.
+    No relevance floor (the seed's texts are bags of words, so the floor would drop hits a real query
+    keeps and flatter the figures); every other parameter is the default.
     """
-    rng = np.random.default_rng(11)
+    vectors = await _query_vectors(texts)
     sql = QUERIES["knowledge_search"]
     if exact_below is not None:
         sql = sql.replace("$11, p_fusion", f"$11, {int(exact_below)}, p_fusion")
     times, hits = [], []
     for i in range(rounds + 10):
-        text = texts[i % len(texts)]
-        vector = seed.unit_vector(rng)
+        text, vector = texts[i % len(texts)], vectors[i % len(texts)]
         started = time.perf_counter()
         async with db.tenant(org) as conn:
             rows = await conn.fetch(
@@ -259,16 +281,15 @@ async def _big_tenant(db: Database, scopes: dict[str, Any], *, progress: bool = 
         out["rejected_designs"][f"ts_rank_any_term_as_tenant_{name}_ms"] = await _old_lexical(db, org, sets[name])
     if progress:
         _report("big_tenant rejected designs", out["rejected_designs"])
-    out["dense_ef_search"] = await _ef_search(db, org)
+    out["dense_ef_search"] = await _ef_search(db, org, sets["6_terms"])
     out["front_door_brief"] = await _brief(db, scopes)
     out["goals"] = {"knowledge_search_p95_ms": 15, "brief_p50_ms": 15, "brief_p99_ms": 40}
     return out
 
 
-async def _ef_search(db: Database, org: uuid.UUID) -> dict[str, Any]:
+async def _ef_search(db: Database, org: uuid.UUID, texts: list[str]) -> dict[str, Any]:
     """Dense recall@32 of the HNSW walk against the exact scan, and its time, per hnsw.ef_search."""
-    rng = np.random.default_rng(3)
-    vectors = [seed.unit_vector(rng) for _ in range(20)]
+    vectors = await _query_vectors(texts[:20])
     dense = "SELECT chunk_id FROM public.knowledge_search($1, $2, '', false, true, 32, p_exact_below => $3, "
     dense += "p_ef_search => $4, p_lexical_weight => 0, p_dense_weight => 1)"
     result: dict[str, Any] = {}
@@ -301,12 +322,15 @@ async def _brief(db: Database, scopes: dict[str, Any]) -> dict[str, Any]:
     )
     builder = DefaultContextBuilder(default_registry(db), ContextPacker())
     brief = await builder.build(request, FRONT_DOOR)
-    times = []
-    for i in range(BRIEF_ROUNDS + 10):
-        started = time.perf_counter()
-        await builder.build(request, FRONT_DOOR)
-        if i >= 10:
-            times.append((time.perf_counter() - started) * 1000)
+    times = await _build_times(builder, request, FRONT_DOOR, BRIEF_ROUNDS)
+    alone: dict[str, float] = {}
+    for spec in FRONT_DOOR.sources:  # where the time goes: each source as the only one of a policy
+        one = ContextPolicy(sources=[spec], total_token_budget=FRONT_DOOR.total_token_budget)
+        alone[spec.name] = await _median_build_ms(builder, request, one)
+    others = ContextPolicy(
+        sources=[s for s in FRONT_DOOR.sources if s.name != "knowledge"],
+        total_token_budget=FRONT_DOOR.total_token_budget,
+    )
     embed = get_embedder(seed.MODEL)
     embed_times = []
     for _ in range(50):
@@ -315,11 +339,30 @@ async def _brief(db: Database, scopes: dict[str, Any]) -> dict[str, Any]:
         embed_times.append((time.perf_counter() - started) * 1000)
     return {
         "build_ms": seed.summary(times),
+        "build_without_knowledge_ms": seed.summary(await _build_times(builder, request, others, BRIEF_ROUNDS // 4)),
+        "each_source_alone_p50_ms": alone,
         "query_embed_ms": seed.summary(embed_times),
         "per_source_tokens": brief.per_source_tokens,
         "failed_sources": brief.failed_sources,
         "tokens": brief.tokens,
     }
+
+
+async def _build_times(
+    builder: DefaultContextBuilder, request: ContextRequest, policy: ContextPolicy, rounds: int
+) -> list[float]:
+    """Milliseconds of `rounds` builds, after five untimed ones."""
+    times = []
+    for i in range(rounds + 5):
+        started = time.perf_counter()
+        await builder.build(request, policy)
+        if i >= 5:
+            times.append((time.perf_counter() - started) * 1000)
+    return times
+
+
+async def _median_build_ms(builder: DefaultContextBuilder, request: ContextRequest, policy: ContextPolicy) -> float:
+    return round(float(np.median(await _build_times(builder, request, policy, 30))), 2)
 
 
 async def _small_sources(db: Database, scopes: dict[str, Any]) -> dict[str, Any]:
@@ -339,15 +382,15 @@ async def _small_sources(db: Database, scopes: dict[str, Any]) -> dict[str, Any]
 
 async def _distinct_sources(db: Database, org: uuid.UUID, texts: list[str]) -> dict[str, float]:
     """Distinct sources among 8 hits, with and without the per-source cap (lexical-heavy fusion)."""
-    rng = np.random.default_rng(2)
+    vectors = await _query_vectors(texts)
     sql = QUERIES["knowledge_search"]
     out = {}
     for cap in (None, 2, DEFAULT_PER_SOURCE):
         counts = []
-        for text in texts:
+        for text, vector in zip(texts, vectors, strict=True):
             async with db.tenant(org) as conn:
                 rows = await conn.fetch(
-                    sql, org, seed.unit_vector(rng), text, False, True, 8, seed.MODEL, 0.0, 1.0, None, 60,
+                    sql, org, vector, text, False, True, 8, seed.MODEL, 0.0, 1.0, None, 60,
                     "convex", 0.0, cap, 200, None, 1.2, 0.75,
                 )  # fmt: skip
             counts.append(len({r["source_id"] for r in rows}))
