@@ -1,9 +1,11 @@
 from __future__ import annotations
 
+import uuid
+
 import asyncpg
 import pytest
 
-from state.db import Database
+from state.db import TENANT_ROLE, Database
 from state.errors import DatabaseError, UnknownTableError
 from state.scoped import Embed, record_queries, scoped_db
 from tests.factories import Factory
@@ -36,6 +38,19 @@ async def test_row_level_security_refuses_a_query_that_forgot_its_filter(db: Dat
     async with db.tenant(a.id) as conn:
         rows = await conn.fetch("SELECT id FROM public.crm_companies")  # no WHERE on purpose
     assert [r["id"] for r in rows] == a.companies
+
+
+async def test_a_tenant_connection_is_the_tenant_role_for_one_transaction_only(db: Database) -> None:
+    org = uuid.uuid4()
+    async with db.tenant(org) as conn:
+        inside = await conn.fetchrow("SELECT current_user AS role, current_setting('app.organization_id') AS org")
+        backend = await conn.fetchval("SELECT pg_backend_pid()")
+    assert (inside["role"], inside["org"]) == (TENANT_ROLE, str(org))
+    async with db.connection() as conn:  # the settings were LOCAL: no connection of the pool keeps them
+        after = await conn.fetchrow(
+            "SELECT current_user AS role, current_setting('app.organization_id', true) AS org, pg_backend_pid() AS pid"
+        )
+    assert after["role"] != TENANT_ROLE and not after["org"], (after, backend)
 
 
 async def test_a_tenant_connection_cannot_write(db: Database, factory: Factory) -> None:
