@@ -10,7 +10,8 @@ fresh database from the migrations and returns a JSON-able dict:
 - big_tenant: 100,000 chunks in one organization over 1,000 sources, 20 look-alike tenants of 1,000
   chunks, 1,000 platform chunks and the application rows of bench_sources; knowledge_search p50/p95 as the
   tenant role for 1-, 6- and 10-term queries (each with a common term matching > 10 % of the scope), the
-  rejected designs measured beside it, hnsw.ef_search recall, and the full FRONT_DOOR brief p50/p99;
+  rejected designs measured beside it, hnsw.ef_search recall, and the full FRONT_DOOR brief p50/p99 with
+  where its time goes (each source alone, and the brief without knowledge);
 - many_small_sources: one organization with 5,000 sources of ~250 words (~18,000 chunks): p50/p95.
 
 Chunk and query vectors are WordLlama's embeddings of their own texts (see `bench/_search_seed.py`).
