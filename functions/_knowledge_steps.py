@@ -1,8 +1,12 @@
 """The durable steps that make one knowledge source ready under one model.
 
-Shared by `knowledge-ingest` and `knowledge-reembed-source`: `extract-and-chunk <model>`, one
-`embed <model> batch <n>` step per batch, then `mark-ready <model>`. Each step calls one
-`knowledge.ingest` step and returns only counts.
+Two shapes, each returning only counts:
+- the resumable chain, shared by `knowledge-ingest` and `knowledge-reembed-source`: `extract-and-chunk
+  <model>`, one `embed <model> batch <n>` step per batch, then `mark-ready <model>`; a retry re-embeds only
+  the batches not yet stored, which is what a paid, rate-limited provider needs;
+- one step, `ingest <model>`, for a model that embeds on this machine (`knowledge-ingest` only): the bulk
+  core extracts a large PDF over the process pool and writes chunks with their vectors in one COPY, and a
+  retry redoes the whole source, which costs this machine's CPU and no provider's quota.
 
 A non-retryable knowledge error (bad input) marks the source (or the model's readiness row) failed with its
 reason at once and raises `NonRetriableError`; a retryable one propagates so the step is retried. This module
@@ -19,10 +23,19 @@ from uuid import UUID
 import inngest
 
 from functions._services import Services, ServiceSlot
+from knowledge._bulk import ingest_sources
+from knowledge._pool import shared_pool
 from knowledge.errors import ExtractionError, KnowledgeError
 from knowledge.ingest import embed_batch, mark_failed, mark_ready, prepare_chunks
 
-__all__ = ["SourceNotReadyError", "build_model_steps", "fail_on_bad_input", "source_id_of"]
+__all__ = [
+    "SourceNotReadyError",
+    "build_model_in_one_step",
+    "build_model_steps",
+    "embeds_locally",
+    "fail_on_bad_input",
+    "source_id_of",
+]
 
 T = TypeVar("T")
 
@@ -108,6 +121,43 @@ async def build_model_steps(ctx: inngest.Context, slot: ServiceSlot, source_id: 
 
     marked = await ctx.step.run(f"mark-ready {model}", ready)
     return {"model": model, "chunks": marked["chunks"], "ready": marked["ready"]}
+
+
+def embeds_locally(services: Services, model: str) -> bool:
+    """Whether `model` embeds on this machine (its embedder may run in the process pool).
+
+    An unknown or unusable model answers False: the resumable chain fails the source with its reason.
+    """
+    try:
+        return services.embedders.get(model).runs_in_pool()
+    except KnowledgeError:
+        return False
+
+
+async def build_model_in_one_step(
+    ctx: inngest.Context, slot: ServiceSlot, source_id: UUID, model: str
+) -> dict[str, Any]:
+    """One durable step, `ingest <model>`: the bulk core makes the source ready under a local model."""
+
+    async def ingest() -> dict[str, Any]:
+        services = slot.get()
+        result = await ingest_sources(
+            services.db, services.object_store, [source_id], embedders=services.embedders.get,
+            pool=shared_pool(services.settings.ingest_workers),
+            max_chunks=services.settings.max_chunks_per_source, models=(model,),
+        )  # fmt: skip
+        if not result.outcomes:
+            raise inngest.NonRetriableError(f"no knowledge source {source_id}")
+        outcome = result.outcomes[0]
+        if outcome.status == "failed":
+            services.metrics.ingestion_outcomes.labels(outcome="failed").inc()
+            raise inngest.NonRetriableError(outcome.reason or "the source failed")
+        if outcome.status == "pending":
+            raise SourceNotReadyError(f"{source_id} is not ready under {model} after its ingestion; retrying")
+        return {"ready": True, "chunks": outcome.chunks}
+
+    built = await ctx.step.run(f"ingest {model}", ingest)
+    return {"model": model, "chunks": built["chunks"], "ready": built["ready"]}
 
 
 def _async(call: Callable[[], T]) -> Callable[[], Awaitable[T]]:

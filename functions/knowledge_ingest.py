@@ -3,8 +3,11 @@
 Triggers: `knowledge/source.uploaded`, `knowledge/source.retry.requested` and
 `knowledge/source.sync.requested` (a new version of a URI, which replaces the live one in the transaction
 that makes it ready), data `{source_id, organization_id}`. Steps: `plan` (the models the source still
-needs), then per model `extract-and-chunk`, one `embed` step per batch, and `mark-ready`. Each step calls
-one `knowledge.ingest` step and returns only ids and counts; the text and the vectors stay in Postgres.
+needs, and which of them embed on this machine), then per model either one `ingest <model>` step (a local
+model: the bulk core, with a large PDF's pages over the process pool and the chunks written with their
+vectors in one COPY) or the resumable chain `extract-and-chunk`, one `embed` step per batch, and
+`mark-ready` (a provider's model, whose batches cost quota). Each step returns only ids and counts; the
+text and the vectors stay in Postgres.
 
 One run at a time per source (a concurrency key), a limit per organization, retries for transient faults.
 Bad input (an encrypted, empty, malformed or too large document, an unknown model) raises
@@ -22,7 +25,7 @@ from typing import Any
 
 import inngest
 
-from functions._knowledge_steps import build_model_steps, source_id_of
+from functions._knowledge_steps import build_model_in_one_step, build_model_steps, embeds_locally, source_id_of
 from functions._services import ServiceSlot
 from knowledge.ingest import mark_failed, models_to_build
 from state.queries import load_queries
@@ -88,14 +91,20 @@ def make_knowledge_ingest(client: inngest.Inngest, slot: ServiceSlot) -> inngest
                 raise inngest.NonRetriableError(f"no knowledge source {source_id}")
             if row["status"] == "failed":
                 return {"status": "failed", "models": []}
-            return {"status": row["status"], "models": list(await models_to_build(services.db, source_id))}
+            models = list(await models_to_build(services.db, source_id))
+            # Decided here, so every replay of the run takes the same steps.
+            one_step = [m for m in models if embeds_locally(services, m)]
+            return {"status": row["status"], "models": models, "one_step": one_step}
 
         planned = await ctx.step.run("plan", plan)
         if planned["status"] == "failed":
             return {"source_id": str(source_id), "skipped": "the source is failed; retry it to ingest again"}
         built: list[dict[str, Any]] = []
         for model in planned["models"]:
-            built.append(await build_model_steps(ctx, slot, source_id, model))
+            if model in planned.get("one_step", ()):  # a run planned before this step existed has no list
+                built.append(await build_model_in_one_step(ctx, slot, source_id, model))
+            else:
+                built.append(await build_model_steps(ctx, slot, source_id, model))
         ready = all(b["ready"] for b in built)
         if built and ready:
             slot.get().metrics.ingestion_outcomes.labels(outcome="ready").inc()

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from uuid import UUID
@@ -100,8 +100,13 @@ async def ingest_sources(
     limits: ExtractLimits = DEFAULT_EXTRACT_LIMITS,
     wave_documents: int = 500,
     on_progress: Progress | None = None,
+    models: Collection[str] | None = None,
 ) -> BulkResult:
-    """Make many sources ready under every model they need; each unreadable one fails with its own reason."""
+    """Make many sources ready under every model they need; each unreadable one fails with its own reason.
+
+    With `models`, only those of the needed models are built; a source that needs none of them is
+    `unchanged` here (its other models are another run's work).
+    """
     with translated():
         async with db.connection() as conn:
             rows = {r["id"]: r for r in await conn.fetch(QUERIES["bulk_plan"], list(dict.fromkeys(source_ids)))}
@@ -109,11 +114,13 @@ async def ingest_sources(
     final: dict[UUID, SourceOutcome] = {}
     by_model: dict[str, list[Any]] = {}
     for row in rows.values():
+        needed = [m for m in row["models"] if models is None or m in models]
         if row["status"] == "failed":
             final[row["id"]] = SourceOutcome(row["id"], "failed", row["failure_reason"])
-        elif not row["models"]:
-            final[row["id"]] = SourceOutcome(row["id"], "unchanged" if row["status"] == "ready" else "pending")
-        for model in row["models"] if row["status"] != "failed" else ():
+        elif not needed:
+            done = row["status"] == "ready" or models is not None
+            final[row["id"]] = SourceOutcome(row["id"], "unchanged" if done else "pending")
+        for model in needed if row["status"] != "failed" else ():
             by_model.setdefault(model, []).append(row)
     run = _Run(db, store, pool, result, final, max_chunks, chunk_tokens, limits, on_progress)
     for model, model_rows in by_model.items():

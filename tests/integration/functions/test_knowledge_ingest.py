@@ -48,7 +48,33 @@ def uploaded(source_id: UUID, org: UUID | None) -> dict[str, Any]:
     return {"name": EVENT_UPLOADED, "data": {"source_id": str(source_id), "organization_id": str(org) if org else None}}
 
 
-async def test_an_ingestion_completes_and_its_steps_return_only_small_json(service: Service, factory: Factory) -> None:
+def _small_and_textless(run: Any) -> None:
+    for name, output in run.step_outputs.items():
+        encoded = json.dumps(output)
+        assert len(encoded) < SMALL_STEP_BYTES, (
+            f"step {name} returned {len(encoded)} bytes: steps return ids and counts"
+        )
+        assert "FastAPI" not in encoded, f"step {name} leaked document text into Inngest's run state"
+
+
+async def _chunks(service: Service, source_id: UUID) -> list[tuple[int, str, bool]]:
+    async with service.db.connection() as conn:
+        rows = await conn.fetch(
+            "SELECT ordinal, text, embedding IS NOT NULL AS embedded FROM agent.knowledge_chunks "
+            "WHERE source_id = $1 ORDER BY ordinal",
+            source_id,
+        )
+    return [(r["ordinal"], r["text"], r["embedded"]) for r in rows]
+
+
+class ProviderEmbedder(FakeEmbedder):
+    """The fake as a provider's model would be: it does not declare `pool_safe`, so it embeds in this
+    process and `knowledge-ingest` builds it with the resumable chain (one step per batch)."""
+
+
+async def test_an_ingestion_under_a_local_model_is_one_ingest_step_that_returns_only_small_json(
+    service: Service, factory: Factory
+) -> None:
     org = await factory.organization()
     source_id = await upload(service, org, FEATURES)
     run = await service.executor.run(FUNCTION_ID, uploaded(source_id, org), retries=RETRIES)
@@ -57,17 +83,36 @@ async def test_an_ingestion_completes_and_its_steps_return_only_small_json(servi
     assert run.output["ready"] is True
     row = await source_row(service, source_id)
     assert row["status"] == "ready" and row["chunks"] > FAKE_BATCH
+    assert run.step_names == ["plan", f"ingest {FAKE_MODEL}"], "a local model is built by the bulk core at once"
+    assert run.step_outputs[f"ingest {FAKE_MODEL}"] == {"ready": True, "chunks": row["chunks"]}
+    _small_and_textless(run)
+    assert service.services.metrics.ingestion_outcomes.labels(outcome="ready")._value.get() == 1
+
+
+async def test_a_providers_model_keeps_one_resumable_step_per_batch_and_writes_the_same_chunks(
+    service: Service, factory: Factory
+) -> None:
+    org = await factory.organization()
+    local_id = await upload(service, org, FEATURES)
+    local = await service.executor.run(FUNCTION_ID, uploaded(local_id, org), retries=RETRIES)
+    provider = EmbedderRegistry()
+    provider.register(FAKE_MODEL, lambda: ProviderEmbedder(batch_size=FAKE_BATCH), dimensions=FakeEmbedder.dimensions)
+    service.services.embedders = provider
+    other = await factory.organization()
+    source_id = await upload(service, other, FEATURES)
+    run = await service.executor.run(FUNCTION_ID, uploaded(source_id, other), retries=RETRIES)
+
+    assert local.status == run.status == "completed", run.output
+    row = await source_row(service, source_id)
+    assert row["status"] == "ready" and row["chunks"] > FAKE_BATCH
     embeds = [name for name in run.step_names if name.startswith(f"embed {FAKE_MODEL} batch")]
     assert len(embeds) == -(-row["chunks"] // FAKE_BATCH), "one step per embedding batch"
     assert run.step_names[0] == "plan" and run.step_names[1] == f"extract-and-chunk {FAKE_MODEL}"
     assert run.step_names[-1] == f"mark-ready {FAKE_MODEL}"
-    for name, output in run.step_outputs.items():
-        encoded = json.dumps(output)
-        assert len(encoded) < SMALL_STEP_BYTES, (
-            f"step {name} returned {len(encoded)} bytes: steps return ids and counts"
-        )
-        assert "FastAPI" not in encoded, f"step {name} leaked document text into Inngest's run state"
-    assert service.services.metrics.ingestion_outcomes.labels(outcome="ready")._value.get() == 1
+    _small_and_textless(run)
+    chunks = await _chunks(service, source_id)
+    assert chunks == await _chunks(service, local_id), "both shapes write the same chunks, every one embedded"
+    assert all(embedded for _, _, embedded in chunks)
 
 
 async def test_a_non_retriable_bad_pdf_marks_the_source_failed_in_one_attempt(

@@ -42,6 +42,12 @@ class Fake32(FakeEmbedder):
     dimensions = 32
 
 
+class Local32(Fake32):
+    """The 32-dimension fake declared local, so `knowledge-ingest` builds it in one step too."""
+
+    pool_safe = True
+
+
 class RevokedKey32(Fake32):
     """Answers the test call a switch makes before it opens, then refuses every re-embed (a key revoked mid-switch)."""
 
@@ -111,6 +117,37 @@ async def test_a_switchover_flips_only_after_every_source_is_ready(service: Serv
     assert (await live_model(service.db, org)).model_id == NEW_MODEL
     assert await chunk_models(service, sources) == {NEW_MODEL}, "the old chunks are deleted after the flip"
     assert run.output["flipped"] is True and run.output["dropped"] > 0
+
+
+async def test_an_upload_during_a_switch_builds_each_local_model_in_its_own_step_with_the_same_chunks(
+    service: Service, factory: Factory
+) -> None:
+    service.services.embedders.register(NEW_MODEL, Local32, dimensions=32)
+    org = await factory.organization()
+    await begin_switch(service.db, org, NEW_MODEL, dimensions=32)
+    registered = await register_upload(
+        service.db, service.services.object_store, organization_id=org, data=DOCS[0][1].encode(), filename=DOCS[0][0]
+    )
+    event = {"name": EVENT_UPLOADED, "data": {"source_id": str(registered.source_id), "organization_id": str(org)}}
+    run = await service.executor.run(INGEST, event, retries=INGEST_RETRIES)
+
+    assert run.status == "completed", run.output
+    assert sorted(run.step_names[1:]) == sorted([f"ingest {FAKE_MODEL}", f"ingest {NEW_MODEL}"])
+    async with service.db.connection() as conn:
+        rows = await conn.fetch(
+            "SELECT embedding_model, array_agg(text ORDER BY ordinal) AS texts, bool_and(embedding IS NOT NULL) AS "
+            "embedded FROM agent.knowledge_chunks WHERE source_id = $1 GROUP BY embedding_model",
+            registered.source_id,
+        )
+        ready = await conn.fetch(
+            "SELECT embedding_model, status FROM agent.knowledge_source_models WHERE source_id = $1",
+            registered.source_id,
+        )
+    assert {r["embedding_model"] for r in rows} == {FAKE_MODEL, NEW_MODEL}, "each step built its own model"
+    assert rows[0]["texts"] == rows[1]["texts"] and all(r["embedded"] for r in rows)
+    for model in (FAKE_MODEL, NEW_MODEL):  # each step wrote its own model's chunks, not both at once
+        assert run.step_outputs[f"ingest {model}"] == {"ready": True, "chunks": len(rows[0]["texts"])}
+    assert {(r["embedding_model"], r["status"]) for r in ready} == {(FAKE_MODEL, "ready"), (NEW_MODEL, "ready")}
 
 
 async def test_a_switchover_never_flips_when_one_source_fails(service: Service, factory: Factory) -> None:
