@@ -1,6 +1,7 @@
 """Run every benchmark module `bench/bench_*.py` and write its result to `bench/results/<name>.json`.
 
-Each module exposes `run() -> dict`; `python -m bench [name ...]` runs the named ones only. After the
+Each module exposes `run() -> dict`; `python -m bench [name ...]` runs the named ones only. Each result
+carries `_wall_s` and `_machine_speed` (the machine's single-core speed just before and after). After the
 runs, `bench/results/medians.svg` charts every median latency found in the results on disk.
 Benchmarks report medians and ratios measured in one run; nothing here asserts a timing.
 """
@@ -19,6 +20,19 @@ from bench._plot import medians, render_svg
 RESULTS = Path(__file__).parent / "results"
 
 
+def machine_speed() -> float:
+    """Seconds one core takes for ten million steps of a Python loop: the yardstick beside every result.
+
+    The machines here are shared and their speed drifts (the same loop took 0.37 s and 1.65 s on two days),
+    so a figure is only comparable with another measured at a similar yardstick.
+    """
+    started = time.perf_counter()
+    i = 0
+    while i < 10_000_000:
+        i += 1
+    return round(time.perf_counter() - started, 3)
+
+
 def main(argv: list[str]) -> int:
     RESULTS.mkdir(parents=True, exist_ok=True)
     names = sorted(m.name for m in pkgutil.iter_modules([str(Path(__file__).parent)]) if m.name.startswith("bench_"))
@@ -31,9 +45,11 @@ def main(argv: list[str]) -> int:
         names = wanted
     for name in names:
         module = importlib.import_module(f"bench.{name}")
+        before = machine_speed()
         started = time.perf_counter()
         result = module.run()
         result["_wall_s"] = round(time.perf_counter() - started, 3)
+        result["_machine_speed"] = {"python_loop_10m_s_before": before, "python_loop_10m_s_after": machine_speed()}
         path = RESULTS / f"{name.removeprefix('bench_')}.json"
         path.write_text(json.dumps(result, indent=2, default=str) + "\n")
         print(f"== {name} -> {path}")
