@@ -155,6 +155,30 @@ async def test_retries_exhausted_reach_on_failure(service: Service, factory: Fac
     assert "provider answered 503" in row["failure_reason"]
 
 
+class BrokenLocalEmbedder(BrokenEmbedder):
+    """The same outage on a local model, which `knowledge-ingest` builds in one step."""
+
+    pool_safe = True
+
+
+async def test_a_transient_fault_in_the_one_ingest_step_is_retried_then_reaches_on_failure(
+    service: Service, factory: Factory
+) -> None:
+    broken = EmbedderRegistry()
+    broken.register(FAKE_MODEL, BrokenLocalEmbedder, dimensions=FakeEmbedder.dimensions)
+    service.services.embedders = broken
+    org = await factory.organization()
+    source_id = await upload(service, org, FEATURES)
+    run = await service.executor.run(FUNCTION_ID, uploaded(source_id, org), retries=RETRIES)
+
+    assert run.status == "failed"
+    assert run.step_errors == [f"ingest {FAKE_MODEL}"] * (RETRIES + 1), "the transient fault is retried"
+    row = await source_row(service, source_id)
+    assert row["status"] == "failed" and row["chunks"] == 0, "no attempt left a chunk behind"
+    assert row["failure_reason"].startswith("ingestion failed after its retries:")
+    assert "provider answered 503" in row["failure_reason"]
+
+
 async def test_a_rerun_of_a_finished_ingestion_is_harmless(service: Service, factory: Factory) -> None:
     org = await factory.organization()
     source_id = await upload(service, org, FEATURES)
