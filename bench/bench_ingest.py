@@ -259,15 +259,20 @@ class _Http:
         return {"status": run.status, "message": str(run.output)[:200]}
 
 
-async def _inngest(db: Database, http: _Http, files: list[Path]) -> dict[str, Any]:
-    org = await _organization(db, f"inngest {uuid.uuid4().hex[:6]}")
-    result, seconds, peak = await _timed(lambda: http.batch(org, files))
+async def _chunks_of(db: Database, org: uuid.UUID) -> int:
+    """The chunk rows of an organization's sources."""
     async with db.connection() as conn:
-        chunks = await conn.fetchval(
+        return await conn.fetchval(  # type: ignore[no-any-return]
             "SELECT count(*) FROM agent.knowledge_chunks c JOIN agent.knowledge_sources s ON s.id = c.source_id "
             "WHERE s.organization_id = $1",
             org,
         )
+
+
+async def _inngest(db: Database, http: _Http, files: list[Path]) -> dict[str, Any]:
+    org = await _organization(db, f"inngest {uuid.uuid4().hex[:6]}")
+    result, seconds, peak = await _timed(lambda: http.batch(org, files))
+    chunks = await _chunks_of(db, org)
     figures = _figures(len(files), chunks, seconds, peak, result["stages"])
     figures["ready"] = result["ready"]
     return figures
@@ -276,12 +281,7 @@ async def _inngest(db: Database, http: _Http, files: list[Path]) -> dict[str, An
 async def _uploads(db: Database, http: _Http, files: list[Path]) -> dict[str, Any]:
     org = await _organization(db, f"upload {uuid.uuid4().hex[:6]}")
     result, seconds, peak = await _timed(lambda: http.uploads(org, files))
-    async with db.connection() as conn:
-        chunks = await conn.fetchval(
-            "SELECT count(*) FROM agent.knowledge_chunks c JOIN agent.knowledge_sources s ON s.id = c.source_id "
-            "WHERE s.organization_id = $1",
-            org,
-        )
+    chunks = await _chunks_of(db, org)
     figures = _figures(len(files), chunks, seconds, peak, {})
     figures.update(ready=result["ready"], steps=result["steps"])
     return figures

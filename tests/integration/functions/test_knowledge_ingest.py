@@ -10,6 +10,7 @@ from typing import Any
 from uuid import UUID
 
 import inngest
+import pytest
 from inngest.experimental import mocked
 
 from functions.knowledge_ingest import EVENT_SYNC, EVENT_UPLOADED, FUNCTION_ID, RETRIES, make_knowledge_ingest
@@ -138,45 +139,36 @@ class BrokenEmbedder(FakeEmbedder):
         raise EmbeddingProviderError("provider answered 503")
 
 
-async def test_retries_exhausted_reach_on_failure(service: Service, factory: Factory) -> None:
-    broken = EmbedderRegistry()
-    broken.register(FAKE_MODEL, BrokenEmbedder, dimensions=FakeEmbedder.dimensions)
-    service.services.embedders = broken
-    org = await factory.organization()
-    source_id = await upload(service, org, FEATURES)
-    run = await service.executor.run(FUNCTION_ID, uploaded(source_id, org), retries=RETRIES)
-
-    assert run.status == "failed"
-    assert run.step_errors == [f"embed {FAKE_MODEL} batch 0"] * (RETRIES + 1), "the transient fault is retried"
-    assert run.on_failure is not None and run.on_failure.status == "completed"
-    row = await source_row(service, source_id)
-    assert row["status"] == "failed"
-    assert row["failure_reason"].startswith("ingestion failed after its retries:")
-    assert "provider answered 503" in row["failure_reason"]
-
-
 class BrokenLocalEmbedder(BrokenEmbedder):
     """The same outage on a local model, which `knowledge-ingest` builds in one step."""
 
     pool_safe = True
 
 
-async def test_a_transient_fault_in_the_one_ingest_step_is_retried_then_reaches_on_failure(
-    service: Service, factory: Factory
+@pytest.mark.parametrize(
+    ("embedder", "failing_step"),
+    [(BrokenEmbedder, f"embed {FAKE_MODEL} batch 0"), (BrokenLocalEmbedder, f"ingest {FAKE_MODEL}")],
+    ids=["resumable chain", "one ingest step"],
+)
+async def test_retries_exhausted_reach_on_failure(
+    service: Service, factory: Factory, embedder: type[FakeEmbedder], failing_step: str
 ) -> None:
     broken = EmbedderRegistry()
-    broken.register(FAKE_MODEL, BrokenLocalEmbedder, dimensions=FakeEmbedder.dimensions)
+    broken.register(FAKE_MODEL, embedder, dimensions=FakeEmbedder.dimensions)
     service.services.embedders = broken
     org = await factory.organization()
     source_id = await upload(service, org, FEATURES)
     run = await service.executor.run(FUNCTION_ID, uploaded(source_id, org), retries=RETRIES)
 
     assert run.status == "failed"
-    assert run.step_errors == [f"ingest {FAKE_MODEL}"] * (RETRIES + 1), "the transient fault is retried"
+    assert run.step_errors == [failing_step] * (RETRIES + 1), "the transient fault is retried"
+    assert run.on_failure is not None and run.on_failure.status == "completed"
     row = await source_row(service, source_id)
-    assert row["status"] == "failed" and row["chunks"] == 0, "no attempt left a chunk behind"
+    assert row["status"] == "failed"
     assert row["failure_reason"].startswith("ingestion failed after its retries:")
     assert "provider answered 503" in row["failure_reason"]
+    if embedder is BrokenLocalEmbedder:
+        assert row["chunks"] == 0, "every attempt of the one step rolled back whole"
 
 
 async def test_a_rerun_of_a_finished_ingestion_is_harmless(service: Service, factory: Factory) -> None:
