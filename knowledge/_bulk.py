@@ -23,7 +23,7 @@ from typing import Any
 from uuid import UUID
 
 from knowledge._extract_pool import POOLED_PDF_BYTES, extract_pooled
-from knowledge._pool import Failure, IngestPool, Prepared, prepare_documents
+from knowledge._pool import Failure, IngestPool, Prepared, prepare_document, prepare_documents
 from knowledge._sql import QUERIES, translated
 from knowledge.chunk import DEFAULT_CHUNK_TOKENS, DEFAULT_MAX_CHUNKS, chunk_text
 from knowledge.embed import Embedder, Embeddings, get_embedder
@@ -39,6 +39,9 @@ Progress = Callable[[int, int], None]
 """Called after each written wave with (documents finished so far, chunks written so far)."""
 
 _STAGING_COLUMNS = ("source_id", "ordinal", "text", "tokens", "embedding")
+IN_PROCESS_BYTES = 4 * 1024 * 1024
+"""A document larger than this that is not a paged PDF is prepared in a thread here, not in a worker: the
+pool would pickle and unpickle its bytes (two more copies in memory) for no parallelism."""
 WRITE_CHUNKS = 1_000
 """Chunks per write transaction (a source's chunks are never split): parts of a wave write concurrently."""
 
@@ -185,6 +188,12 @@ class _Run:
         for row, data in zip(wave, blobs, strict=True):
             if self.pool is not None and b"%PDF-" in data[:1024] and len(data) >= POOLED_PDF_BYTES:
                 results[row["id"]] = await self.prepare_large_pdf(row, data)
+            elif self.pool is not None and len(data) > IN_PROCESS_BYTES:
+                # One core chunks one document either way; a worker would only add two copies of it.
+                results[row["id"]] = await asyncio.to_thread(
+                    prepare_document, data, row["media_type"], row["filename"],
+                    self.limits, self.chunk_tokens, self.max_chunks,
+                )  # fmt: skip
             else:
                 small.append((row, data))
         docs = [(data, row["media_type"], row["filename"]) for row, data in small]

@@ -36,6 +36,7 @@ __all__ = [
     "Prepared",
     "default_workers",
     "embed_slice",
+    "prepare_document",
     "prepare_documents",
     "raise_failure",
     "shared_pool",

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 from uuid import UUID
 
 import numpy as np
 import pytest
 
+from knowledge import _bulk
 from knowledge._bulk import ingest_sources
 from knowledge._embedder_base import FakeEmbedder
 from knowledge._pool import IngestPool
@@ -145,6 +147,44 @@ async def test_bulk_ingestion_with_and_without_the_pool_writes_the_same_chunks(
     assert [r["text"] for r in rows] == expected
     vectors = await FakeEmbedder().embed(expected)
     assert np.allclose(np.vstack([np.asarray(r["embedding"].to_numpy()) for r in rows]), vectors, atol=1e-6)
+
+
+class RecordingPool(IngestPool):
+    """The real pool, noting the name of every function it runs in a worker."""
+
+    def __init__(self, workers: int) -> None:
+        super().__init__(workers)
+        self.ran: list[str] = []
+
+    async def run(self, call: Any, *args: Any) -> Any:
+        self.ran.append(call.__name__)
+        return await super().run(call, *args)
+
+
+async def test_a_large_text_is_prepared_in_this_process_not_copied_to_a_worker(
+    kit: Kit, factory: Factory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_bulk, "IN_PROCESS_BYTES", 2000)  # so a small text counts as large
+    org = await factory.organization()
+    large = small_doc(1).encode() * 3
+    assert len(large) > 2000 > len(small_doc(2).encode())
+    large_id = await _register(kit, org, large, "large.md", "text/markdown")
+    small_id = await _register(kit, org, small_doc(2).encode(), "small.md", "text/markdown")
+    too_big = await _register(kit, org, large + b"\n\nmore " * 100, "too-big.md", "text/markdown")
+    pool = RecordingPool(2)
+    try:
+        result = await ingest_sources(kit.db, kit.store, [large_id, small_id], embedders=kit.lookup, pool=pool)
+        capped = await ingest_sources(kit.db, kit.store, [too_big], embedders=kit.lookup, pool=pool, max_chunks=1)
+    finally:
+        pool.close()
+    assert [o.status for o in result.outcomes] == ["ready", "ready"]
+    assert pool.ran.count("prepare_documents") == 1, "only the small text went to a worker"
+    async with kit.db.connection() as conn:
+        texts = [r["text"] for r in await conn.fetch(
+            "SELECT text FROM agent.knowledge_chunks WHERE source_id = $1 ORDER BY ordinal", large_id
+        )]  # fmt: skip
+    assert texts == [c.text for c in chunk_text(small_doc(1) * 3)], "the same chunks as a worker would cut"
+    assert capped.outcomes[0].status == "failed" and (capped.outcomes[0].reason or "").startswith("too_many_chunks:")
 
 
 async def test_registering_many_documents_gives_each_the_answer_registering_it_alone_gives(
