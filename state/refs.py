@@ -8,7 +8,11 @@ The normalizer is the one path every entry point takes entities through (the seg
 door body, the CLI, a run input): a malformed entry is dropped, logged with its position (never its
 value), and reported, and the valid refs keep their order. An entry is malformed when it is not a mapping
 (or a `ResourceRef`) whose `kind` and `id` can each form a part of a subject key, with an optional text
-`label`: so `urn:uuid:…` (a colon) is dropped here, before any source sees it.
+`label`: so `urn:uuid:…` (a colon) is dropped here, before any source sees it. It is malformed too when it
+is not canonical (`state.ids`): a kind outside `ENTITY_KINDS` (a look-alike such as `crm\u2024company`, a
+fullwidth dot, a Cyrillic letter, padding) or an id that is not canonical UUID text (upper case, braces,
+no hyphens, a no-break space). No entity kind has an id that is not a UUID, so that is the whole rule.
+`ResourceRef` itself stays open: sources name their own rows (`agent.memory`, `knowledge.chunk`, ...) with it.
 
 It must never read the database, and it never changes the run input it normalises.
 """
@@ -21,6 +25,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from state.ids import entity_ref_problem
 
 __all__ = [
     "CAPABILITY_REF_KINDS",
@@ -98,6 +104,9 @@ def _problem(entry: object) -> str | None:
         problem = key_part_problem(entry.get(part))
         if problem is not None:
             return f"{part} {problem}"
+    not_canonical = entity_ref_problem(entry.get("kind"), entry.get("id"))
+    if not_canonical is not None:
+        return " ".join(not_canonical)
     label = entry.get("label")
     if label is not None and not isinstance(label, str):
         return "label is not text"

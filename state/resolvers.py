@@ -2,12 +2,14 @@
 
 `resolve_refs(client, refs)` answers `{(kind, id): Projection}` for the refs that name a live row the
 client's organization may read. It removes duplicates by `(kind, id)` (first occurrence and its label
-win), and ignores without a query (never raising) unsupported kinds, ids that are not UUIDs, and ids that
-cannot form a subject key: `urn:uuid:…` parses as a UUID, but its colons would make every key of the row
-raise. It reads each supported kind in one scoped query per batch of 100 ids. Soft-deleted rows are
-excluded by the scoped client where the table has `deleted_at`. Intelligence refs resolve only through the
-tenant's bridge row (`prospects` for a company, `prospect_people` for a person) with the global row
-embedded through the foreign key, so a shared row no bridge of this tenant points at resolves to nothing.
+win), and ignores without a query (never raising) unsupported kinds and ids that are not canonical UUID
+text (`state.ids`): `urn:uuid:…`, braces, upper case or padding all parse as a UUID, but the id becomes a
+part of every subject key of the row, so a second spelling would be a second key for one row (and a colon
+would make every key raise). It reads each supported kind in one scoped query per batch of 100 ids.
+Soft-deleted rows are excluded by the scoped client where the table has `deleted_at`. Intelligence refs
+resolve only through the tenant's bridge row (`prospects` for a company, `prospect_people` for a person)
+with the global row embedded through the foreign key, so a shared row no bridge of this tenant points at
+resolves to nothing.
 
 This module must never read a global Intelligence table directly, never read another organization's rows
 and never search: it resolves explicit refs only.
@@ -20,8 +22,9 @@ from uuid import UUID
 
 import asyncpg
 
+from state.ids import is_canonical_uuid
 from state.projections import PROJECTIONS, SUPPORTED_REF_KINDS, KindProjection, Projection
-from state.refs import ResourceRef, distinct_refs, key_part_problem, ref_key
+from state.refs import ResourceRef, distinct_refs, ref_key
 from state.scoped import Embed, OrgScopedClient
 
 __all__ = ["DEFAULT_BATCH_SIZE", "SUPPORTED_REF_KINDS", "Projection", "resolve_refs"]
@@ -33,10 +36,7 @@ _EMBED_NAME = "shared"
 
 
 def _as_uuid(value: str) -> UUID | None:
-    try:
-        return UUID(value)
-    except (ValueError, AttributeError, TypeError):
-        return None
+    return UUID(value) if is_canonical_uuid(value) else None
 
 
 def _fields(row: Mapping[str, object], columns: Sequence[str]) -> tuple[tuple[str, object], ...]:
@@ -88,17 +88,14 @@ async def resolve_refs(
         raise ValueError("batch_size must be at least 1")
     by_kind: dict[str, list[tuple[ResourceRef, UUID]]] = {}
     for ref in distinct_refs(refs):
-        if ref.kind not in SUPPORTED_REF_KINDS or key_part_problem(ref.id) is not None:
-            continue  # a row resolved under an id that cannot form a key would fail its source
         ident = _as_uuid(ref.id)
-        if ident is None:
-            continue
+        if ref.kind not in SUPPORTED_REF_KINDS or ident is None:
+            continue  # a row resolved under a look-alike id would carry a look-alike key
         by_kind.setdefault(ref.kind, []).append((ref, ident))
 
     resolved: dict[tuple[str, str], Projection] = {}
     for kind, wanted in by_kind.items():
         spec = PROJECTIONS[kind]
-        # Two spellings of one UUID are one row: read it once.
         unique_ids = list(dict.fromkeys(ident for _, ident in wanted))
         rows: dict[UUID, Mapping[str, object]] = {}
         for start in range(0, len(unique_ids), batch_size):

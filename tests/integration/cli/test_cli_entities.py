@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 from dataclasses import dataclass
-from uuid import UUID
+from uuid import UUID, uuid4
 
 import pytest
 from typer.testing import CliRunner
@@ -36,9 +36,11 @@ async def seeded(db_url: str, factory: Factory) -> Seeded:
 
 
 def test_parse_entities_drops_each_malformed_value_and_keeps_the_rest_in_order() -> None:
-    parsed = parse_entities(["crm.company:c1", "no-separator", "crm.company:urn:uuid:c2", ":c3", "crm.person:p1"])
-    assert parsed.refs == [ResourceRef(kind="crm.company", id="c1"), ResourceRef(kind="crm.person", id="p1")]
-    assert [d.position for d in parsed.dropped] == [1, 2, 3]
+    c1, c2, p1 = (str(uuid4()) for _ in range(3))
+    values = [f"crm.company:{c1}", "no-separator", f"crm.company:urn:uuid:{c2}", f":{c2}", f"crm.person:{p1}"]
+    parsed = parse_entities([*values, "crm.person:p1"])
+    assert parsed.refs == [ResourceRef(kind="crm.company", id=c1), ResourceRef(kind="crm.person", id=p1)]
+    assert [d.position for d in parsed.dropped] == [1, 2, 3, 5]
 
 
 def test_the_brief_command_builds_from_the_valid_entities_and_counts_the_malformed_one(

@@ -16,6 +16,8 @@ from memory import errors as memory_errors
 from state import errors as state_errors
 from state.refs import ResourceRef
 
+COMPANY = "8f21c0de-0000-4000-8000-000000000001"
+
 
 def _codes(module: object) -> set[str]:
     found: set[str] = set()
@@ -43,14 +45,14 @@ def test_a_segment_request_round_trips_through_json() -> None:
         "request": {
             "subject": {"organization_id": str(uuid4()), "user_id": None, "definition_id": str(uuid4())},
             "query": "q",
-            "entities": [{"kind": "crm.company", "id": "c1", "label": "Contoso"}],
+            "entities": [{"kind": "crm.company", "id": COMPANY, "label": "Contoso"}],
         },
         "policy": FRONT_DOOR.model_dump(mode="json"),
     }
     parsed = SegmentBriefInput.model_validate(json.loads(json.dumps(data)))
     assert parsed.policy == FRONT_DOOR
     request = parsed.request.to_request()
-    assert request.entities == [ResourceRef(kind="crm.company", id="c1", label="Contoso")]
+    assert request.entities == [ResourceRef(kind="crm.company", id=COMPANY, label="Contoso")]
     assert RequestIn.of(request) == parsed.request
 
 

@@ -11,6 +11,7 @@ import pytest
 from state.refs import ResourceRef, key_part_problem, make_subject_key, normalize_refs
 
 UUID_TEXT = "8f21c0de-0000-4000-8000-000000000001"
+P1, D1 = "8f21c0de-0000-4000-8000-000000000002", "8f21c0de-0000-4000-8000-000000000003"
 
 
 def test_an_id_that_cannot_form_a_subject_key_is_dropped_with_its_position_and_the_rest_keep_their_order(
@@ -23,15 +24,15 @@ def test_an_id_that_cannot_form_a_subject_key_is_dropped_with_its_position_and_t
         {"kind": "crm.company", "id": "a\x00b"},
         {"kind": "crm.company", "id": " \t"},
         ResourceRef(kind="crm.person", id="urn:x"),
-        ResourceRef(kind="crm.person", id="p1", label="Ada: CTO"),
-        {"kind": "crm.deal", "id": "d1", "label": "Deal: renewal"},
+        ResourceRef(kind="crm.person", id=P1, label="Ada: CTO"),
+        {"kind": "crm.deal", "id": D1, "label": "Deal: renewal"},
     ]
     with caplog.at_level(logging.WARNING, logger="state.refs"):
         parsed = normalize_refs(entries, source="test body")
     assert parsed.refs == [
         ResourceRef(kind="crm.company", id=UUID_TEXT),
-        ResourceRef(kind="crm.person", id="p1", label="Ada: CTO"),  # a label joins no key: a colon is fine
-        ResourceRef(kind="crm.deal", id="d1", label="Deal: renewal"),
+        ResourceRef(kind="crm.person", id=P1, label="Ada: CTO"),  # a label joins no key: a colon is fine
+        ResourceRef(kind="crm.deal", id=D1, label="Deal: renewal"),
     ]
     assert [d.position for d in parsed.dropped] == [1, 2, 3, 4, 5]
     assert [d.reason.split()[0] for d in parsed.dropped] == ["id", "kind", "id", "id", "id"]

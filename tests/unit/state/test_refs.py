@@ -5,11 +5,13 @@ from pydantic import ValidationError
 
 from state.refs import ResourceRef, capability_ref_kind, distinct_refs, normalize_run_input_refs
 
+C1, P1, PR1 = (f"8f21c0de-0000-4000-8000-00000000000{n}" for n in (1, 2, 3))
+
 
 def test_the_normalizer_keeps_valid_refs_in_order_and_drops_each_kind_of_malformed_entry() -> None:
     stored = {
         "refs": [
-            {"kind": "crm.company", "id": "c1"},
+            {"kind": "crm.company", "id": C1},
             {"id": "missing-kind"},
             {"kind": "crm.person"},
             {"kind": 7, "id": "x"},
@@ -20,16 +22,16 @@ def test_the_normalizer_keeps_valid_refs_in_order_and_drops_each_kind_of_malform
             ["crm.company", "c3"],
             {"kind": "  ", "id": "blank-kind"},
             {"kind": "crm.person", "id": ""},
-            {"kind": "crm.person", "id": "p1", "label": "Ada"},
-            {"kind": "prospect", "id": "pr1", "extra": "ignored"},
+            {"kind": "crm.person", "id": P1, "label": "Ada"},
+            {"kind": "prospect", "id": PR1, "extra": "ignored"},
         ]
     }
     before = repr(stored)
     refs = normalize_run_input_refs(stored)
     assert refs == [
-        ResourceRef(kind="crm.company", id="c1"),
-        ResourceRef(kind="crm.person", id="p1", label="Ada"),
-        ResourceRef(kind="prospect", id="pr1"),
+        ResourceRef(kind="crm.company", id=C1),
+        ResourceRef(kind="crm.person", id=P1, label="Ada"),
+        ResourceRef(kind="prospect", id=PR1),
     ]
     assert repr(stored) == before  # the stored input is never changed
 
