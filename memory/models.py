@@ -3,7 +3,13 @@
 `MemorySubjectKeyPart` is the one type of a subject ref's `kind` and `id`: a string that is not blank (by
 the shared list in `memory._blank`), holds no `:` and no null byte. The table CHECK and `parse_stored_refs`
 state the same rules, and a test holds all three to one table of cases. `label` joins no key, so it stays
-free text and may hold a colon.
+free text and may hold a colon. Those rules are the stored shape, which a read must tolerate.
+
+A model writes a stricter shape, `CanonicalSubjectRef`: its `kind` is one of the closed set
+`state.ids.ENTITY_KINDS` (a kind no resolver owns would be a memory nobody reads) and its `id` is canonical
+UUID text, so no look-alike key (`crm\u2024company:…`, `crm.company:\u00a0<uuid>:…`, an upper-case id) is
+ever made. A stored element outside that shape still parses as a `MemorySubjectRef`; the read guard then
+drops its one memory.
 
 This module must never read the database, and never accept a subject key from a caller: the service makes
 the key.
@@ -20,12 +26,14 @@ from uuid import UUID
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from memory._blank import BLANK_CHARACTERS, is_blank
+from state.ids import CANONICAL_UUID_PATTERN, EntityKind
 from state.refs import ResourceRef
 
 __all__ = [
     "ATTRIBUTE_PATTERN",
     "MAX_MEMORY_TEXT",
     "AgentMemory",
+    "CanonicalSubjectRef",
     "LiveMemory",
     "MemoryCandidate",
     "MemoryScope",
@@ -81,7 +89,7 @@ class MemorySubjectRef(BaseModel):
     model_config = ConfigDict(frozen=True, strict=True, extra="forbid")
 
     kind: MemorySubjectKeyPart
-    """The entity kind, for example `crm.company`; any kind is accepted, and the read guard drops unknown ones."""
+    """The entity kind, e.g. `crm.company`; as stored any kind parses, and the read guard drops unknown ones."""
     id: MemorySubjectKeyPart
     """The row id as the owning table stores it."""
     label: Annotated[str | None, AfterValidator(_no_null_byte)] = None
@@ -99,6 +107,15 @@ class MemorySubjectRef(BaseModel):
         return out
 
 
+class CanonicalSubjectRef(MemorySubjectRef):
+    """A subject ref as a model may write it: a kind a resolver owns and a canonical UUID, nothing else."""
+
+    kind: EntityKind
+    """The entity kind, exactly one of the kinds a resolver owns (e.g. `crm.company`)."""
+    id: Annotated[str, Field(strict=True, pattern=CANONICAL_UUID_PATTERN)]
+    """The row's UUID in canonical text: lower-case hex, 8-4-4-4-12, with hyphens, nothing around it."""
+
+
 class MemoryCandidate(BaseModel):
     """What a model asks `memory.remember` to keep: strict, and no subject key (the service makes it)."""
 
@@ -110,8 +127,8 @@ class MemoryCandidate(BaseModel):
     """The fact or instruction; leading and trailing blank characters are removed."""
     scope: MemoryScope
     """`user`: this person in this definition; `organization`: every user of this definition."""
-    subject_refs: list[MemorySubjectRef] = Field(default_factory=list, max_length=1)
-    """Zero or one row the memory is about."""
+    subject_refs: list[CanonicalSubjectRef] = Field(default_factory=list, max_length=1)
+    """Zero or one row the memory is about, named canonically."""
 
     @field_validator("attribute")
     @classmethod

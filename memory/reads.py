@@ -15,8 +15,10 @@ and a policy without `personal_memory` still shows it under memory, so it never 
 
 Both read `agent.live_memories` on the service role with the organization named explicitly, newest first,
 `(created_at DESC, id DESC)`. The subject guard then parses each stored `subject_refs` tolerantly, drops a
-malformed or two-element memory (logged), drops a ref of a kind no resolver owns, and resolves the distinct
-refs through `state.resolvers.resolve_refs` inside `scoped_db` (one query per kind per batch of 100),
+malformed or two-element memory (logged), drops a ref of a kind no resolver owns, drops a ref whose id is
+not canonical UUID text (a row written before the write path refused one: an upper-case or padded id is a
+look-alike key, so its memory is dropped and logged, never served and never the page), and resolves the
+distinct refs through `state.resolvers.resolve_refs` inside `scoped_db` (one query per kind per batch of 100),
 dropping a memory whose ref does not resolve for the organization. No second read refills the drops.
 
 This module must never widen on a null user or trigger, never read another person's chain, and never read
@@ -32,6 +34,7 @@ from uuid import UUID
 from memory import repository as repo
 from memory.models import LiveMemory, MemorySubjectRef, parse_stored_refs
 from state.db import Database
+from state.ids import is_canonical_uuid
 from state.refs import ResourceRef
 from state.resolvers import SUPPORTED_REF_KINDS, resolve_refs
 from state.scoped import scoped_db
@@ -123,13 +126,15 @@ class GuardReport:
     """Dropped: the stored array holds more than one element."""
     unowned_kind: int = 0
     """Dropped: the ref names a kind no resolver owns."""
+    non_canonical: int = 0
+    """Dropped: the ref's id is not canonical UUID text (a look-alike of a row's key)."""
     unresolved: int = 0
     """Dropped: the ref names another tenant's row, a deleted row or a row that never existed."""
 
     @property
     def dropped(self) -> int:
         """Every memory the guard dropped."""
-        return self.malformed + self.two_refs + self.unowned_kind + self.unresolved
+        return self.malformed + self.two_refs + self.unowned_kind + self.non_canonical + self.unresolved
 
 
 async def guard_subjects(db: Database, organization_id: UUID, memories: list[LiveMemory]) -> GuardReport:
@@ -151,6 +156,10 @@ async def guard_subjects(db: Database, organization_id: UUID, memories: list[Liv
         if subject is not None:
             if subject.kind not in SUPPORTED_REF_KINDS:
                 report.unowned_kind += 1
+                continue
+            if not is_canonical_uuid(subject.id):
+                report.non_canonical += 1
+                _log.warning("memory %s dropped: its subject ref id is not a canonical UUID", memory.id)
                 continue
             wanted.append(subject.as_resource_ref(with_label=False))
         pending.append((memory, subject))

@@ -2,8 +2,10 @@
 
 `remember` makes the subject key itself, with `make_subject_key`, from the one subject ref or from the scope
 owner when there is none; it never takes a key from the caller. It refuses an attribute outside the
-`observation.` and `preference.` namespaces, user scope for a trigger, more than one subject ref, and text
-identical to the live revision under that key. Different text appends a revision after the exact head read
+`observation.` and `preference.` namespaces, user scope for a trigger, more than one subject ref, a subject
+ref that is not canonical (`state.ids`: a kind outside the closed set, an id that is not canonical UUID
+text; the candidate type refuses both first, this holds for a candidate built without validation), and
+text identical to the live revision under that key. Different text appends a revision after the exact head read
 from `agent.memory_heads`; after a tombstone it starts the chain again after the tombstone.
 
 Each transition is one insert. Two writers that read one head race on the chain constraints; the loser
@@ -36,6 +38,7 @@ from memory.errors import (
 )
 from memory.models import AgentMemory, MemoryCandidate, ToolInvocation, is_memory_attribute
 from state.db import Connection, Database
+from state.ids import entity_ref_problem
 from state.refs import ResourceRef, make_subject_key
 
 __all__ = ["DEFAULT_MAX_ATTEMPTS", "MAX_SUBJECT_KEY_BYTES", "MemoryService"]
@@ -72,6 +75,10 @@ class MemoryService:
         owner_id = inv.user_id if candidate.scope == "user" else inv.organization_id
         assert owner_id is not None
         subject = candidate.subject_refs[0].as_resource_ref(with_label=False) if candidate.subject_refs else None
+        not_canonical = None if subject is None else entity_ref_problem(subject.kind, subject.id)
+        if not_canonical is not None:
+            field, why = not_canonical
+            raise InvalidSubjectKeyError(f"subject_refs.0.{field} {why}")
         owner = ResourceRef(kind=candidate.scope, id=str(owner_id))
         try:
             key = make_subject_key(subject, candidate.attribute, owner=owner)

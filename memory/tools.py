@@ -1,7 +1,9 @@
 """The memory tools, `memory.remember` and `memory.forget`: the only way a model reaches `agent.memories`.
 
 Each tool has a strict input model (an extra field such as `subject_key`, or a wrong type, is
-`invalid_input`, never ignored and never coerced), a JSON schema exported for the platform's tool layer,
+`invalid_input`, never ignored and never coerced; so is an identity that is not canonical: a subject kind
+outside the closed set, a subject or memory id that is not canonical UUID text, each refused at its path,
+e.g. `subject_refs.0.kind`), a JSON schema exported for the platform's tool layer,
 and a small JSON result. `memory.remember` carries a per-run count limit, counted in the database by
 `proposed_by_run_id` under a per-run lock. `check_workflow_tool_nodes` is the publish check that refuses a
 workflow (or skill) tool node calling either tool: only an agent definition owns memory.
@@ -16,13 +18,13 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
-from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from memory.errors import InvalidToolInputError, UnknownMemoryToolError, WorkflowMemoryToolError
 from memory.models import AgentMemory, MemoryCandidate, ToolInvocation, parse_stored_refs
 from memory.service import MemoryService
+from state.ids import CanonicalUuid
 
 __all__ = [
     "DEFAULT_REMEMBER_LIMIT_PER_RUN",
@@ -56,8 +58,8 @@ class ForgetInput(BaseModel):
 
     model_config = ConfigDict(frozen=True, strict=True, extra="forbid")
 
-    memory_id: UUID
-    """The id the brief showed as `[agent.memory <id>]`."""
+    memory_id: CanonicalUuid
+    """The id the brief showed as `[agent.memory <id>]`, in canonical text."""
 
 
 @dataclass(frozen=True)
@@ -82,8 +84,9 @@ MEMORY_TOOLS: Mapping[str, MemoryToolSpec] = {
         description=(
             "Keep a durable observation or preference for later runs of this agent. attribute is "
             "observation.<name> or preference.<name>; scope 'user' keeps it for this person, 'organization' "
-            "for every user of this agent; subject_refs names at most one row it is about. Saying the same "
-            "thing again is refused; new text under the same attribute and subject replaces the old."
+            "for every user of this agent; subject_refs names at most one row it is about, by its kind and its "
+            "lower-case hyphenated UUID. Saying the same thing again is refused; new text under the same "
+            "attribute and subject replaces the old."
         ),
         input_model=RememberInput,
     ),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from uuid import uuid4
 
 import pytest
 
@@ -15,7 +16,7 @@ from memory.errors import (
     PrincipalMismatchError,
     UserScopeForTriggerError,
 )
-from memory.models import MemoryCandidate, MemorySubjectRef, ToolInvocation
+from memory.models import CanonicalSubjectRef, MemoryCandidate, ToolInvocation
 from memory.service import MemoryService
 from state.db import Database
 from tests.factories import Factory
@@ -29,15 +30,16 @@ def candidate(text: str = "Write in British English", **values: object) -> Memor
 
 
 async def test_the_key_is_made_from_the_subject_ref(service: MemoryService, world: World) -> None:
-    ref = MemorySubjectRef(kind="crm.company", id="8f21", label="Acme: HQ")
+    company = str(uuid4())
+    ref = CanonicalSubjectRef(kind="crm.company", id=company, label="Acme: HQ")
     memory = await service.remember(
         world.inv,
         candidate(
             "Buys through procurement", attribute="observation.buying_process", scope="organization", subject_refs=[ref]
         ),
     )
-    assert memory.subject_key == "crm.company:8f21:observation.buying_process"
-    assert memory.subject_refs == [{"kind": "crm.company", "id": "8f21", "label": "Acme: HQ"}]
+    assert memory.subject_key == f"crm.company:{company}:observation.buying_process"
+    assert memory.subject_refs == [{"kind": "crm.company", "id": company, "label": "Acme: HQ"}]
     assert memory.proposed_by_run_id == world.run and memory.supersedes_id is None
 
 

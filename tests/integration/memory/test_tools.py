@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from uuid import uuid4
 
 import pytest
 
@@ -21,15 +22,16 @@ def remember_args(n: int | str, **extra: object) -> dict[str, object]:
 
 async def test_remember_and_forget_answer_the_revision_they_wrote(service: MemoryService, world: World) -> None:
     tools = MemoryTools(service)
+    company = str(uuid4())
     args = {
         "attribute": "observation.buying_process",
         "text": "Buys through a committee",
         "scope": "organization",
-        "subject_refs": [{"kind": "crm.company", "id": "8f21", "label": "Acme: HQ"}],
+        "subject_refs": [{"kind": "crm.company", "id": company, "label": "Acme: HQ"}],
     }
     written = await tools.call(REMEMBER_TOOL, world.inv, json.dumps(args))
-    assert written["subject_key"] == "crm.company:8f21:observation.buying_process"
-    assert written["subject_refs"] == [{"kind": "crm.company", "id": "8f21", "label": "Acme: HQ"}]
+    assert written["subject_key"] == f"crm.company:{company}:observation.buying_process"
+    assert written["subject_refs"] == [{"kind": "crm.company", "id": company, "label": "Acme: HQ"}]
     assert written["forgotten"] is False and written["supersedes_id"] is None
     forgotten = await tools.call(FORGET_TOOL, world.inv, {"memory_id": written["memory_id"]})
     assert forgotten["forgotten"] is True and forgotten["text"] is None

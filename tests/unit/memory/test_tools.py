@@ -21,6 +21,7 @@ from memory.tools import (
     parse_tool_input,
     tool_schemas,
 )
+from state.ids import CANONICAL_UUID_PATTERN, ENTITY_KINDS
 
 MEMORY_DIR = Path(__file__).resolve().parents[3] / "memory"
 
@@ -34,8 +35,10 @@ def test_the_exported_schemas_name_both_tools_and_forbid_undeclared_fields() -> 
     assert set(remember["required"]) == {"attribute", "text", "scope"}
     assert "subject_key" not in remember["properties"]
     assert remember["properties"]["subject_refs"]["maxItems"] == 1
-    ref_schema = remember["$defs"]["MemorySubjectRef"]
+    ref_schema = remember["$defs"]["CanonicalSubjectRef"]
     assert ref_schema["additionalProperties"] is False and set(ref_schema["required"]) == {"kind", "id"}
+    assert set(ref_schema["properties"]["kind"]["enum"]) == ENTITY_KINDS, "the model reads the closed kind set"
+    assert ref_schema["properties"]["id"]["pattern"] == CANONICAL_UUID_PATTERN
     forget = schemas[FORGET_TOOL]["parameters"]
     assert forget["additionalProperties"] is False and forget["required"] == ["memory_id"]
     assert all(s["description"] for s in schemas.values())
@@ -77,7 +80,7 @@ def test_forget_takes_a_uuid_string_and_nothing_else() -> None:
 
 
 def test_valid_remember_arguments_parse_from_json_text_or_a_mapping() -> None:
-    refs = [{"kind": "crm.company", "id": "8f21", "label": "Acme: HQ"}]
+    refs = [{"kind": "crm.company", "id": str(uuid4()), "label": "Acme: HQ"}]
     from_mapping = parse_tool_input(REMEMBER_TOOL, _args(subject_refs=refs))
     assert isinstance(from_mapping, RememberInput) and from_mapping.subject_refs[0].label == "Acme: HQ"
     assert parse_tool_input(REMEMBER_TOOL, '{"attribute": "observation.x", "text": "y", "scope": "organization"}')
