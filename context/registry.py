@@ -2,7 +2,12 @@
 
 The registry accepts each source name once and refuses, at construction, a source whose options schema
 declares a tenancy or row filter. `validate(policy)` is the publish check: it collects every problem of a
-policy with its path and raises one `PolicyPublishError`. `for_publishing()` builds a registry from the
+policy with its path and raises one `PolicyPublishError`. The outreach classes (`outreach`,
+`outreach_thread`) belong to one policy, `context.policies.OUTREACH_PLANNER`: any other policy that names
+either is refused at that source's path (`outreach_outside_planner`). The planner's policy is recognised by
+value (equal to `OUTREACH_PLANNER`), because it reaches the check as data (a run's frozen policy in a
+segment event, a JSON body) and is never the module's object; a copy that changes anything is another
+policy. `for_publishing()` builds a registry from the
 declared schemas alone, so a policy can be checked where no database exists.
 
 A policy larger than `MAX_POLICY_SOURCES` sources, or whose options of one source are larger than
@@ -31,6 +36,7 @@ from context.errors import (
 )
 from context.models import ContextItem, ContextPolicy, ContextRequest, ContextSource, ContextSourceSpec
 from context.options import SOURCE_OPTIONS
+from context.policies import OUTREACH_PLANNER
 
 __all__ = [
     "MAX_OPTIONS_BYTES",
@@ -48,6 +54,8 @@ MAX_OPTIONS_BYTES = 16 * 1024
 
 _NEVER_REQUIRED = frozenset({"dossier"})
 """Sources no policy may mark required (the spec: a cold dossier build is reported, never fatal)."""
+_PLANNER_ONLY = frozenset({"outreach", "outreach_thread"})
+"""Sources only the Outreach planner policy may name (the spec: only its brief holds the outreach classes)."""
 
 
 @dataclass(frozen=True)
@@ -115,6 +123,7 @@ class ContextSourceRegistry:
         found: list[PublishProblem] = []
         first_index: dict[str, int] = {}
         enabled_names: list[str] = []
+        planner = policy == OUTREACH_PLANNER
         for index, spec in enumerate(policy.sources):
             at: tuple[str | int, ...] = ("sources", index)
             if spec.name in first_index:
@@ -126,6 +135,9 @@ class ContextSourceRegistry:
                 found.append(_problem((*at, "name"), "unknown_source", f"no context source is named {spec.name!r}"))
             else:
                 found.extend(_option_problems(source.options_schema, spec, at))
+            if spec.name in _PLANNER_ONLY and not planner:
+                msg = f"only the Outreach planner policy may name {spec.name!r}; this policy is not it"
+                found.append(_problem((*at, "name"), "outreach_outside_planner", msg))
             if spec.required and spec.name in _NEVER_REQUIRED:
                 found.append(_problem((*at, "required"), "never_required", f"no policy marks {spec.name!r} required"))
             if spec.enabled:

@@ -209,13 +209,16 @@ async def demo_brief(db: Database, console: Console) -> None:
         RunHistoryContextSource(db),
     ]
     registry = ContextSourceRegistry(sources)
+    registry.validate(DEMO_POLICY)
+    # The planner's policy is the one that may hold the outreach classes, so it is the one published; the
+    # demo builds it narrowed to the sources it registers (a narrowed copy is another policy, never published).
+    ContextSourceRegistry.for_publishing().validate(OUTREACH_PLANNER)
     outreach_policy = OUTREACH_PLANNER.model_copy(
         update={"sources": [s for s in OUTREACH_PLANNER.sources if s.name in registry]}
     )
     builder = DefaultContextBuilder(registry, ContextPacker())
     try:
         for title, policy in (("demo turn", DEMO_POLICY), ("outreach planner", outreach_policy)):
-            registry.validate(policy)
             brief = await builder.build(demo_request(), policy)
             console.rule(f"brief: {title}")
             _print_brief(console, brief, policy)

@@ -5,7 +5,8 @@
 3. knowledge: ingest the demo documents with a progress bar and search them;
 4. memory: remember, supersede, refuse and forget through the memory tools;
 5. application state: briefs from the sources over application rows;
-6. the final brief: all ten sources through the process registry, with its accounting.
+6. the final brief: the front door policy through the process registry (every source but the two outreach
+   classes, which only the Outreach planner policy holds: chapter 5 shows them), with its accounting.
 
 Every chapter is idempotent. This module must never write outside the demo tenant (and the platform
 documents of the knowledge chapter), and it tells the story through the same core the service runs.
@@ -20,7 +21,7 @@ from rich.console import Console
 from rich.table import Table
 
 from context.builder import DefaultContextBuilder
-from context.models import ContextBrief, ContextPolicy, ContextRequest, ContextSourceSpec, ContextSubject
+from context.models import ContextBrief, ContextRequest, ContextSubject
 from context.packer import ContextPacker
 from context.policies import FRONT_DOOR
 from context.sources import default_registry
@@ -32,17 +33,10 @@ from state.db import Database, resolve_database_url
 from state.migrate import apply_migrations
 from state.settings import get_settings
 
-__all__ = ["ALL_SOURCES_POLICY", "run_demo"]
+__all__ = ["FINAL_POLICY", "run_demo"]
 
-ALL_SOURCES_POLICY = ContextPolicy(
-    sources=[
-        *FRONT_DOOR.sources,
-        ContextSourceSpec(name="outreach_thread", token_budget=600, limit=10),
-        ContextSourceSpec(name="outreach", token_budget=300, limit=10),
-    ],
-    total_token_budget=7000,
-)
-"""The demo's final policy: the front door's sources plus the two outreach classes, so all ten are read."""
+FINAL_POLICY = FRONT_DOOR
+"""The demo's final policy: the front door's; a policy adding the outreach classes fails the publish check."""
 
 
 async def _chapter(console: Console, title: str, step: Callable[[], Awaitable[None]]) -> None:
@@ -55,7 +49,7 @@ async def _chapter(console: Console, title: str, step: Callable[[], Awaitable[No
 async def final_brief(db: Database, console: Console) -> ContextBrief:
     """Build the demo turn's brief with every registered source, as the agent's first segment would."""
     registry = default_registry(db)
-    registry.validate(ALL_SOURCES_POLICY)
+    registry.validate(FINAL_POLICY)
     turn = demo_request()
     request = ContextRequest(
         subject=ContextSubject.for_run(
@@ -67,7 +61,7 @@ async def final_brief(db: Database, console: Console) -> ContextBrief:
     )
     builder = DefaultContextBuilder(registry, ContextPacker(), source_timeout_s=get_settings().source_timeout_s)
     try:
-        brief = await builder.build(request, ALL_SOURCES_POLICY)
+        brief = await builder.build(request, FINAL_POLICY)
     finally:
         for source in registry:
             close = getattr(source, "aclose", None)
@@ -75,12 +69,12 @@ async def final_brief(db: Database, console: Console) -> ContextBrief:
                 await close()
     console.print(brief.text, markup=False, highlight=False)
     table = Table("source", "budget", "tokens spent", "dropped")
-    for spec in ALL_SOURCES_POLICY.sources:
+    for spec in FINAL_POLICY.sources:
         spent, dropped = brief.per_source_tokens.get(spec.name, 0), brief.dropped.get(spec.name, 0)
         table.add_row(spec.name, str(spec.token_budget), str(spent), str(dropped))
     console.print(table)
     console.print(
-        f"brief tokens {brief.tokens} of {ALL_SOURCES_POLICY.total_token_budget}; citable rows {len(brief.items)}; "
+        f"brief tokens {brief.tokens} of {FINAL_POLICY.total_token_budget}; citable rows {len(brief.items)}; "
         f"failed sources: {', '.join(brief.failed_sources) or 'none'}"
     )
     return brief
@@ -112,7 +106,7 @@ async def run_demo(console: Console) -> None:
         async def last() -> None:
             await final_brief(db, console)
 
-        await _chapter(console, "6. The final brief: all ten sources", last)
+        await _chapter(console, "6. The final brief: the front door policy", last)
     finally:
         await db.close()
     console.rule(f"done in {time.perf_counter() - started:.1f}s")
