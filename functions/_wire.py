@@ -18,6 +18,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 from pydantic_core import PydanticCustomError
 
 from context.models import ContextBrief, ContextPolicy, ContextRequest, ContextSubject
+from state.ids import OrganizationId
 from state.refs import DroppedRef, normalize_refs
 
 __all__ = [
@@ -72,8 +73,8 @@ class SubjectIn(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
-    organization_id: UUID
-    """The tenancy every source filters by."""
+    organization_id: OrganizationId
+    """The tenancy every source filters by, in canonical UUID text."""
     user_id: UUID | None = None
     """The person who asks."""
     trigger_id: UUID | None = None

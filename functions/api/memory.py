@@ -2,15 +2,16 @@
 
 The platform's tool layer calls these with the invoking principal (`invocation`: organization, definition,
 run, and exactly one of a user or a trigger) and the model's `arguments`, which the strict tool input
-models validate: an extra field such as `subject_key`, or a wrong type, is 422 `invalid_input`, never
-ignored. A refusal answers with its memory code (`memory_duplicate`, `memory_not_current`, ...). This
-module must never write memory except through `memory.tools.MemoryTools`.
+models validate: an extra field such as `subject_key`, a wrong type, or an identity that is not canonical
+(a subject kind outside the closed set, an id that is not canonical UUID text) is 422 `invalid_input` at
+its path, never ignored. Every id of the invocation is canonical UUID text too (422 `invalid_request`
+naming `body.invocation.<field>` otherwise). A refusal answers with its memory code (`memory_duplicate`,
+`memory_not_current`, ...). This module must never write memory except through `memory.tools.MemoryTools`.
 """
 
 from __future__ import annotations
 
 from typing import Any
-from uuid import UUID
 
 from fastapi import APIRouter, Depends
 from pydantic import BaseModel, ConfigDict
@@ -22,6 +23,7 @@ from functions.errors import ApiError
 from memory.models import ToolInvocation
 from memory.service import MemoryService
 from memory.tools import FORGET_TOOL, REMEMBER_TOOL, MemoryTools, tool_schemas
+from state.ids import CanonicalUuid, OrganizationId
 
 __all__ = ["InvocationIn", "ToolCallIn", "router"]
 
@@ -35,15 +37,15 @@ class InvocationIn(BaseModel):
 
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
-    organization_id: UUID
+    organization_id: OrganizationId
     """The tenancy of the call."""
-    definition_id: UUID
+    definition_id: CanonicalUuid
     """The agent definition that owns the memory."""
-    run_id: UUID
+    run_id: CanonicalUuid
     """The calling run."""
-    user_id: UUID | None = None
+    user_id: CanonicalUuid | None = None
     """The person the run acts for (exactly one of user and trigger)."""
-    trigger_id: UUID | None = None
+    trigger_id: CanonicalUuid | None = None
     """The trigger that started the run."""
 
     def to_invocation(self) -> ToolInvocation:

@@ -2,13 +2,14 @@
 
 The platform owns `public.organizations`; a standalone deployment needs a way to make the tenant every
 other route is scoped to. An unknown organization answers 404 `organization_not_found` here and on every
-organization-scoped route. This module must never delete or rename an organization.
+organization-scoped route; an id that is not canonical UUID text (`urn:uuid:`, braces, upper case, no
+hyphens) answers 422 `invalid_request` naming `path.organization_id`. This module must never delete or
+rename an organization.
 """
 
 from __future__ import annotations
 
 from typing import Annotated, Any
-from uuid import UUID
 
 from fastapi import APIRouter, Depends, Query
 from pydantic import BaseModel, ConfigDict, Field
@@ -16,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from functions._wire import CleanText
 from functions.api._deps import ServicesDep
 from functions.api._http import ERROR_RESPONSES, require_token
+from state.ids import OrganizationId
 from state.organizations import (
     MAX_ORGANIZATION_NAME,
     Organization,
@@ -57,6 +59,6 @@ async def list_all(svc: ServicesDep, limit: Annotated[int, Query(ge=1, le=1000)]
 
 
 @router.get("/{organization_id}")
-async def show(organization_id: UUID, svc: ServicesDep) -> dict[str, Any]:
+async def show(organization_id: OrganizationId, svc: ServicesDep) -> dict[str, Any]:
     """One organization, or 404 `organization_not_found`."""
     return _out(await get_organization(svc.db, organization_id))

@@ -1,7 +1,9 @@
 """Helpers the `ac-context` commands share: the console, safe text, JSON output, the async runner, services.
 
-Every `--org` option records the organization it names; `open_cli_services` then refuses an unknown one
-with `organization_not_found` before the command reads or writes anything, so no command answers an
+Every `--org` option takes canonical UUID text only (`state.ids`: `urn:uuid:`, braces, upper case, no
+hyphens or padding are a usage error naming `--org`, exit 2) and records the organization it names;
+`open_cli_services` then refuses an unknown one with `organization_not_found` before the command reads or
+writes anything, so no command answers an
 unknown organization silently or with a foreign-key violation. Human output goes through `safe` (or
 `plain`): document text, titles and citations print as text, never as rich markup or terminal control.
 
@@ -26,6 +28,7 @@ from rich.text import Text
 
 from functions._services import Services, close_services, open_services, warm_live_embedder
 from functions.cli.errors import ORGANIZATION
+from state.ids import UUID_RULE, parse_canonical_uuid
 from state.organizations import require_organization
 from state.refs import NormalizedRefs, ResourceRef, normalize_refs
 from state.settings import get_settings
@@ -57,9 +60,20 @@ def _remember_org(value: UUID | None) -> UUID | None:
     return value
 
 
+def _organization_id(value: str) -> UUID:
+    """An `--org` value: canonical UUID text, else a usage error that names the rule (never the value)."""
+    try:
+        return parse_canonical_uuid(value)
+    except ValueError:
+        raise typer.BadParameter(f"not a valid UUID: it must be {UUID_RULE}") from None
+
+
+_ORG_HELP = "The organization id (a lower-case hyphenated UUID)."
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
-OrgOption = Annotated[UUID | None, typer.Option("--org", help="The organization id.", callback=_remember_org)]
-OrgRequired = Annotated[UUID, typer.Option("--org", help="The organization id.", callback=_remember_org)]
+OrgOption = Annotated[
+    UUID | None, typer.Option("--org", help=_ORG_HELP, parser=_organization_id, callback=_remember_org)
+]
+OrgRequired = Annotated[UUID, typer.Option("--org", help=_ORG_HELP, parser=_organization_id, callback=_remember_org)]
 
 
 def safe(value: object) -> str:
