@@ -30,6 +30,7 @@ from memory.errors import (
 )
 from memory.models import (
     AgentMemory,
+    CanonicalSubjectRef,
     LiveMemory,
     MemoryCandidate,
     MemoryScope,
@@ -72,6 +73,7 @@ __all__ = [
     "REMEMBER_TOOL",
     "AgentMemory",
     "AttributeNamespaceError",
+    "CanonicalSubjectRef",
     "DuplicateMemoryError",
     "ForgetInput",
     "GuardReport",
