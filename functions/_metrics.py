@@ -88,6 +88,14 @@ class Metrics:
             "Knowledge sources the sweep marked failed after an hour pending.",
             registry=self.registry,
         )
+        # Step state that could not be read (functions._encryption, functions.context_segment).
+        self.segment_briefs_rebuilt = Counter(
+            "ac_context_segment_briefs_rebuilt",
+            "Segment briefs built again because their memoized step could not be read: `undecryptable` when no "
+            "key of AC_CONTEXT_STEP_ENCRYPTION_KEYS decrypts it, `invalid` when it is not a brief.",
+            ["reason"],
+            registry=self.registry,
+        )
 
     def observe_brief(self, brief: ContextBrief, *, route: str) -> None:
         """Record a brief's tokens, its per-source spend, drops and failed sources (never its text)."""

@@ -41,6 +41,7 @@ from functions.api import ROUTERS
 from functions.api._edge import EdgeGuard
 from functions.api._http import install_error_handlers
 from functions.client import create_client, is_dev_mode
+from functions.errors import InngestConfigError
 from knowledge.embed import EmbedderRegistry
 from knowledge.objects import ObjectStore
 from state.db import Database
@@ -133,9 +134,12 @@ def __getattr__(name: str) -> Any:
     global _app
     if name == "app":
         if _app is None:
-            settings = get_settings()
-            if not is_dev_mode(inngest_mode=settings.inngest_mode):
-                check_production(settings)
-            _app = create_app(settings)
+            try:
+                settings = get_settings()
+                if not is_dev_mode(inngest_mode=settings.inngest_mode):
+                    check_production(settings)
+                _app = create_app(settings)
+            except InngestConfigError as exc:  # `uvicorn functions.app:app` prints one line, not a traceback
+                raise SystemExit(f"error: {exc.code}: {exc}") from None
         return _app
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -6,40 +6,81 @@ builds does so inside `step.run("build-brief")`, so a replay of a completed segm
 and never calls the builder, while a retry of a failed segment may build again (the sources are read only).
 The memoized step result is the brief itself, bounded by the policy's total budget: the one step result in
 this project that is not a few ids and counts, because the spec wants no second store for it. It leaves
-the process encrypted when `AC_CONTEXT_STEP_ENCRYPTION_KEYS` is set (`functions._encryption`).
+the process encrypted when `AC_CONTEXT_STEP_ENCRYPTION_KEYS` is set (`functions._encryption`). A memo that
+cannot be read (no configured key decrypts it, or it is not a brief) is built again in a new step,
+`rebuild-brief`, counted in `ac_context_segment_briefs_rebuilt_total{reason}`, so a dropped key costs a
+build, never the run.
 
 A build past the process's brief cap (`OverloadedError`) fails the step with `RetryAfterError`, so
 Inngest retries it after the cap's `Retry-After`. A required source failure fails the step with the source
 names (retryable); when the retries run out, the run's failure message keeps them. A request that does not
-parse fails at once, without retries; a malformed entity in it is not a request that does not parse: it is
-dropped, logged and counted in the brief. The
+parse fails at once, without retries, with the paths and error types of its problems and never a value
+of it (the failure body travels to Inngest in clear); a malformed entity in it is not a request that does
+not parse: it is dropped, logged and counted in the brief. The
 function never composes the system block: the runtime does, with `context.segments.compose_system_block`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import re
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from datetime import timedelta
+from typing import Any
 
 import inngest
 from pydantic import ValidationError
 
 from context.builder import ContextBuilder
+from context.errors import PolicyPublishError
 from context.models import ContextBrief
 from context.registry import ContextSourceRegistry
 from context.segments import decide_segment
 from functions._briefs import build_brief
+from functions._encryption import undecryptable
 from functions._metrics import Metrics
 from functions._wire import SegmentBriefInput, SegmentBriefOutput
 from functions.errors import OverloadedError
 
-__all__ = ["BUILD_STEP", "EVENT", "FUNCTION_ID", "RETRIES", "make_context_segment_brief"]
+__all__ = ["BUILD_STEP", "EVENT", "FUNCTION_ID", "REBUILD_STEP", "RETRIES", "make_context_segment_brief"]
 
 FUNCTION_ID = "context-segment-brief"
 EVENT = "context/segment.brief.requested"
 BUILD_STEP = "build-brief"
+REBUILD_STEP = "rebuild-brief"
+"""The step that builds a brief again when the memo of `build-brief` cannot be read."""
 RETRIES = 3
 """Retries of a failed build (a required source that timed out may answer the next time)."""
+MAX_REBUILDS = 2
+"""Rebuilds in one run before it fails: a rebuilt memo is encrypted with the current key, so one is enough."""
+MAX_PROBLEMS = 10
+"""Problems of an invalid request named in its failure (the count of the rest follows)."""
+
+_NAME = re.compile(r"[a-z][a-z0-9_]{0,39}")
+
+
+def _path(loc: Iterable[object], kind: str) -> str:
+    """A problem's path with only list positions and schema-shaped names in it, never a value or a key."""
+    parts = [str(p) if isinstance(p, int) or (isinstance(p, str) and _NAME.fullmatch(p)) else "…" for p in loc]
+    if kind == "extra_forbidden" and parts:
+        parts[-1] = "<unexpected key>"
+    return ".".join(parts) or "<request>"
+
+
+def describe_problems(problems: Iterable[Mapping[str, Any]]) -> str:
+    """`path: error_type; …` of a request's problems: what a failure body may say about request text."""
+    named = [f"{_path(p.get('loc', ()), str(p.get('type', '')))}: {p.get('type', 'invalid')}" for p in problems]
+    more = f"; and {len(named) - MAX_PROBLEMS} more" if len(named) > MAX_PROBLEMS else ""
+    return "; ".join(named[:MAX_PROBLEMS]) + more
+
+
+def _memo_problem(memo: object) -> tuple[ContextBrief | None, str]:
+    """The brief in a memo, or None and why it cannot be read (`undecryptable` or `invalid`)."""
+    if undecryptable(memo):
+        return None, "undecryptable"
+    try:
+        return ContextBrief.model_validate(memo), ""
+    except ValidationError:
+        return None, "invalid"
 
 
 def make_context_segment_brief(
@@ -61,8 +102,14 @@ def make_context_segment_brief(
         try:
             request = SegmentBriefInput.model_validate(dict(ctx.event.data))
             publishing.validate(request.policy)
-        except (ValidationError, ValueError) as exc:
-            raise inngest.NonRetriableError(f"invalid segment brief request: {exc}") from exc
+        except ValidationError as exc:
+            problems = describe_problems(exc.errors(include_url=False, include_context=False, include_input=False))
+            raise inngest.NonRetriableError(f"invalid segment brief request: {problems}") from None
+        except PolicyPublishError as exc:
+            problems = describe_problems(exc.errors)
+            raise inngest.NonRetriableError(f"invalid segment brief request: policy: {problems}") from None
+        except ValueError:
+            raise inngest.NonRetriableError("invalid segment brief request") from None
 
         decision = decide_segment(request.segment, waited=request.waited, policy=request.policy)
         answer = SegmentBriefOutput(
@@ -82,8 +129,22 @@ def make_context_segment_brief(
                 brief = brief.model_copy(update={"dropped_entities": len(dropped)})
             return brief.model_dump(mode="json")
 
-        memo = await ctx.step.run(BUILD_STEP, build)
-        brief = ContextBrief.model_validate(memo)
+        def rebuild(reason: str) -> Callable[[], Awaitable[dict[str, object]]]:
+            async def again() -> dict[str, object]:
+                sink = metrics()
+                if sink is not None:  # counted when the rebuild runs, not on every replay that passes it
+                    sink.segment_briefs_rebuilt.labels(reason=reason).inc()
+                return await build()
+
+            return again
+
+        brief, reason = _memo_problem(await ctx.step.run(BUILD_STEP, build))
+        for _ in range(MAX_REBUILDS):
+            if brief is not None:
+                break
+            brief, reason = _memo_problem(await ctx.step.run(REBUILD_STEP, rebuild(reason)))
+        if brief is None:
+            raise inngest.NonRetriableError(f"the segment's brief could not be read after {MAX_REBUILDS} rebuilds")
         return answer.model_copy(update={"brief": brief}).model_dump(mode="json")
 
     return context_segment_brief

@@ -21,7 +21,7 @@ from typing import Any
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from functions._signature_freshness import SIGNATURE_HEADER, signature_problem
+from functions._signature_freshness import SIGNED_METHODS, signature_refusal
 from functions.api._http import error_response, token_problem
 from functions.api._knowledge_batch import MAX_BATCH_BYTES
 from functions.errors import ApiError
@@ -101,12 +101,16 @@ class EdgeGuard:
             batch = scope["method"] == "POST" and path == BATCH_PATH
             limit = limits.upload_bytes if upload else MAX_BATCH_BYTES if batch else limits.json_bytes
         elif path == limits.inngest_path:
-            if app.state.inngest.is_production and (scope["method"] in ("POST", "PUT") or SIGNATURE_HEADER in headers):
-                reason = signature_problem(
-                    headers.get(SIGNATURE_HEADER), now=time.time(), max_age_s=limits.signature_max_age_s
+            if app.state.inngest.is_production:
+                # Exactly one signature of the server's shape, read from the raw list (not `headers.get`, which
+                # takes the first of repeated headers while the SDK verifies the last): what is checked for
+                # freshness here is the one value the SDK can verify (`functions._signature_freshness`).
+                reason = signature_refusal(
+                    scope["headers"], method=scope["method"], now=time.time(), max_age_s=limits.signature_max_age_s
                 )
                 if reason is not None:
-                    logger.warning("refused an Inngest %s: %s", scope["method"], reason)
+                    method = scope["method"] if scope["method"] in SIGNED_METHODS else "request"
+                    logger.warning("refused an Inngest %s: %s", method, reason)
                     await _answer(scope, receive, send, ApiError(401, "inngest_signature_refused", reason))
                     return
             limit = limits.inngest_bytes

@@ -3,7 +3,8 @@
 Dev mode (the default) talks to a local Inngest dev server, listens on the loopback interface only, and
 uses `AC_CONTEXT_API_TOKEN` or a token it generates and prints once. Production mode is chosen only by
 `AC_CONTEXT_INNGEST_MODE=production`, and refuses to start, in one line naming them, without its keys
-(`functions._production`). This module decides and prints; uvicorn is started by the command.
+(`functions._production`); either mode refuses a malformed step encryption key in one line. This module
+decides and prints; uvicorn is started by the command.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from functions._encryption import parse_keys
 from functions._production import check_production
 from functions.errors import InngestConfigError
 from state.settings import load_settings
@@ -48,6 +50,7 @@ def plan_serve(environ: Mapping[str, str], *, host: str, port: int) -> ServePlan
     if production:
         check_production(load_settings(), environ)
         return ServePlan(production=True, lines=[f"production mode on http://{host}:{port} (docs at /docs)"])
+    parse_keys(load_settings().step_encryption_keys)  # a bad step key is one line here, before anything prints
     if not _is_loopback(host):
         raise InngestConfigError(
             f"dev mode listens on 127.0.0.1 only, not {host}; set AC_CONTEXT_INNGEST_MODE=production "

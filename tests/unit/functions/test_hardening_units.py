@@ -13,20 +13,21 @@ from functions.errors import InngestConfigError
 from state.settings import load_settings
 
 NOW = 1_800_000_000.0
+HEX = "ab" * 32
 
 
 @pytest.mark.parametrize(
     ("header", "fresh"),
     [
-        (f"t={int(NOW)}&s=ab", True),
-        (f"t={int(NOW) - 299}&s=ab", True),
-        (f"t={int(NOW) + 299}&s=ab", True),
-        (f"t={int(NOW) - 301}&s=ab", False),
-        (f"t={int(NOW) + 301}&s=ab", False),
-        ("s=ab", False),
-        ("t=&s=ab", False),
-        ("t=12a&s=ab", False),
-        (f"t={int(NOW)}&t={int(NOW)}&s=ab", False),
+        (f"t={int(NOW)}&s={HEX}", True),
+        (f"t={int(NOW) - 299}&s={HEX}", True),
+        (f"t={int(NOW) + 299}&s={HEX}", True),
+        (f"t={int(NOW) - 301}&s={HEX}", False),
+        (f"t={int(NOW) + 301}&s={HEX}", False),
+        (f"s={HEX}", False),
+        (f"t=&s={HEX}", False),
+        (f"t=12a&s={HEX}", False),
+        (f"t={int(NOW)}&t={int(NOW)}&s={HEX}", False),
         (f"t={int(NOW)}", False),
         ("", False),
         (None, False),
