@@ -72,7 +72,9 @@ async def run_switch(
             raise SwitchNotReadyError(await _stopped(db, plan, status.failed, status.total))
         if status.complete:
             try:
-                flipped = await flip_live_model(db, plan.organization_id, plan.to_model, switch_id=switch_id)
+                flipped = await flip_live_model(
+                    db, plan.organization_id, plan.to_model, drop_old=False, switch_id=switch_id
+                )
             except SwitchNotReadyError:
                 pass  # a source arrived between the count and the flip: one more pass
             else:

@@ -119,7 +119,7 @@ async def test_uploads_during_a_switch_are_built_under_the_new_model_too_and_the
     gate.actions[2] = uploads
     flipped = await run_switch(kit.db, kit.store, plan, embedders=kit.lookup)
 
-    assert (flipped.from_model, flipped.to_model) == (FAKE, GATE)
+    assert (flipped.from_model, flipped.to_model, flipped.dropped_chunks) == (FAKE, GATE, 24)
     assert await switch_state(kit.db, plan.switch_id) == "flipped"  # type: ignore[arg-type]
     assert await running_switch(kit.db, org) is None, "the switch is closed, not left open"
     assert (await live_model(kit.db, org)).model_id == GATE
