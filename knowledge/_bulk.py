@@ -281,7 +281,9 @@ class _Run:
                         "knowledge_chunk_staging", records=records, columns=_STAGING_COLUMNS
                     )
                     # A cancel stopped wanting these under the model while they were embedded: write none.
-                    unwanted = [r["source_id"] for r in await conn.fetch(QUERIES["drop_unwanted_staged"], model)]
+                    staged = list(prepared)
+                    gone = await conn.fetch(QUERIES["drop_unwanted_staged"], model, staged)
+                    unwanted = [r["source_id"] for r in gone]
                     await conn.execute(QUERIES["merge_staged_chunks"], model)
                     await conn.execute(QUERIES["delete_unstaged_chunks"], model)
                     marked = await conn.fetchrow(QUERIES["mark_staged_ready"], model)

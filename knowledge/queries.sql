@@ -434,13 +434,12 @@ ON CONFLICT ON CONSTRAINT knowledge_chunks_source_model_ordinal_key DO UPDATE
 
 -- name: drop_unwanted_staged
 -- Take out of the staging table the chunks of the sources no longer wanted under the model (after
--- `lock_model_writes`: a cancel stopped wanting it while they were embedded). $1 model. Returns them.
-WITH staged AS (
-    SELECT DISTINCT source_id FROM pg_temp.knowledge_chunk_staging
-), wanted AS (
+-- `lock_model_writes`: a cancel stopped wanting it while they were embedded). $1 model, $2 the staged
+-- source ids uuid[] (an array, so the filter reaches every branch of the view). Returns the sources taken out.
+WITH wanted AS (
     SELECT w.source_id
       FROM agent.knowledge_wanted_models w
-     WHERE w.embedding_model = $1 AND w.source_id IN (SELECT source_id FROM staged)
+     WHERE w.embedding_model = $1 AND w.source_id = ANY($2::uuid[])
 ), gone AS (
     DELETE FROM pg_temp.knowledge_chunk_staging st
      WHERE st.source_id NOT IN (SELECT source_id FROM wanted)

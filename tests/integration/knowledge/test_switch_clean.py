@@ -10,6 +10,7 @@ from uuid import UUID
 
 import pytest
 
+from knowledge._bulk import ingest_sources
 from knowledge._sql import QUERIES
 from knowledge.db_errors import ModelNotWantedError, SwitchCancelledError
 from knowledge.ingest import prepare_chunks, register_upload
@@ -207,3 +208,21 @@ async def test_only_the_running_switch_flips_so_a_cancelled_one_never_does(kit: 
     with pytest.raises(SwitchCancelledError):
         await flip_live_model(kit.db, org, GATE)
     assert (await live_model(kit.db, org)).model_id == FAKE
+
+
+async def test_an_upload_ingested_in_bulk_while_the_switch_is_cancelled_writes_nothing_of_the_cancelled_model(
+    kit: Kit, factory: Factory, gate: type[GateEmbedder]
+) -> None:
+    org = await factory.organization()
+    await begin_switch(kit.db, org, GATE, dimensions=32)
+    uploads = [await kit.register(org, f"Upload {n} of the bulk run.") for n in range(3)]
+
+    async def cancel() -> None:  # after the new model's vectors are embedded, before they are written
+        await cancel_running_switch(kit.db, org)
+
+    gate.actions[3] = cancel
+    result = await ingest_sources(kit.db, kit.store, uploads, embedders=kit.lookup)
+
+    assert [o.status for o in result.outcomes] == ["ready"] * 3, "each upload is ready under the live model"
+    assert await chunk_counts(kit.db, GATE) == NOTHING, "the cancelled model's staged chunks were not written"
+    assert await _models(kit.db, uploads) == {s: {FAKE} for s in uploads}
