@@ -21,7 +21,9 @@ from uuid import UUID
 import pytest
 from typer.testing import CliRunner
 
+import functions._services
 from functions.cli import app
+from knowledge.embed import EmbedderRegistry, FakeEmbedder, OpenAIEmbedder, WordLlamaEmbedder
 from knowledge.ingest import register_upload
 from knowledge.objects import LocalObjectStore
 from knowledge.settings import begin_switch, live_model, running_switch
@@ -67,7 +69,11 @@ async def env(db: Database, db_url: str, tmp_path: Path, monkeypatch: pytest.Mon
     kit = Kit(db, LocalObjectStore(data / "objects"))  # the CLI's own object store
     await kit.use_platform_model(FAKE)
     GateEmbedder.reset()
-    ensure_gate_registered()  # the CLI's embedders are the process-wide registry
+    registry = EmbedderRegistry()  # the CLI's embedders: the process-wide ones, and the gate, for this test only
+    for model in (WordLlamaEmbedder, OpenAIEmbedder, FakeEmbedder):
+        registry.register(model.model_id, model, dimensions=model.dimensions)
+    ensure_gate_registered(registry)
+    monkeypatch.setattr(functions._services, "default_embedders", registry)
     yield Env(kit, dict(os.environ), asyncio.get_running_loop())
     GateEmbedder.reset()
     get_settings.cache_clear()

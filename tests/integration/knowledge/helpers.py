@@ -10,7 +10,7 @@ import numpy as np
 
 from knowledge._embedder_base import Embeddings, FakeEmbedder
 from knowledge._pipeline import ingest_source
-from knowledge.embed import Embedder, EmbedderRegistry, default_registry
+from knowledge.embed import Embedder, EmbedderRegistry
 from knowledge.ingest import register_upload
 from knowledge.objects import LocalObjectStore
 from knowledge.settings import SWITCH_PROBE_TEXT, register_embedding_model
@@ -141,8 +141,8 @@ class GateEmbedder(FakeEmbedder):
         return vectors
 
 
-def ensure_gate_registered(registry: EmbedderRegistry = default_registry) -> None:
-    """Register `GateEmbedder` (once) in a registry; the CLI's is the process-wide one."""
+def ensure_gate_registered(registry: EmbedderRegistry) -> None:
+    """Register `GateEmbedder` (once) in a registry (never the process-wide one: other tests list its models)."""
     if GATE not in registry:
         registry.register(GATE, GateEmbedder, dimensions=GateEmbedder.dimensions)
 
