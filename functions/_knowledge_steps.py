@@ -9,7 +9,9 @@ Two shapes, each returning only counts:
   retry redoes the whole source, which costs this machine's CPU and no provider's quota.
 
 A non-retryable knowledge error (bad input) marks the source (or the model's readiness row) failed with its
-reason at once and raises `NonRetriableError`; a retryable one propagates so the step is retried. This module
+reason at once and raises `NonRetriableError`; a retryable one propagates so the step is retried. A source
+no longer wanted under the model (a switch toward it was cancelled) ends the chain at its next step with
+`not_wanted`, neither ready nor failed. This module
 must never hold ingestion logic beyond that sequencing.
 """
 
@@ -25,8 +27,9 @@ import inngest
 from functions._services import Services, ServiceSlot
 from knowledge._bulk import ingest_sources
 from knowledge._pool import shared_pool
+from knowledge.db_errors import ModelNotWantedError
 from knowledge.errors import ExtractionError, KnowledgeError
-from knowledge.ingest import embed_batch, mark_failed, mark_ready, prepare_chunks
+from knowledge.ingest import embed_batch, mark_failed, mark_ready, model_wanted, prepare_chunks
 
 __all__ = [
     "SourceNotReadyError",
@@ -58,11 +61,15 @@ def source_id_of(data: object) -> UUID:
 async def fail_on_bad_input(
     services: Services, source_id: UUID, model: str | None, call: Callable[[], Awaitable[T]]
 ) -> T:
-    """Run a core step; a non-retryable knowledge error fails the source with its reason and is not retried."""
+    """Run a core step; a non-retryable knowledge error fails the source with its reason and is not retried.
+
+    `ModelNotWantedError` is no failure of the source (a switch toward the model was cancelled): it passes
+    through for the step to end its chain.
+    """
     try:
         return await call()
     except KnowledgeError as exc:
-        if exc.retryable:
+        if exc.retryable or isinstance(exc, ModelNotWantedError):
             raise
         reason = f"{exc.code}: {exc.message}"
         scope = None if isinstance(exc, ExtractionError) or model is None else model
@@ -72,26 +79,35 @@ async def fail_on_bad_input(
 
 
 async def build_model_steps(ctx: inngest.Context, slot: ServiceSlot, source_id: UUID, model: str) -> dict[str, Any]:
-    """The steps of one model: extract and chunk, one step per embedding batch, mark ready."""
+    """The steps of one model: extract and chunk, one step per embedding batch, mark ready.
+
+    A step that finds the source no longer wanted under the model (a cancelled switch) ends the chain:
+    nothing more is embedded or written, and the source is neither ready nor failed under the model.
+    """
 
     async def extract_and_chunk() -> dict[str, Any]:
         services = slot.get()
-        prepared = await fail_on_bad_input(
-            services,
-            source_id,
-            model,
-            lambda: prepare_chunks(
-                services.db,
-                services.object_store,
+        try:
+            prepared = await fail_on_bad_input(
+                services,
                 source_id,
                 model,
-                max_chunks=services.settings.max_chunks_per_source,
-            ),
-        )
+                lambda: prepare_chunks(
+                    services.db,
+                    services.object_store,
+                    source_id,
+                    model,
+                    max_chunks=services.settings.max_chunks_per_source,
+                ),
+            )
+        except ModelNotWantedError:
+            return {"not_wanted": True}
         batch_size = services.embedders.get(model).batch_size
         return {"chunks": prepared.chunk_count, "embedded": prepared.embedded_count, "batch_size": batch_size}
 
     prepared = await ctx.step.run(f"extract-and-chunk {model}", extract_and_chunk)
+    if prepared.get("not_wanted"):
+        return _not_wanted(model)
     remaining = prepared["chunks"] - prepared["embedded"]
     batches = math.ceil(remaining / max(prepared["batch_size"], 1))
     for n in range(batches + 1):  # one spare batch for rows a concurrent writer left behind
@@ -103,16 +119,24 @@ async def build_model_steps(ctx: inngest.Context, slot: ServiceSlot, source_id: 
             embedder = await fail_on_bad_input(
                 services, source_id, model, _async(lambda: services.embedders.get(model))
             )
-            batch = await fail_on_bad_input(
-                services, source_id, model, lambda: embed_batch(services.db, source_id, embedder)
-            )
+            try:
+                batch = await fail_on_bad_input(
+                    services, source_id, model, lambda: embed_batch(services.db, source_id, embedder)
+                )
+            except ModelNotWantedError:
+                return {"not_wanted": True}
             return {"embedded": batch.embedded, "remaining": batch.remaining}
 
         result = await ctx.step.run(f"embed {model} batch {n}", embed)
+        if result.get("not_wanted"):
+            return _not_wanted(model)
         remaining = result["remaining"]
 
     async def ready() -> dict[str, Any]:
-        check = await mark_ready(slot.get().db, source_id, model)
+        db = slot.get().db
+        check = await mark_ready(db, source_id, model)
+        if not check.ready and not await model_wanted(db, source_id, model):
+            return {"not_wanted": True}
         if not check.ready:
             raise SourceNotReadyError(
                 f"{check.embedded_count} of {check.chunk_count} chunks of {model} hold a vector; embedding again"
@@ -120,7 +144,14 @@ async def build_model_steps(ctx: inngest.Context, slot: ServiceSlot, source_id: 
         return {"ready": True, "source_ready": check.source_ready, "chunks": check.chunk_count}
 
     marked = await ctx.step.run(f"mark-ready {model}", ready)
+    if marked.get("not_wanted"):
+        return _not_wanted(model)
     return {"model": model, "chunks": marked["chunks"], "ready": marked["ready"]}
+
+
+def _not_wanted(model: str) -> dict[str, Any]:
+    """What a chain stopped by a cancelled switch returns: not ready, not failed, nothing left written."""
+    return {"model": model, "chunks": 0, "ready": False, "not_wanted": True}
 
 
 def embeds_locally(services: Services, model: str) -> bool:

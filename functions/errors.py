@@ -118,6 +118,8 @@ CODE_STATUS: Mapping[str, int] = MappingProxyType(
         "knowledge_model_changed": 503,
         "knowledge_switch_not_ready": 409,
         "knowledge_switch_conflict": 409,
+        "knowledge_switch_cancelled": 409,
+        "knowledge_model_not_wanted": 409,
         "knowledge_store_unavailable": 503,
         "knowledge_source_not_ready": 409,
         # memory

@@ -105,7 +105,7 @@ def make_knowledge_ingest(client: inngest.Inngest, slot: ServiceSlot) -> inngest
                 built.append(await build_model_in_one_step(ctx, slot, source_id, model))
             else:
                 built.append(await build_model_steps(ctx, slot, source_id, model))
-        ready = all(b["ready"] for b in built)
+        ready = all(b["ready"] for b in built if not b.get("not_wanted"))  # a cancelled switch's model is no loss
         if built and ready:
             slot.get().metrics.ingestion_outcomes.labels(outcome="ready").inc()
         return {"source_id": str(source_id), "models": built, "ready": ready}

@@ -3,21 +3,26 @@
 `knowledge/model.switch.requested` with `{organization_id (null = the platform default), model}`:
 
 1. `begin`: check that the model can embed (its key is present, one test call answers), register the model
-   and its index, record the running switch, list the sources to re-embed; a model that cannot embed
-   fails the run before any switch opens;
+   and its index, record the running switch (its id is what the later steps follow), list the sources to
+   re-embed; a model that cannot embed fails the run before any switch opens;
 2. `fan-out`: one `knowledge/source.reembed.requested` per source, each run by `knowledge-reembed-source`;
-3. poll: `check <n>` counts the scope's readiness under the new model, then `wait <n>` sleeps; sources that
-   appear meanwhile are counted too (a rescan re-embeds any the scope gained without a readiness row);
-4. `flip`: one row, one instant, only when every source in scope is ready under the new model;
+3. poll: `check <n>` counts the scope's readiness under the new model, then `wait <n>` sleeps. Sources
+   that appear meanwhile are counted too and the flip waits for them: an upload during the switch is
+   built under both models by its own `knowledge-ingest` run (`GET /v1/knowledge/switch` names what the
+   flip waits for), an unreadable one fails on its own and leaves the scope; a source in scope without a
+   readiness row triggers a `rescan` that re-embeds it;
+4. `flip`: one row, one instant, only for this switch and only when every source in scope is ready under
+   the new model;
 5. `delete-old-chunks`: the old model's chunks nothing needs any more.
 
 A switch cancelled meanwhile (`ac-context switch-model --cancel`, `DELETE /v1/knowledge/switch`) ends the
-run at its next check, without reopening the switch and without flipping.
+run at its next check (or at the flip) with `code: knowledge_switch_cancelled`, without reopening the switch
+and without flipping; its re-embeds stop at their next batch, and the cancel deleted what they wrote.
 
-A failed re-embed stops the switch before the flip: the run fails with the sources and their reasons, the
-old model stays live, and the switch stays open so that retrying the failed source and sending the
-request again resumes it. This module must never flip by itself: `knowledge.settings.flip_live_model`
-checks readiness in the statement that flips.
+A failed re-embed of a source that serves the old model stops the switch before the flip: the run fails
+with the sources and their reasons, the old model stays live, and the switch stays open so that retrying
+the failed source and sending the request again resumes it. This module must never flip by itself:
+`knowledge.settings.flip_live_model` checks readiness in the statement that flips.
 """
 
 from __future__ import annotations
@@ -30,9 +35,19 @@ import inngest
 
 from functions._knowledge_steps import build_model_steps, source_id_of
 from functions._services import ServiceSlot
+from knowledge.db_errors import SwitchCancelledError
 from knowledge.errors import KnowledgeError
 from knowledge.ingest import mark_failed
-from knowledge.settings import begin_switch, drop_unwanted_chunks, flip_live_model, running_switch, switch_status
+from knowledge.settings import (
+    begin_switch,
+    drop_unwanted_chunks,
+    flip_live_model,
+    rescan_switch,
+    running_switch,
+    switch_state,
+    switch_status,
+)
+from state.db import Database
 from state.queries import load_queries
 
 __all__ = [
@@ -98,6 +113,7 @@ def make_knowledge_switch(client: inngest.Inngest, slot: ServiceSlot) -> inngest
             return {
                 "from_model": plan.from_model,
                 "already_live": plan.already_live,
+                "switch_id": None if plan.switch_id is None else str(plan.switch_id),
                 "sources": [str(s) for s in plan.source_ids],
             }
 
@@ -114,26 +130,46 @@ def make_knowledge_switch(client: inngest.Inngest, slot: ServiceSlot) -> inngest
         plan = await ctx.step.run("begin", begin)
         if plan["already_live"]:
             return {"model": model, "flipped": False, "reason": f"{model} is already the live model"}
+
+        def ended(closed: str) -> dict[str, Any]:
+            if closed == "flipped":
+                return {"model": model, "flipped": True, "from_model": plan["from_model"], "reembeds": sent,
+                        "reason": f"another run flipped the switch to {model}"}  # fmt: skip
+            return {
+                "model": model,
+                "flipped": False,
+                "code": SwitchCancelledError.code,
+                "reason": f"the switch to {model} was cancelled: {plan['from_model']} stays live and the chunks "
+                f"written under {model} were deleted",
+                "reembeds": sent,
+            }
+
         sent = await fan_out(plan["sources"], "fan-out")
+        if plan.get("switch_id") is None:  # a run begun before `begin` named its switch
+            plan["switch_id"] = await ctx.step.run("switch-id", lambda: _running_id(slot, organization_id, model))
+        if plan["switch_id"] is None:
+            return ended("cancelled")
+        switch_id = UUID(plan["switch_id"])
 
         for n in range(MAX_POLLS):
 
-            async def check() -> dict[str, int]:
+            async def check() -> dict[str, Any]:
                 db = slot.get().db
-                running = await running_switch(db, organization_id)
-                if running is None or running.to_model != model:
-                    return {"cancelled": 1}
+                closed = await _closed(db, switch_id)
+                if closed is not None:
+                    return {"closed": closed}
                 status = await switch_status(db, organization_id, model)
                 return {
                     "total": status.total,
                     "ready": status.ready,
+                    "pending": status.pending,
                     "failed": status.failed,
                     "missing": status.missing,
                 }
 
             counts = await ctx.step.run(f"check {n}", check)
-            if counts.get("cancelled"):
-                return {"model": model, "flipped": False, "reason": f"the switch to {model} was cancelled"}
+            if counts.get("closed"):
+                return ended(counts["closed"])
             if counts["failed"]:
                 reasons = await ctx.step.run(f"failures {n}", lambda: _failures(slot, organization_id, model))
                 raise inngest.NonRetriableError(
@@ -144,8 +180,19 @@ def make_knowledge_switch(client: inngest.Inngest, slot: ServiceSlot) -> inngest
             if counts["ready"] == counts["total"]:
                 break
             if counts["missing"]:
-                rescan = await ctx.step.run(f"rescan {n}", begin)
-                sent += await fan_out(rescan["sources"], f"fan-out {n}")
+
+                async def rescan() -> dict[str, Any]:
+                    try:
+                        again = await rescan_switch(slot.get().db, switch_id)
+                    except SwitchCancelledError:
+                        return {"closed": "cancelled", "sources": []}
+                    return {"closed": "flipped" if again.already_live else None,
+                            "sources": [str(s) for s in again.source_ids]}  # fmt: skip
+
+                rescanned = await ctx.step.run(f"rescan {n}", rescan)
+                if rescanned["closed"]:
+                    return ended(rescanned["closed"])
+                sent += await fan_out(rescanned["sources"], f"fan-out {n}")
             await ctx.step.sleep(f"wait {n}", POLL_INTERVAL)
         else:
             raise inngest.NonRetriableError(
@@ -153,11 +200,18 @@ def make_knowledge_switch(client: inngest.Inngest, slot: ServiceSlot) -> inngest
                 "Request the switch again to resume it."
             )
 
-        async def flip() -> dict[str, str]:
-            flipped = await flip_live_model(slot.get().db, organization_id, model, drop_old=False)
+        async def flip() -> dict[str, Any]:
+            try:
+                flipped = await flip_live_model(
+                    slot.get().db, organization_id, model, drop_old=False, switch_id=switch_id
+                )
+            except SwitchCancelledError:
+                return {"closed": "cancelled"}
             return {"from_model": flipped.from_model, "to_model": flipped.to_model}
 
         flipped = await ctx.step.run("flip", flip)
+        if flipped.get("closed"):
+            return ended(flipped["closed"])
 
         async def delete_old() -> int:
             return await drop_unwanted_chunks(slot.get().db, flipped["from_model"])
@@ -172,6 +226,19 @@ def make_knowledge_switch(client: inngest.Inngest, slot: ServiceSlot) -> inngest
         }
 
     return knowledge_model_switch
+
+
+async def _closed(db: Database, switch_id: UUID) -> str | None:
+    """None while the switch runs; else how it ended (`cancelled`, or `flipped` by another run)."""
+    state = await switch_state(db, switch_id)
+    return None if state == "running" else state
+
+
+async def _running_id(slot: ServiceSlot, organization_id: UUID | None, model: str) -> str | None:
+    switch = await running_switch(slot.get().db, organization_id)
+    if switch is None or switch.to_model != model or switch.switch_id is None:
+        return None
+    return str(switch.switch_id)
 
 
 async def _failures(slot: ServiceSlot, organization_id: UUID | None, model: str) -> list[str]:

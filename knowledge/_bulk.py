@@ -9,7 +9,9 @@ chunks and vectors arrive together, so no chunk row is ever rewritten by an UPDA
 loses at most the wave in flight, whose transaction rolls back; a rerun merges under the unique key, so no
 chunk is duplicated or lost. A document that can never be read fails itself with its reason, never its
 wave; a fault that may pass (the database, the object store, a provider outage) propagates and leaves the
-sources pending for a retry or the sweep. This module must never mark a source ready except through
+sources pending for a retry or the sweep. A write takes the model's write lock and writes only the
+sources still wanted under the model (a switch cancelled meanwhile wants none), so a cancel never races it
+into leaving chunks behind. This module must never mark a source ready except through
 `mark_staged_ready`, and never search.
 """
 
@@ -269,13 +271,19 @@ class _Run:
             for ordinal, (text, tokens) in enumerate(zip(p.texts, p.tokens, strict=True))
         ]
         ready: list[UUID] = []
+        unwanted: list[UUID] = []
         if records:
             with translated():
                 async with self.db.connection() as conn, conn.transaction():
+                    await conn.execute(QUERIES["lock_model_writes"], model)
                     await conn.execute(QUERIES["create_chunk_staging"])
                     await conn.copy_records_to_table(
                         "knowledge_chunk_staging", records=records, columns=_STAGING_COLUMNS
                     )
+                    # A cancel stopped wanting these under the model while they were embedded: write none.
+                    staged = list(prepared)
+                    gone = await conn.fetch(QUERIES["drop_unwanted_staged"], model, staged)
+                    unwanted = [r["source_id"] for r in gone]
                     await conn.execute(QUERIES["merge_staged_chunks"], model)
                     await conn.execute(QUERIES["delete_unstaged_chunks"], model)
                     marked = await conn.fetchrow(QUERIES["mark_staged_ready"], model)
@@ -285,6 +293,8 @@ class _Run:
                         await conn.execute(QUERIES["swap_replaced_sources"], list(marked["sources_ready"]))
         for source_id in ready:
             self.final[source_id] = SourceOutcome(source_id, "ready", None, len(prepared[source_id].texts))
+        for source_id in unwanted:  # not ready and not failed: another model may have made it ready already
+            self.final.setdefault(source_id, SourceOutcome(source_id, "unchanged"))
         self.done += len(prepared)
         self.chunks += len(records)
         self.result.write_s += time.perf_counter() - started

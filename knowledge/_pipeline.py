@@ -3,15 +3,17 @@
 The demo, the benchmarks, the tests and the CLI run a source through its steps here; the Inngest functions
 wrap the same steps one by one instead. A document that can never be read fails the source with the
 reason; a failure that may pass (a provider outage) propagates and leaves the source pending, for a retry
-or for the sweep. This module must never mark a source ready by itself: only `mark_ready` decides.
+or for the sweep; a model the source is no longer wanted under (a cancelled switch) stops at its next batch
+and writes nothing more. This module must never mark a source ready by itself: only `mark_ready` decides.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from uuid import UUID
 
+from knowledge.db_errors import ModelNotWantedError
 from knowledge.embed import Embedder, get_embedder
 from knowledge.errors import ExtractionError, KnowledgeInputError
 from knowledge.ingest import (
@@ -71,13 +73,22 @@ async def ingest_source(
     *,
     embedders: EmbedderLookup = get_embedder,
     batch_size: int | None = None,
+    models: Collection[str] | None = None,
 ) -> IngestOutcome:
-    """Make a source ready under every model it is wanted under; fail it with the reason if it cannot be read."""
+    """Make a source ready under every model it is wanted under; fail it with the reason if it cannot be read.
+
+    With `models`, only those of its models are built. A model the source stops being wanted under while it
+    is built (a cancelled switch) is skipped: not ready, not failed.
+    """
     ready: list[str] = []
     chunk_count = 0
     for model in await models_to_build(db, source_id):
+        if models is not None and model not in models:
+            continue
         try:
             check = await build_source_model(db, store, source_id, embedders(model), batch_size=batch_size)
+        except ModelNotWantedError:
+            continue
         except KnowledgeInputError as exc:
             reason = f"{exc.code}: {exc.message}"
             await mark_failed(db, source_id, reason, model=None if isinstance(exc, ExtractionError) else model)

@@ -13,6 +13,8 @@ KnowledgeError
     ├── LiveModelChangedError       knowledge_model_changed         yes
     ├── SwitchNotReadyError         knowledge_switch_not_ready      yes
     ├── SwitchConflictError         knowledge_switch_conflict       no
+    ├── SwitchCancelledError        knowledge_switch_cancelled      no
+    ├── ModelNotWantedError         knowledge_model_not_wanted      no
     └── KnowledgeStoreError         knowledge_store_unavailable     yes
 ```
 
@@ -31,8 +33,10 @@ __all__ = [
     "EmbeddingModelConflictError",
     "KnowledgeStoreError",
     "LiveModelChangedError",
+    "ModelNotWantedError",
     "NoLiveModelError",
     "SourceNotFoundError",
+    "SwitchCancelledError",
     "SwitchConflictError",
     "SwitchNotReadyError",
     "translate_knowledge_db_error",
@@ -80,6 +84,23 @@ class SwitchConflictError(KnowledgeRuntimeError):
     """Another switchover of this scope is running toward a different model."""
 
     code = "knowledge_switch_conflict"
+    retryable = False
+
+
+class SwitchCancelledError(KnowledgeRuntimeError):
+    """The switchover was cancelled while it ran: the old model stays live, the new model's chunks are gone."""
+
+    code = "knowledge_switch_cancelled"
+    retryable = False
+
+
+class ModelNotWantedError(KnowledgeRuntimeError):
+    """The source is no longer wanted under this model (a switch toward it was cancelled); nothing was written.
+
+    Not a failure of the source: a caller building that model stops, and the source keeps its other models.
+    """
+
+    code = "knowledge_model_not_wanted"
     retryable = False
 
 

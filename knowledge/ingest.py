@@ -16,7 +16,7 @@ import hashlib
 import time
 from collections.abc import Callable
 from pathlib import PurePosixPath
-from typing import Any
+from typing import Any, NoReturn
 from uuid import UUID
 
 from pgvector import Vector
@@ -24,7 +24,7 @@ from pgvector import Vector
 from knowledge._ingest_records import EmbeddedBatch, FailedMark, PreparedChunks, ReadyCheck, RegisteredSource
 from knowledge._sql import QUERIES, translated
 from knowledge.chunk import DEFAULT_CHUNK_TOKENS, DEFAULT_MAX_CHUNKS, DEFAULT_OVERLAP_TOKENS, Chunk, chunk_text
-from knowledge.db_errors import EmbedderMismatchError, SourceNotFoundError
+from knowledge.db_errors import EmbedderMismatchError, ModelNotWantedError, SourceNotFoundError
 from knowledge.embed import Embedder
 from knowledge.errors import EmptyDocumentError
 from knowledge.extract import ExtractLimits, extract_text_async
@@ -41,6 +41,7 @@ __all__ = [
     "embed_batch",
     "mark_failed",
     "mark_ready",
+    "model_wanted",
     "models_to_build",
     "prepare_chunks",
     "register_upload",
@@ -147,6 +148,13 @@ async def _existing_or_new_version(
     return {"id": row["id"], "status": row["status"]}, "resync", live["id"]
 
 
+async def model_wanted(db: Database, source_id: UUID, model: str) -> bool:
+    """Whether the source is still wanted under `model` (its scope's live model, or a running switch's target)."""
+    with translated():
+        async with db.connection() as conn:
+            return bool(await conn.fetchval(QUERIES["model_wanted"], source_id, model))
+
+
 async def models_to_build(db: Database, source_id: UUID) -> tuple[str, ...]:
     """The models a source still has to be made ready under (pending or failed readiness rows), in order."""
     with translated():
@@ -166,13 +174,19 @@ async def prepare_chunks(
     limits: ExtractLimits = _DEFAULT_LIMITS,
     max_chunks: int = DEFAULT_MAX_CHUNKS,
 ) -> PreparedChunks:
-    """Write the chunk rows of a source under `model` (copied from another model's rows when complete)."""
+    """Write the chunk rows of a source under `model` (copied from another model's rows when complete).
+
+    Only while the source is wanted under `model`: `ModelNotWantedError` otherwise (a switch toward it was
+    cancelled), before anything is written.
+    """
     with translated():
         async with db.connection() as conn:
-            await conn.execute(QUERIES["add_model_row"], source_id, model)
-            state = await conn.fetchrow(QUERIES["source_model_state"], source_id, model)
+            async with conn.transaction():
+                await conn.execute(QUERIES["lock_model_writes"], model)
+                await conn.execute(QUERIES["add_wanted_model_row"], source_id, model)
+                state = await conn.fetchrow(QUERIES["source_model_state"], source_id, model)
             if state is None:
-                raise SourceNotFoundError(f"no knowledge source {source_id}")
+                await _raise_gone(conn, source_id, model)
             if state["status"] == "ready" or (
                 state["chunk_count"] is not None and state["rows"] == state["chunk_count"]
             ):
@@ -203,6 +217,11 @@ async def prepare_chunks(
     started = time.perf_counter()
     with translated():
         async with db.connection() as conn, conn.transaction():
+            await conn.execute(QUERIES["lock_model_writes"], model)
+            if not await conn.fetchval(QUERIES["model_wanted"], source_id, model):
+                await _raise_gone(conn, source_id, model)
+            # Its readiness row again, if a cancel dropped it and a new switch toward the model wants it back.
+            await conn.execute(QUERIES["add_wanted_model_row"], source_id, model)
             await conn.execute(
                 QUERIES["upsert_chunks"],
                 source_id,
@@ -221,14 +240,27 @@ async def prepare_chunks(
     )  # fmt: skip
 
 
+async def _raise_gone(conn: Connection, source_id: UUID, model: str) -> NoReturn:
+    """Raise why a (source, model) cannot be written: the source is gone, or no longer wanted under the model."""
+    if await conn.fetchrow(QUERIES["source_document"], source_id) is None:
+        raise SourceNotFoundError(f"no knowledge source {source_id}")
+    raise ModelNotWantedError(f"the source {source_id} is no longer wanted under {model}; nothing was written")
+
+
 async def embed_batch(
     db: Database, source_id: UUID, embedder: Embedder, *, batch_size: int | None = None
 ) -> EmbeddedBatch:
-    """Embed the next chunks of `embedder`'s model that have no vector yet, in ordinal order, and store them."""
+    """Embed the next chunks of `embedder`'s model that have no vector yet, in ordinal order, and store them.
+
+    Each batch first checks that the source is still wanted under the model, so a cancelled switch stops
+    its re-embedding at the next batch (`ModelNotWantedError`) instead of paying for vectors nobody keeps.
+    """
     model = embedder.model_id
     size = batch_size or embedder.batch_size
     with translated():
         async with db.connection() as conn:
+            if not await conn.fetchval(QUERIES["model_wanted"], source_id, model):
+                await _raise_gone(conn, source_id, model)
             dimensions = await conn.fetchval(QUERIES["model_dimensions"], model)
             rows = await conn.fetch(QUERIES["unembedded_chunks"], source_id, model, size)
     if dimensions != embedder.dimensions:

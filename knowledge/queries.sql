@@ -40,11 +40,30 @@ SELECT r.status, r.chunk_count, r.embedded_count,
   FROM agent.knowledge_source_models r
  WHERE r.source_id = $1 AND r.embedding_model = $2;
 
--- name: add_model_row
--- Create a pending readiness row for (source, model) if missing. $1 source id, $2 model.
+-- name: add_wanted_model_row
+-- Create a pending readiness row for (source, model) if missing, only while the source is wanted under the
+-- model (after `lock_model_writes`, so a cancel that stops wanting it cannot interleave). $1 source id,
+-- $2 model.
 INSERT INTO agent.knowledge_source_models (source_id, embedding_model)
-VALUES ($1, $2)
+SELECT $1, $2
+ WHERE agent.knowledge_model_wanted($1, $2)
 ON CONFLICT (source_id, embedding_model) DO NOTHING;
+
+-- name: lock_model_writes
+-- Take a model's write lock shared for this transaction (migrations/0073): writers run together; a cancel
+-- or a cleanup deleting the model's unwanted chunks waits for them. $1 model.
+SELECT agent.knowledge_model_lock_shared($1);
+
+-- name: lock_model_drop
+-- Take a model's write lock exclusive for this transaction: every write under the model in flight has
+-- committed when it returns, and none starts until this transaction ends. $1 model.
+SELECT agent.knowledge_model_lock_exclusive($1);
+
+-- name: model_wanted
+-- Whether a source is still wanted under a model (a live model of its scope or a running switch's
+-- target). $1 source id, $2 model.
+SELECT agent.knowledge_model_wanted($1, $2);
+
 
 -- name: donor_chunks
 -- The chunk texts of another model whose chunk rows are complete, to re-embed without re-extracting.
@@ -249,9 +268,11 @@ SELECT agent.ensure_embedding_model_index($1);
 -- name: start_switch
 -- Record a running switchover of one scope unless one is running. $1 organization_id (NULL = platform),
 -- $2 from model, $3 to model.
+-- Returns the new switch's id, or nothing when one is running.
 INSERT INTO agent.knowledge_switches (organization_id, from_model, to_model)
 VALUES ($1, $2, $3)
-ON CONFLICT DO NOTHING;
+ON CONFLICT DO NOTHING
+RETURNING id;
 
 -- name: running_switch
 -- The running switchover of one scope, if any. $1 organization_id (NULL = platform).
@@ -301,15 +322,43 @@ ON CONFLICT ON CONSTRAINT knowledge_settings_organization_key DO UPDATE
 RETURNING ks.id, ks.active_embedding_model;
 
 -- name: finish_switch
--- Close the running switchover of one scope. $1 organization_id (NULL = platform), $2 status.
+-- Close one running switchover (after `lock_running_switch`). $1 switch id, $2 'flipped' or 'cancelled'.
 UPDATE agent.knowledge_switches
    SET status = $2, finished_at = now()
- WHERE organization_id IS NOT DISTINCT FROM $1 AND status = 'running'
+ WHERE id = $1 AND status = 'running'
 RETURNING id;
 
+-- name: switch_by_id
+-- One switchover, running or finished. $1 switch id.
+SELECT id, organization_id, from_model, to_model, status, started_at, finished_at
+  FROM agent.knowledge_switches
+ WHERE id = $1;
+
+-- name: lock_running_switch
+-- Lock the running switchover of a scope toward a model for this transaction, so a flip and a cancel of it
+-- are one after the other: the second finds it no longer running. $1 organization_id (NULL = platform),
+-- $2 to model. Returns it, or nothing when no such switch runs.
+SELECT id, organization_id, from_model, to_model, started_at
+  FROM agent.knowledge_switches
+ WHERE organization_id IS NOT DISTINCT FROM $1 AND to_model = $2 AND status = 'running'
+   FOR UPDATE;
+
+-- name: switch_waiting
+-- What the flip of a switchover waits for: the sources in scope not ready under the new model, pending
+-- first, oldest first. $1 organization_id (NULL = platform), $2 new model, $3 limit.
+SELECT sc.source_id, s.title, s.status AS source_status, r.status, r.failure_reason,
+       coalesce(r.pending_since, s.pending_since) AS pending_since
+  FROM agent.knowledge_switch_scope($1) sc
+  JOIN agent.knowledge_sources s ON s.id = sc.source_id
+  LEFT JOIN agent.knowledge_source_models r ON r.source_id = sc.source_id AND r.embedding_model = $2
+ WHERE r.status IS DISTINCT FROM 'ready'
+ ORDER BY (r.status = 'failed') DESC NULLS LAST, coalesce(r.pending_since, s.pending_since) NULLS LAST, sc.source_id
+ LIMIT $3;
+
 -- name: drop_unwanted_chunks
--- Delete the chunks of one model on every source that no live model and no running switch still needs.
--- $1 model. Returns the number of chunks deleted.
+-- Delete the chunks of one model on every source that no live model and no running switch still needs,
+-- with their readiness rows; run after `lock_model_drop` in the same transaction, so no write in flight
+-- under the model lands after it. $1 model. Returns the number of chunks and readiness rows deleted.
 WITH wanted AS (
     SELECT w.source_id FROM agent.knowledge_wanted_models w WHERE w.embedding_model = $1
 ), dropped AS (
@@ -382,6 +431,21 @@ ON CONFLICT ON CONSTRAINT knowledge_chunks_source_model_ordinal_key DO UPDATE
    SET text = EXCLUDED.text, tokens = EXCLUDED.tokens, embedding = EXCLUDED.embedding
  WHERE c.text IS DISTINCT FROM EXCLUDED.text OR c.tokens IS DISTINCT FROM EXCLUDED.tokens
     OR c.embedding IS NULL;
+
+-- name: drop_unwanted_staged
+-- Take out of the staging table the chunks of the sources no longer wanted under the model (after
+-- `lock_model_writes`: a cancel stopped wanting it while they were embedded). $1 model, $2 the staged
+-- source ids uuid[] (an array, so the filter reaches every branch of the view). Returns the sources taken out.
+WITH wanted AS (
+    SELECT w.source_id
+      FROM agent.knowledge_wanted_models w
+     WHERE w.embedding_model = $1 AND w.source_id = ANY($2::uuid[])
+), gone AS (
+    DELETE FROM pg_temp.knowledge_chunk_staging st
+     WHERE st.source_id NOT IN (SELECT source_id FROM wanted)
+    RETURNING st.source_id
+)
+SELECT DISTINCT source_id FROM gone;
 
 -- name: delete_unstaged_chunks
 -- Remove a staged source's rows of one model beyond its staged chunks (a shorter re-run). $1 model.

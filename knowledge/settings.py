@@ -5,28 +5,41 @@ platform row names the default for everyone else. To change model:
 
 1. `begin_switch`: check that the new model can embed (its key is present and one test call answers, so a
    mistyped or keyless model is refused before anything opens), register the model (and its partial HNSW
-   index), record the running switch, and give
-   every source in scope a pending readiness row under the new model; the old chunks keep serving.
-2. re-embed each of those sources (`reembed_source`, or the Inngest fan-out), new sources included:
-   a source registered during the switch is wanted under the new model too.
-3. `flip_live_model`: one row, one instant, and only when `switch_ready` says every source in scope is
-   ready under the new model; the database checks that in the same statement that flips.
+   index), record the running switch (its id is the handle of whoever runs it), and give every source in
+   scope a pending readiness row under the new model; the old chunks keep serving.
+2. re-embed each of those sources (`reembed_source`, `knowledge.switchover.run_switch`, or the Inngest
+   fan-out), new sources included: a source registered during the switch is wanted under the new model
+   too (`rescan_switch` lists it), so the flip waits for it.
+3. `flip_live_model`: one row, one instant, only for the running switch and only when every source in
+   scope is ready under the new model; the database checks that in the same statement that flips.
 4. `drop_unwanted_chunks`: delete the old chunks that no live model and no running switch still needs.
+
+`cancel_running_switch` closes a running switch and deletes the new model's chunks in one transaction under
+the model's write lock (migrations/0073), which every write under a model takes, so no chunk of the
+cancelled model survives; whoever runs the switch stops at its next batch (`ModelNotWantedError`) and ends
+with `SwitchCancelledError`. A cancel and a flip of one switch happen one after the other, never both.
 
 Scope: an organization's switch covers its own sources and the platform sources; the platform default's
 switch covers the platform sources and those of every organization without its own row. This module must
-never flip a model that is not ready, and never build an index name or a dimension from caller text.
+never flip a model that is not ready, never reopen a cancelled switch, and never build an index name or a
+dimension from caller text.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from datetime import datetime
+from typing import Any
 from uuid import UUID
 
 from knowledge._pipeline import build_source_model
 from knowledge._sql import QUERIES, translated
-from knowledge.db_errors import EmbeddingModelConflictError, NoLiveModelError, SwitchConflictError, SwitchNotReadyError
+from knowledge._switch_records import FlipResult, LiveModel, RunningSwitch, SwitchPlan, SwitchStatus, WaitingSource
+from knowledge.db_errors import (
+    EmbeddingModelConflictError,
+    NoLiveModelError,
+    SwitchCancelledError,
+    SwitchConflictError,
+    SwitchNotReadyError,
+)
 from knowledge.embed import EMBEDDING_MODELS, Embedder
 from knowledge.errors import UnknownEmbeddingModelError
 from knowledge.ingest import ReadyCheck
@@ -40,99 +53,24 @@ __all__ = [
     "RunningSwitch",
     "SwitchPlan",
     "SwitchStatus",
+    "WaitingSource",
     "begin_switch",
+    "cancel_running_switch",
     "cancel_switch",
     "check_can_embed",
     "drop_unwanted_chunks",
+    "ensure_running",
     "flip_live_model",
     "live_model",
     "reembed_source",
     "register_embedding_model",
+    "rescan_switch",
     "running_switch",
     "switch_ready",
+    "switch_state",
     "switch_status",
+    "switch_waiting",
 ]
-
-
-@dataclass(frozen=True, slots=True)
-class LiveModel:
-    """The model every search of a scope embeds its query with and filters chunks to."""
-
-    model_id: str
-    """The model id, e.g. `local/wordllama-l2-supercat-256`."""
-    dimensions: int
-    """Its vector length."""
-    platform_default: bool
-    """True when the platform row answered (the organization has no row of its own)."""
-
-
-@dataclass(frozen=True, slots=True)
-class SwitchPlan:
-    """A started (or resumed) switchover: the sources to re-embed under the new model."""
-
-    organization_id: UUID | None
-    """The scope: an organization, or None for the platform default."""
-    from_model: str
-    """The model live when the switch started."""
-    to_model: str
-    """The new model."""
-    source_ids: tuple[UUID, ...]
-    """The sources in scope not yet ready under the new model."""
-    already_live: bool = False
-    """True when the new model is already live for the scope (nothing to do)."""
-
-
-@dataclass(frozen=True, slots=True)
-class SwitchStatus:
-    """How far a switchover is: the sources in scope and their readiness under the new model."""
-
-    organization_id: UUID | None
-    """The scope."""
-    model: str
-    """The new model."""
-    total: int
-    """Sources in scope (failed sources are outside every scope)."""
-    ready: int
-    """Ready under the new model."""
-    pending: int
-    """Still being embedded."""
-    failed: int
-    """Failed under the new model: retry them, or the switch never flips."""
-    missing: int
-    """In scope with no readiness row yet (run `begin_switch` again to add them)."""
-
-    @property
-    def complete(self) -> bool:
-        """Every source in scope is ready under the new model."""
-        return self.ready == self.total
-
-
-@dataclass(frozen=True, slots=True)
-class RunningSwitch:
-    """The open switchover of a scope."""
-
-    organization_id: UUID | None
-    """The scope: an organization, or None for the platform default."""
-    from_model: str
-    """The model live when it started (still live)."""
-    to_model: str
-    """The model it switches to."""
-    started_at: datetime
-    """When it opened."""
-
-
-@dataclass(frozen=True, slots=True)
-class FlipResult:
-    """A flipped live model."""
-
-    organization_id: UUID | None
-    """The scope."""
-    from_model: str
-    """The model live before."""
-    to_model: str
-    """The model live now."""
-    dropped_chunks: int
-    """Old chunks deleted after the flip."""
 
 
 async def live_model(db: Database, organization_id: UUID | None) -> LiveModel:
@@ -193,19 +131,75 @@ async def begin_switch(
     live = await live_model(db, organization_id)
     with translated():
         async with db.connection() as conn, conn.transaction():
+            await conn.execute(QUERIES["lock_model_writes"], new_model)  # after a cancel's delete, never during
             running = await conn.fetchrow(QUERIES["running_switch"], organization_id)
-            if running is not None and running["to_model"] != new_model:
-                raise SwitchConflictError(
-                    f"a switch of this scope to {running['to_model']} is running; cancel it before "
-                    f"switching to {new_model}"
-                )
             if running is None and live.model_id == new_model:
                 return SwitchPlan(organization_id, live.model_id, new_model, (), already_live=True)
             if running is None:
                 await conn.execute(QUERIES["start_switch"], organization_id, live.model_id, new_model)
-            from_model = running["from_model"] if running is not None else live.model_id
+                running = await conn.fetchrow(QUERIES["running_switch"], organization_id)  # ours, or a rival's
+            if running is None or running["to_model"] != new_model:
+                target = "another model" if running is None else running["to_model"]
+                raise SwitchConflictError(
+                    f"a switch of this scope to {target} is running; cancel it before switching to {new_model}"
+                )
             rows = await conn.fetch(QUERIES["add_scope_model_rows"], organization_id, new_model)
-    return SwitchPlan(organization_id, from_model, new_model, tuple(sorted(r["source_id"] for r in rows)))
+    sources = tuple(sorted(r["source_id"] for r in rows))
+    return SwitchPlan(organization_id, running["from_model"], new_model, sources, switch_id=running["id"])
+
+
+async def rescan_switch(db: Database, switch_id: UUID) -> SwitchPlan:
+    """The sources a running switch still has to re-embed, those added since it began included.
+
+    Never reopens a switch: `SwitchCancelledError` when it was cancelled; `already_live` when it flipped.
+    """
+    with translated():
+        async with db.connection() as conn:
+            row = await conn.fetchrow(QUERIES["switch_by_id"], switch_id)
+            if row is None:
+                raise SwitchCancelledError(f"no switch {switch_id}; it was cancelled and its scope deleted")
+            async with conn.transaction():
+                await conn.execute(QUERIES["lock_model_writes"], row["to_model"])
+                row = await conn.fetchrow(QUERIES["switch_by_id"], switch_id)  # read again under the lock
+                if row is None or row["status"] != "running":
+                    return _closed_plan(row, switch_id)
+                rows = await conn.fetch(QUERIES["add_scope_model_rows"], row["organization_id"], row["to_model"])
+    sources = tuple(sorted(r["source_id"] for r in rows))
+    return SwitchPlan(row["organization_id"], row["from_model"], row["to_model"], sources, switch_id=switch_id)
+
+
+async def switch_state(db: Database, switch_id: UUID) -> str:
+    """`running`, `flipped` or `cancelled` (a switch whose row is gone went with its organization)."""
+    with translated():
+        async with db.connection() as conn:
+            row = await conn.fetchrow(QUERIES["switch_by_id"], switch_id)
+    return "cancelled" if row is None else str(row["status"])
+
+
+async def ensure_running(db: Database, switch_id: UUID) -> None:
+    """Return while the switch runs; `SwitchCancelledError` once it was cancelled (or flipped by another run)."""
+    with translated():
+        async with db.connection() as conn:
+            row = await conn.fetchrow(QUERIES["switch_by_id"], switch_id)
+    if row is None or row["status"] != "running":
+        raise _closed_error(row, switch_id)
+
+
+def _closed_plan(row: Any, switch_id: UUID) -> SwitchPlan:
+    if row is not None and row["status"] == "flipped":
+        return SwitchPlan(row["organization_id"], row["from_model"], row["to_model"], (), True, switch_id)
+    raise _closed_error(row, switch_id)
+
+
+def _closed_error(row: Any, switch_id: UUID) -> SwitchCancelledError:
+    if row is None:
+        return SwitchCancelledError(f"no switch {switch_id}; it was cancelled and its scope deleted")
+    if row["status"] == "flipped":
+        return SwitchCancelledError(f"the switch to {row['to_model']} was flipped by another run; nothing left to do")
+    return SwitchCancelledError(
+        f"the switch to {row['to_model']} was cancelled while it ran: {row['from_model']} stays live and the "
+        f"chunks written under {row['to_model']} were deleted"
+    )
 
 
 async def reembed_source(
@@ -231,13 +225,50 @@ async def switch_ready(db: Database, organization_id: UUID | None, new_model: st
     return (await switch_status(db, organization_id, new_model)).complete
 
 
+async def switch_waiting(
+    db: Database, organization_id: UUID | None, new_model: str, *, limit: int = 5
+) -> list[WaitingSource]:
+    """The sources in scope the flip waits for (not ready under `new_model`): failed first, then oldest pending."""
+    with translated():
+        async with db.connection() as conn:
+            rows = await conn.fetch(QUERIES["switch_waiting"], organization_id, new_model, limit)
+    return [
+        WaitingSource(
+            r["source_id"],
+            r["title"],
+            r["source_status"],
+            r["status"] or "missing",
+            r["failure_reason"],
+            r["pending_since"],
+        )
+        for r in rows
+    ]
+
+
 async def flip_live_model(
-    db: Database, organization_id: UUID | None, new_model: str, *, drop_old: bool = True
+    db: Database,
+    organization_id: UUID | None,
+    new_model: str,
+    *,
+    drop_old: bool = True,
+    switch_id: UUID | None = None,
 ) -> FlipResult:
-    """Name `new_model` live for the scope in one row, only when every source in scope is ready under it."""
+    """Name `new_model` live for the scope in one row, only when every source in scope is ready under it.
+
+    Only the running switch toward `new_model` (`switch_id`'s, when given) flips: a cancelled one raises
+    `SwitchCancelledError`, and a cancel and a flip of one switch happen one after the other, never both.
+    """
     before = await live_model(db, organization_id)
     with translated():
         async with db.connection() as conn, conn.transaction():
+            switch = await conn.fetchrow(QUERIES["lock_running_switch"], organization_id, new_model)
+            if switch is None or (switch_id is not None and switch["id"] != switch_id):
+                if switch_id is None:
+                    raise SwitchCancelledError(f"no switch of this scope to {new_model} is running; not flipped")
+                row = await conn.fetchrow(QUERIES["switch_by_id"], switch_id)
+                if row is not None and row["status"] == "flipped":
+                    return FlipResult(organization_id, row["from_model"], new_model, 0)
+                raise _closed_error(row, switch_id)
             flipped = await conn.fetchrow(QUERIES["flip_live_model"], organization_id, new_model)
             if flipped is None:
                 status = await switch_status(db, organization_id, new_model)
@@ -245,7 +276,7 @@ async def flip_live_model(
                     f"{status.ready} of {status.total} sources are ready under {new_model} "
                     f"({status.pending} pending, {status.failed} failed, {status.missing} missing); not flipped"
                 )
-            await conn.execute(QUERIES["finish_switch"], organization_id, "flipped")
+            await conn.execute(QUERIES["finish_switch"], switch["id"], "flipped")
     dropped = await drop_unwanted_chunks(db, before.model_id) if drop_old and before.model_id != new_model else 0
     return FlipResult(organization_id, before.model_id, new_model, dropped)
 
@@ -257,23 +288,38 @@ async def running_switch(db: Database, organization_id: UUID | None) -> RunningS
             row = await conn.fetchrow(QUERIES["running_switch"], organization_id)
     if row is None:
         return None
-    return RunningSwitch(row["organization_id"], row["from_model"], row["to_model"], row["started_at"])
+    return RunningSwitch(row["organization_id"], row["from_model"], row["to_model"], row["started_at"], row["id"])
+
+
+async def cancel_running_switch(db: Database, organization_id: UUID | None) -> tuple[RunningSwitch, int] | None:
+    """Cancel the running switch of a scope; returns it and the new model's chunks deleted, or None if none ran.
+
+    One transaction under the new model's write lock held exclusive: every write in flight under it has
+    landed before the delete, and none lands after, so no chunk of the cancelled model stays where nothing
+    wants it (the scope's sources, and the platform sources embedded for it).
+    """
+    switch = await running_switch(db, organization_id)
+    if switch is None:
+        return None
+    with translated():
+        async with db.connection() as conn, conn.transaction():
+            await conn.execute(QUERIES["lock_model_drop"], switch.to_model)
+            if await conn.fetchval(QUERIES["finish_switch"], switch.switch_id, "cancelled") is None:
+                return None  # it flipped (or was cancelled) meanwhile
+            row = await conn.fetchrow(QUERIES["drop_unwanted_chunks"], switch.to_model)
+    return switch, int(row["chunks"]) if row is not None else 0
 
 
 async def cancel_switch(db: Database, organization_id: UUID | None) -> int:
     """Stop the running switch of a scope and delete the new model's chunks nothing needs; returns them."""
-    with translated():
-        async with db.connection() as conn:
-            switch = await conn.fetchrow(QUERIES["running_switch"], organization_id)
-            if switch is None:
-                return 0
-            await conn.execute(QUERIES["finish_switch"], organization_id, "cancelled")
-    return await drop_unwanted_chunks(db, switch["to_model"])
+    cancelled = await cancel_running_switch(db, organization_id)
+    return 0 if cancelled is None else cancelled[1]
 
 
 async def drop_unwanted_chunks(db: Database, model: str) -> int:
     """Delete the chunks of `model` that no live model and no running switch still needs; returns how many."""
     with translated():
-        async with db.connection() as conn:
+        async with db.connection() as conn, conn.transaction():
+            await conn.execute(QUERIES["lock_model_drop"], model)
             row = await conn.fetchrow(QUERIES["drop_unwanted_chunks"], model)
     return int(row["chunks"]) if row is not None else 0

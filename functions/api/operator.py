@@ -1,11 +1,12 @@
 """`/v1/knowledge/switch` and `/v1/knowledge/sources/{id}`: what an operator needs when knowledge misbehaves.
 
 `GET /v1/knowledge/switch` answers the running switchover of a scope (an organization, or the platform
-default with `platform=true`) and how far it is; `DELETE` cancels it: the old model stays live, the new
-model's chunks nothing needs are deleted, ingestion builds the live model only again, and a
-`knowledge-model-switch` run still polling ends at its next check. `GET /v1/knowledge/sources/{id}` answers
-one source with its status, reason, pending age and its readiness and chunk counts per model. This module
-must never flip a model or change a source.
+default with `platform=true`), how far it is and what its flip waits for (`phase`, `waiting_for`);
+`DELETE` cancels it: the old model stays live, the new model's chunks nothing needs are deleted (writes in
+flight under it land first, none after), ingestion builds the live model only again, a re-embed still
+running stops at its next batch, and the run of the switch ends `knowledge_switch_cancelled`.
+`GET /v1/knowledge/sources/{id}` answers one source with its status, reason, pending age and its readiness
+and chunk counts per model. This module must never flip a model or change a source.
 """
 
 from __future__ import annotations
@@ -16,11 +17,12 @@ from uuid import UUID
 
 from fastapi import APIRouter, Depends
 
+from functions._switch_view import switch_view
 from functions.api._deps import ServicesDep
 from functions.api._http import ERROR_RESPONSES, require_token
 from functions.errors import ApiError
 from knowledge.db_errors import SourceNotFoundError
-from knowledge.settings import cancel_switch, live_model, running_switch, switch_status
+from knowledge.settings import cancel_running_switch, live_model
 from knowledge.sweep import ModelReadiness, SourceView, get_source, model_readiness
 
 __all__ = ["readiness_json", "router", "source_json"]
@@ -76,28 +78,8 @@ def source_json(v: SourceView, models: list[ModelReadiness]) -> dict[str, Any]:
 
 @router.get("/switch")
 async def get_switch(svc: ServicesDep, organization_id: UUID | None = None, platform: bool = False) -> dict[str, Any]:
-    """The running switchover of a scope and how far it is, or `running: false` and the live model."""
-    scope = _scope(organization_id, platform)
-    live = await live_model(svc.db, scope)
-    switch = await running_switch(svc.db, scope)
-    out: dict[str, Any] = {
-        "organization_id": None if scope is None else str(scope),
-        "live_model": live.model_id,
-        "running": switch is not None,
-    }
-    if switch is not None:
-        status = await switch_status(svc.db, scope, switch.to_model)
-        out |= {
-            "from_model": switch.from_model,
-            "to_model": switch.to_model,
-            "started_at": switch.started_at.isoformat(),
-            "total": status.total,
-            "ready": status.ready,
-            "pending": status.pending,
-            "failed": status.failed,
-            "missing": status.missing,
-        }
-    return out
+    """The running switchover of a scope, how far it is and what its flip waits for, or `running: false`."""
+    return await switch_view(svc.db, _scope(organization_id, platform))
 
 
 @router.delete("/switch")
@@ -106,13 +88,12 @@ async def delete_switch(
 ) -> dict[str, Any]:
     """Cancel the running switchover of a scope; the old model stays live (`cancelled: false` if none runs)."""
     scope = _scope(organization_id, platform)
-    switch = await running_switch(svc.db, scope)
-    dropped = await cancel_switch(svc.db, scope) if switch is not None else 0
+    cancelled = await cancel_running_switch(svc.db, scope)
     return {
         "organization_id": None if scope is None else str(scope),
-        "cancelled": switch is not None,
-        "to_model": None if switch is None else switch.to_model,
-        "dropped_chunks": dropped,
+        "cancelled": cancelled is not None,
+        "to_model": None if cancelled is None else cancelled[0].to_model,
+        "dropped_chunks": 0 if cancelled is None else cancelled[1],
         "live_model": (await live_model(svc.db, scope)).model_id,
     }
 

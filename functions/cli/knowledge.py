@@ -19,6 +19,7 @@ from uuid import UUID
 import inngest
 import typer
 
+from functions._switch_view import switch_view
 from functions.cli._common import (
     JsonFlag,
     OrgOption,
@@ -43,17 +44,9 @@ from knowledge._pool import shared_pool
 from knowledge._register_many import Document, register_many
 from knowledge.search import DEFAULT_MIN_RELEVANCE, DEFAULT_PER_SOURCE
 from knowledge.search import search as search_knowledge
-from knowledge.settings import (
-    begin_switch,
-    cancel_switch,
-    drop_unwanted_chunks,
-    flip_live_model,
-    live_model,
-    reembed_source,
-    running_switch,
-    switch_status,
-)
+from knowledge.settings import begin_switch, cancel_running_switch, live_model
 from knowledge.sweep import sweep_pending
+from knowledge.switchover import run_switch
 from state.db import Database
 
 __all__ = ["register"]
@@ -284,15 +277,21 @@ def switch_model(
             plan = await begin_switch(svc.db, org, model, embedder=svc.embedders.get(model))
             if plan.already_live:
                 return {"model": model, "flipped": False, "reason": "already live"}
-            embedder = svc.embedders.get(model)
             with progress() as bar:
                 task = bar.add_task(f"re-embedding under {model}", total=len(plan.source_ids))
-                for source_id in plan.source_ids:
-                    await reembed_source(svc.db, svc.object_store, source_id, embedder)
-                    bar.advance(task)
-            flipped = await flip_live_model(svc.db, org, model, drop_old=False)
-            dropped = await drop_unwanted_chunks(svc.db, flipped.from_model)
-        return {"model": model, "flipped": True, "from_model": flipped.from_model, "dropped_chunks": dropped}
+
+                def advance(done: int, known: int) -> None:
+                    bar.update(task, completed=done, total=known)
+
+                flipped = await run_switch(
+                    svc.db, svc.object_store, plan, embedders=svc.embedders.get, on_progress=advance
+                )
+        return {
+            "model": model,
+            "flipped": True,
+            "from_model": flipped.from_model,
+            "dropped_chunks": flipped.dropped_chunks,
+        }
 
     result = run(main)
     if as_json:
@@ -311,20 +310,14 @@ def _switch_status(org: UUID | None, *, cancel: bool, as_json: bool) -> None:
 
     async def main() -> dict[str, Any]:
         async with open_cli_services() as svc:
-            switch = await running_switch(svc.db, org)
-            out: dict[str, Any] = {"organization_id": None if org is None else str(org), "running": switch is not None}
-            if switch is not None:
-                out |= {"from_model": switch.from_model, "to_model": switch.to_model}
-                if cancel:
-                    out["dropped_chunks"] = await cancel_switch(svc.db, org)
-                    out["cancelled"] = True
-                else:
-                    counts = await switch_status(svc.db, org, switch.to_model)
-                    out |= {"started_at": switch.started_at.isoformat(), "total": counts.total}
-                    out |= {"ready": counts.ready, "pending": counts.pending, "failed": counts.failed}
-                    out["missing"] = counts.missing
-            elif cancel:
-                out["cancelled"] = False
+            if not cancel:
+                return await switch_view(svc.db, org)
+            cancelled = await cancel_running_switch(svc.db, org)
+            out: dict[str, Any] = {"organization_id": None if org is None else str(org)}
+            out["running"] = out["cancelled"] = cancelled is not None
+            if cancelled is not None:
+                switch, dropped = cancelled
+                out |= {"from_model": switch.from_model, "to_model": switch.to_model, "dropped_chunks": dropped}
             out["live_model"] = (await live_model(svc.db, org)).model_id
             return out
 
@@ -334,15 +327,24 @@ def _switch_status(org: UUID | None, *, cancel: bool, as_json: bool) -> None:
     elif not out["running"]:
         console.print(plain(f"no switch is running for {scope}; {out['live_model']} is live"))
     elif cancel:
-        console.print(plain(f"cancelled the switch of {scope} to {out['to_model']}; {out['live_model']} stays live"))
+        console.print(
+            plain(
+                f"cancelled the switch of {scope} to {out['to_model']}; {out['live_model']} stays live, "
+                f"{out['dropped_chunks']} chunks of {out['to_model']} deleted"
+            )
+        )
     else:
         console.print(
             plain(
-                f"switch of {scope}: {out['from_model']} -> {out['to_model']} since {out['started_at']}; "
-                f"{out['ready']}/{out['total']} ready, {out['pending']} pending, {out['failed']} failed, "
-                f"{out['missing']} missing"
+                f"switch of {scope}: {out['from_model']} -> {out['to_model']} since {out['started_at']}: "
+                f"{out['phase']}; {out['ready']}/{out['total']} ready, {out['pending']} pending, "
+                f"{out['failed']} failed, {out['missing']} missing"
             )
         )
+        for w in out["waiting_for"]:
+            age = "" if w["pending_age_s"] is None else f" for {w['pending_age_s']:.0f} s"
+            reason = f": {w['failure_reason']}" if w["failure_reason"] else ""
+            console.print(plain(f"  waiting for {w['title']} ({w['source_id']}): {w['status']}{age}{reason}"))
 
 
 def register(app: typer.Typer) -> None:

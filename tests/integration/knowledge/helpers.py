@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import ClassVar
 from uuid import UUID
 
@@ -10,10 +10,10 @@ import numpy as np
 
 from knowledge._embedder_base import Embeddings, FakeEmbedder
 from knowledge._pipeline import ingest_source
-from knowledge.embed import Embedder
+from knowledge.embed import Embedder, EmbedderRegistry
 from knowledge.ingest import register_upload
 from knowledge.objects import LocalObjectStore
-from knowledge.settings import register_embedding_model
+from knowledge.settings import SWITCH_PROBE_TEXT, register_embedding_model
 from state.db import Database
 
 FAKE = FakeEmbedder.model_id  # test/hash-64
@@ -95,3 +95,68 @@ def unit(dimensions: int, seed: int) -> np.ndarray:
     """A random unit vector."""
     vector = np.random.default_rng(seed).standard_normal(dimensions).astype(np.float32)
     return vector / np.linalg.norm(vector)
+
+
+GATE = "test/gate-32"
+"""The model id of `GateEmbedder`: a second model, of another dimension than the live `test/hash-64`."""
+
+GateAction = Callable[[], Awaitable[None]]
+
+
+class GateEmbedder(FakeEmbedder):
+    """The 32-dimension fake with a gate: before returning batch `n`, it awaits the action set for `n`
+    (a cancel from another process, uploads arriving, ...), as the world would act while that batch is in
+    flight. One batch per chunk; the state is on the class, because the process-wide registry of the CLI
+    builds its own instance. `reset()` between tests."""
+
+    model_id: ClassVar[str] = GATE
+    dimensions: ClassVar[int] = 32
+    pool_safe: ClassVar[bool] = False
+    actions: ClassVar[dict[int, GateAction]] = {}
+    texts: ClassVar[list[str]] = []
+    """Every text embedded after the probe, in order (one per batch)."""
+
+    def __init__(self, *, batch_size: int = 1) -> None:
+        super().__init__(batch_size=batch_size)
+
+    @classmethod
+    def reset(cls) -> None:
+        """Forget the actions and the batches embedded."""
+        cls.actions = {}
+        cls.texts = []
+
+    @classmethod
+    def batches(cls) -> int:
+        """Batches embedded so far (the switch's probe text not counted)."""
+        return len(cls.texts)
+
+    async def _embed_batch(self, texts: list[str]) -> Embeddings:
+        vectors = await super()._embed_batch(texts)
+        if texts == [SWITCH_PROBE_TEXT]:
+            return vectors
+        type(self).texts.extend(texts)
+        action = type(self).actions.pop(type(self).batches(), None)
+        if action is not None:
+            await action()
+        return vectors
+
+
+def ensure_gate_registered(registry: EmbedderRegistry) -> None:
+    """Register `GateEmbedder` (once) in a registry (never the process-wide one: other tests list its models)."""
+    if GATE not in registry:
+        registry.register(GATE, GateEmbedder, dimensions=GateEmbedder.dimensions)
+
+
+async def chunk_counts(db: Database, model: str) -> dict[str, int]:
+    """The chunks and readiness rows of `model` anywhere, and the chunks with no readiness row under it."""
+    async with db.connection() as conn:
+        row = await conn.fetchrow(
+            "SELECT (SELECT count(*) FROM agent.knowledge_chunks WHERE embedding_model = $1) AS chunks,"
+            " (SELECT count(*) FROM agent.knowledge_source_models WHERE embedding_model = $1) AS rows,"
+            " (SELECT count(*) FROM agent.knowledge_chunks c WHERE c.embedding_model = $1 AND NOT EXISTS ("
+            "   SELECT 1 FROM agent.knowledge_wanted_models w"
+            "    WHERE w.source_id = c.source_id AND w.embedding_model = $1)) AS unwanted",
+            model,
+        )
+    assert row is not None
+    return {"chunks": row["chunks"], "rows": row["rows"], "unwanted": row["unwanted"]}

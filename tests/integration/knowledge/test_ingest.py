@@ -149,9 +149,9 @@ async def test_the_encrypted_image_only_and_malformed_corpus_pdfs_fail_with_thre
 async def test_failing_a_ready_source_under_a_new_model_keeps_it_serving(kit: Kit, db: Database) -> None:
     source = await kit.ingest(None, LONG)
     await kit.use_platform_model(FAKE)  # already live; registers nothing new
-    from knowledge.settings import register_embedding_model
+    from knowledge.settings import begin_switch
 
-    await register_embedding_model(db, FAKE2, dimensions=32)
+    await begin_switch(db, None, FAKE2, dimensions=32)  # a source is written only under a model it is wanted under
     await prepare_chunks(db, kit.store, source, FAKE2)
     marked = await mark_failed(db, source, "provider down", model=FAKE2)
     assert marked.models == (FAKE2,) and not marked.source_failed

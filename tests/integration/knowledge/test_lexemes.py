@@ -76,7 +76,9 @@ async def test_a_database_upgraded_to_0063_recounts_its_postings_without_compoun
     before = tmp_path / "migrations"
     before.mkdir()
     for path in sorted(MIGRATIONS_DIR.glob("*.sql")):
-        if path.name < "0063":
+        # Today's ingestion seeds the old database, so it gets the model write lock it takes (0073, which
+        # touches nothing 0063 rewrites) ahead of its turn.
+        if path.name < "0063" or path.name.startswith("0073_"):
             shutil.copy(path, before / path.name)
     name, url = await _fresh_database(pg_server_url)
     try:
