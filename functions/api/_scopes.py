@@ -2,8 +2,8 @@
 
 Three scopes, one per route (`undeclared_routes` names a route with none or two; the app refuses to build):
 
-- `OPERATOR`: operator keys only (organizations, platform documents' switches, key management). An
-  organization key answers 403 `operator_scope_required`.
+- `OPERATOR`: operator keys only (creating and listing organizations, cancelling a model switch, key
+  management). An organization key answers 403 `operator_scope_required`.
 - `ORGANIZATION` (and `organization_scope(max_files=…)` for a multipart route taking many files): work inside
   one organization. An organization key must name its own organization (422 `organization_required` when
   it names none) and only it, wherever the request can name one: the path, the query, the JSON body at any
@@ -115,7 +115,8 @@ def _pairs(named: _Named) -> Callable[[list[tuple[str, Any]]], dict[str, Any]]:
     return hook
 
 
-async def _named(request: Request, *, max_files: int) -> _Named:
+async def _named(request: Request, *, max_files: int, deep: bool) -> _Named:
+    """Where the request names an organization; with `deep`, also nested and repeated JSON keys."""
     named = _Named()
     if "organization_id" in request.path_params:
         named.organizations.append(request.path_params["organization_id"])
@@ -133,11 +134,12 @@ async def _named(request: Request, *, max_files: int) -> _Named:
         if not raw:
             return named
         try:
-            body = json.loads(raw, object_pairs_hook=_pairs(named))
+            body = json.loads(raw, object_pairs_hook=_pairs(named) if deep else None)
         except (ValueError, RecursionError):
             named.unreadable = True
             return named
-        _walk(body, named)
+        if deep:
+            _walk(body, named)
         if isinstance(body, dict):
             if "organization_id" in body:
                 named.organizations.append(body["organization_id"])
@@ -185,7 +187,7 @@ async def _authorize(request: Request, scope: Scope, *, max_files: int = 1) -> C
         return caller
     if scope == "operator" and not caller.operator:
         raise ApiError(403, "operator_scope_required", "this route needs an operator key")
-    named = await _named(request, max_files=max_files)
+    named = await _named(request, max_files=max_files, deep=not caller.operator)
     try:
         if not caller.operator:
             _bound(caller, named, required=True)
