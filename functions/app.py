@@ -10,8 +10,9 @@ when uvicorn loads `app`, with one message naming them. The lifespan opens the d
 builds the source registry and the builder, and closes them on shutdown; when the database cannot be
 reached it starts anyway, answers 503 `database_unavailable`, and keeps trying (`functions._lifecycle`).
 
-Every request passes `functions.api._edge.EdgeGuard` first (token, Inngest signature freshness, body
-limits). In production the Inngest endpoint refuses unsigned syncs and registers only
+Every request passes `functions.api._edge.EdgeGuard` first (token or API key, Inngest signature
+freshness, body limits), and every `/v1/` route declares its scope (the app refuses to build otherwise).
+In production the Inngest endpoint refuses unsigned syncs and registers only
 `INNGEST_SERVE_ORIGIN`, and step state leaves the process encrypted when keys are set.
 
 The endpoints are thin: they parse, call the core, and return small JSON. This module must never hold a
@@ -40,6 +41,7 @@ from functions._services import Services, ServiceSlot, open_services, warm_live_
 from functions.api import ROUTERS
 from functions.api._edge import EdgeGuard
 from functions.api._http import install_error_handlers
+from functions.api._scopes import undeclared_routes
 from functions.client import create_client, is_dev_mode
 from functions.errors import InngestConfigError
 from knowledge.embed import EmbedderRegistry
@@ -115,6 +117,9 @@ def create_app(
     app.add_middleware(EdgeGuard)
     for router in ROUTERS:
         app.include_router(router)
+    undeclared = undeclared_routes(app.routes)
+    if undeclared:
+        raise RuntimeError("every /v1/ route declares exactly one scope; these do not: " + ", ".join(undeclared))
     serve(
         app,
         client,

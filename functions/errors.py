@@ -150,6 +150,8 @@ CODE_STATUS: Mapping[str, int] = MappingProxyType(
         "query_unknown": 500,
         "table_unknown": 500,
         "organization_not_found": 404,
+        "api_key_not_found": 404,
+        "rate_limited": 429,
         # functions
         "service_not_ready": 503,
         "overloaded": 503,

@@ -7,6 +7,8 @@
     ├── UnknownTableError           scoped_db was asked for a table it does not know
     ├── UnknownQueryError           a named query that no queries.sql defines
     ├── OrganizationNotFoundError   no organization has this id
+    ├── ApiKeyNotFoundError         no API key has this id
+    ├── RateLimitedError            too many of one operation in its window; retry after `retry_after_s`
     └── DatabaseError               the database refused or failed a statement (original as __cause__)
         └── DatabaseUnavailableError  no connection could be made
 
@@ -18,11 +20,13 @@ from __future__ import annotations
 import asyncpg
 
 __all__ = [
+    "ApiKeyNotFoundError",
     "DatabaseError",
     "DatabaseUnavailableError",
     "MigrationChecksumError",
     "MigrationError",
     "OrganizationNotFoundError",
+    "RateLimitedError",
     "SettingsError",
     "StateError",
     "UnknownQueryError",
@@ -74,6 +78,22 @@ class OrganizationNotFoundError(StateError, LookupError):
     """No organization has this id."""
 
     code = "organization_not_found"
+
+
+class ApiKeyNotFoundError(StateError, LookupError):
+    """No API key has this id."""
+
+    code = "api_key_not_found"
+
+
+class RateLimitedError(StateError):
+    """Too many of this operation in its window; retry after `retry_after_s` seconds."""
+
+    code = "rate_limited"
+
+    def __init__(self, message: str | None = None, *, retry_after_s: int = 1) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
 
 
 class DatabaseError(StateError):

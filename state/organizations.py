@@ -3,8 +3,9 @@
 The platform owns `public.organizations`; these helpers exist so the layer can run on its own (the CLI's
 `org create|list`, `POST /v1/organizations`) and so every organization-scoped entry point answers an
 unknown organization the same way: `OrganizationNotFoundError` (`organization_not_found`), never a silent
-answer with platform rows only, and never a foreign-key violation. This module must never delete or rename
-an organization.
+answer with platform rows only, and never a foreign-key violation. `create_organization(..., per_minute=N)`
+refuses with `RateLimitedError` once N organizations were created in the last minute (counted in the
+database, so every replica shares the window). This module must never delete or rename an organization.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from uuid import UUID
 import asyncpg
 
 from state.db import Database
-from state.errors import OrganizationNotFoundError, translate_db_error
+from state.errors import OrganizationNotFoundError, RateLimitedError, translate_db_error
 from state.queries import load_queries
 
 __all__ = [
@@ -46,17 +47,30 @@ class Organization:
     """When it was created."""
 
 
-async def create_organization(db: Database, name: str) -> Organization:
-    """Create an organization named `name` (stripped, 1..200 characters); ValueError for a bad name."""
+async def create_organization(db: Database, name: str, *, per_minute: int | None = None) -> Organization:
+    """Create an organization named `name` (stripped, 1..200 characters); ValueError for a bad name.
+
+    With `per_minute`, refuse with `RateLimitedError` (and its `retry_after_s`) when that many organizations
+    were created in the last 60 seconds.
+    """
     clean = name.strip()
     if not clean or len(clean) > MAX_ORGANIZATION_NAME:
         raise ValueError(f"an organization name has 1 to {MAX_ORGANIZATION_NAME} characters")
     try:
         async with db.connection() as conn:
-            row = await conn.fetchrow(QUERIES["create_organization"], clean)
+            if per_minute is None:
+                row = await conn.fetchrow(QUERIES["create_organization"], clean)
+            else:
+                async with conn.transaction():
+                    await conn.execute(QUERIES["lock_organization_create"])
+                    row = await conn.fetchrow(QUERIES["create_organization_within_rate"], clean, per_minute)
     except (OSError, asyncpg.PostgresError) as exc:
         raise translate_db_error(exc) from exc
-    assert row is not None  # INSERT … RETURNING answers the row
+    assert row is not None  # INSERT … RETURNING, or the window's one row, answers a row
+    if row["id"] is None:
+        raise RateLimitedError(
+            f"at most {per_minute} organizations may be created per minute", retry_after_s=row["retry_after_s"]
+        )
     return Organization(row["id"], row["name"], row["created_at"])
 
 

@@ -47,7 +47,9 @@ class Settings(BaseSettings):
     inngest_mode: Literal["production", "dev"] = "production"
     """`dev` talks to a local Inngest dev server; `production` requires a signing key."""
     api_token: str | None = None
-    """The service-to-service bearer token for `/v1/`. None refuses every `/v1/` call."""
+    """The operator token of `/v1/` (beside the API keys in the database). None: only API keys are taken."""
+    organizations_per_minute: int = Field(default=60, ge=1, le=100_000)
+    """Organizations `POST /v1/organizations` creates per minute across replicas; past it 429 `rate_limited`."""
     source_timeout_s: float = Field(default=1.0, gt=0, allow_inf_nan=False)
     """The context builder's per-source timeout."""
     max_json_bytes: int = Field(default=1024 * 1024, ge=1024)

@@ -8,6 +8,10 @@ limit. Limits: uploads `AC_CONTEXT_MAX_UPLOAD_BYTES` plus the multipart framing,
 `AC_CONTEXT_MAX_INNGEST_BYTES`, every other route `AC_CONTEXT_MAX_JSON_BYTES`. An exception no handler took
 answers 500 `internal_error` in the envelope. Each request's latency is observed by route template.
 
+The bearer token is the operator token or an API key (`functions.api._auth`: at most one indexed lookup);
+the caller it names is left in the request scope, where the route's scope dependency reads it
+(`functions.api._scopes`).
+
 This module must never log or measure a header value, a path parameter or a body.
 """
 
@@ -22,7 +26,8 @@ from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from functions._signature_freshness import SIGNED_METHODS, signature_refusal
-from functions.api._http import error_response, token_problem
+from functions.api._auth import CALLER, Caller, authenticate
+from functions.api._http import error_response
 from functions.api._knowledge_batch import MAX_BATCH_BYTES
 from functions.errors import ApiError
 
@@ -93,10 +98,11 @@ class EdgeGuard:
         path: str = scope["path"]
         upload = batch = False
         if path.startswith("/v1/") or path == "/v1":
-            problem = token_problem(headers.get("authorization"), app.state.api_token)
-            if problem is not None:
-                await _answer(scope, receive, send, problem)
+            caller = await authenticate(app, headers.get("authorization"))
+            if not isinstance(caller, Caller):
+                await caller(scope, receive, send)
                 return
+            scope[CALLER] = caller
             upload = scope["method"] == "POST" and path == "/v1/knowledge/sources"
             batch = scope["method"] == "POST" and path == BATCH_PATH
             limit = limits.upload_bytes if upload else MAX_BATCH_BYTES if batch else limits.json_bytes

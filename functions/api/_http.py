@@ -1,25 +1,25 @@
-"""The HTTP plumbing of the service: the error envelope, the exception handlers and the bearer token check.
+"""The HTTP plumbing of the service: the error envelope, the exception handlers and the bearer scheme.
 
 Every error answers `{"error": {"code", "message", "details"}}` with a stable machine-readable `code`: the
 code of the core error that caused it (mapped to a status by `functions.errors.http_status`), or one of
 this layer's own (`auth_missing`, `auth_invalid`, `auth_not_configured`, `invalid_request`, `json_invalid`,
 `body_unreadable`, `not_found`, `method_not_allowed`, ...). FastAPI's and Starlette's own answers (an unknown
 route, a wrong method, a body that is not JSON) use the envelope too. An error whose cause is a lost or
-refused database connection answers 503 `database_unavailable`, whichever layer raised it. The token is
-compared in constant time. This module must never put request text into a log line or a metric.
+refused database connection answers 503 `database_unavailable`, whichever layer raised it. The bearer
+value itself is checked at the edge (`functions.api._auth`) and each route's scope by its dependency
+(`functions.api._scopes`). This module must never put request text into a log line or a metric.
 """
 
 from __future__ import annotations
 
-import hmac
 import logging
-from typing import Annotated, Any
+from typing import Any
 
 import asyncpg
-from fastapi import Depends, FastAPI, Request
+from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from fastapi.security import HTTPBearer
 from pydantic import BaseModel, ConfigDict, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
@@ -33,17 +33,20 @@ __all__ = [
     "ERROR_RESPONSES",
     "ErrorBody",
     "ErrorEnvelope",
+    "bearer",
     "error_response",
     "install_error_handlers",
     "is_database_outage",
-    "require_token",
-    "token_problem",
 ]
 
 logger = logging.getLogger("functions.http")
 
-bearer = HTTPBearer(auto_error=False, description="The service token, `AC_CONTEXT_API_TOKEN`.")
-"""The OpenAPI security scheme of `/v1/` (the check itself is `token_problem`)."""
+bearer = HTTPBearer(
+    auto_error=False,
+    description="An API key (`ack_<id>_<secret>`, operator or organization scope) or the operator token "
+    "`AC_CONTEXT_API_TOKEN`.",
+)
+"""The OpenAPI security scheme of `/v1/` (the check itself is `functions.api._auth.authenticate`)."""
 
 _STATUS_CODES = {400: "bad_request", 404: "not_found", 405: "method_not_allowed", 413: "request_too_large"}
 
@@ -73,7 +76,12 @@ class ErrorEnvelope(BaseModel):
 ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
     status: {"model": ErrorEnvelope, "description": description}
     for status, description in (
-        (401, "No or a wrong bearer token (`auth_missing`, `auth_invalid`)."),
+        (401, "No, a wrong or a revoked key (`auth_missing`, `auth_invalid`, `auth_revoked`)."),
+        (
+            403,
+            "The key's scope does not allow it (`operator_scope_required`, `organization_forbidden`, "
+            "`platform_forbidden`, `policy_forbidden`).",
+        ),
         (413, "The body passed the route's size limit while streaming in."),
         (422, "The request does not match the schema (`invalid_request`) or a rule of the core."),
         (503, "`database_unavailable`, `overloaded` (with Retry-After), or a required source that failed."),
@@ -207,22 +215,3 @@ def install_error_handlers(app: FastAPI) -> None:
         app.add_exception_handler(kind, core_error)
     for raw in (*_DATABASE_ERRORS[1:], OSError):
         app.add_exception_handler(raw, outage)
-
-
-def token_problem(header: str | None, expected: str | None) -> ApiError | None:
-    """Why an `Authorization` header does not carry the service token (constant-time compare), or None."""
-    if not expected:
-        return ApiError(503, "auth_not_configured", "AC_CONTEXT_API_TOKEN is not set, so /v1/ refuses every call")
-    scheme, _, token = (header or "").partition(" ")
-    if scheme.lower() != "bearer" or not token.strip():
-        return ApiError(401, "auth_missing", "send 'Authorization: Bearer <token>'")
-    if not hmac.compare_digest(token.strip().encode(), expected.encode()):
-        return ApiError(401, "auth_invalid", "the bearer token is not valid")
-    return None
-
-
-def require_token(request: Request, _: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)] = None) -> None:
-    """The `/v1/` guard: a `Bearer` token equal to `AC_CONTEXT_API_TOKEN` (the edge checks it first)."""
-    problem = token_problem(request.headers.get("authorization"), request.app.state.api_token)
-    if problem is not None:
-        raise problem

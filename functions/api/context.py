@@ -1,9 +1,11 @@
 """`/v1/context/…`: the front door brief, the dossier as the model reads it, and the policy publish check.
 
 A front door turn builds with `ContextSubject.of_actor` (no run, no trigger, no definition) under the fixed
-`front_door` policy; it never mints a principal. A caller may send its own policy instead: it passes the
-publish check of the process registry before any source is read, and a policy that fails answers 422
-`policy_invalid` with every problem and its path. A required source failure answers 503 with the names.
+`front_door` policy; it never mints a principal. Building under another policy is an operator's option, not
+the front door: an organization key that sends a `policy` answers 403 `policy_forbidden` before anything
+is read. An operator's policy passes the publish check of the process registry before any source is read,
+and a policy that fails answers 422 `policy_invalid` with every problem and its path. A required source
+failure answers 503 with the names.
 
 The entities of a turn pass through `state.refs.normalize_refs`, the one run-input normalizer: a malformed
 entry (an id such as `urn:uuid:…` that cannot form a subject key included) is dropped, logged with its
@@ -17,7 +19,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 from uuid import UUID
 
-from fastapi import APIRouter, Depends, Query
+from fastapi import APIRouter, Query
 from pydantic import BaseModel, ConfigDict, Field
 
 from context.errors import PolicyPublishError
@@ -27,7 +29,8 @@ from context.sources.dossier import dossier_facts, read_dossier, render_dossier_
 from functions._briefs import build_brief, build_explained_brief
 from functions._wire import CleanJson, CleanText
 from functions.api._deps import ServicesDep
-from functions.api._http import ERROR_RESPONSES, require_token
+from functions.api._http import ERROR_RESPONSES
+from functions.api._scopes import ANY_KEY, ORGANIZATION, OrganizationCaller
 from functions.errors import ApiError
 from memory.errors import WorkflowMemoryToolError
 from memory.tools import check_workflow_tool_nodes
@@ -35,9 +38,7 @@ from state.refs import normalize_refs
 
 __all__ = ["BriefIn", "BriefOut", "DefinitionIn", "DroppedEntityOut", "PolicyIn", "router"]
 
-router = APIRouter(
-    prefix="/v1/context", tags=["context"], dependencies=[Depends(require_token)], responses=ERROR_RESPONSES
-)
+router = APIRouter(prefix="/v1/context", tags=["context"], responses=ERROR_RESPONSES)
 
 
 class BriefIn(BaseModel):
@@ -58,7 +59,8 @@ class BriefIn(BaseModel):
     conversation_id: UUID | None = None
     """The conversation of the turn."""
     policy: CleanJson | None = None
-    """A policy to build under instead of `front_door`; it must pass the publish check."""
+    """An operator's policy to build under instead of `front_door` (it must pass the publish check); an
+    organization key sending one answers 403 `policy_forbidden`."""
     explain: bool = Field(default=False, strict=True)
     """Also answer why each item the packer was given was kept or dropped (computed in the same pack)."""
 
@@ -122,8 +124,10 @@ def _node_problems(exc: WorkflowMemoryToolError) -> list[dict[str, Any]]:
 
 
 @router.post("/briefs", response_model=BriefOut)
-async def create_brief(body: BriefIn, svc: ServicesDep) -> BriefOut:
-    """Build a front door brief for one turn."""
+async def create_brief(body: BriefIn, svc: ServicesDep, caller: OrganizationCaller) -> BriefOut:
+    """Build a front door brief for one turn (under `front_door`, or an operator's policy)."""
+    if body.policy is not None and not caller.operator:
+        raise ApiError(403, "policy_forbidden", "an organization key builds under the front_door policy; omit policy")
     policy = FRONT_DOOR if body.policy is None else svc.registry.publish(body.policy)
     entities = normalize_refs(body.entities, source="front door body")
     dropped = [DroppedEntityOut(position=d.position, reason=d.reason) for d in entities.dropped]
@@ -155,7 +159,7 @@ async def create_brief(body: BriefIn, svc: ServicesDep) -> BriefOut:
     return BriefOut(policy=name, brief=brief, dropped_entities=dropped, explanation=explanation)
 
 
-@router.get("/dossier")
+@router.get("/dossier", dependencies=[ORGANIZATION])
 async def get_dossier(
     svc: ServicesDep,
     organization_id: UUID,
@@ -180,7 +184,7 @@ async def get_dossier(
     }
 
 
-@router.post("/policies/validate")
+@router.post("/policies/validate", dependencies=[ANY_KEY])
 async def validate_policy(body: PolicyIn, svc: ServicesDep) -> dict[str, Any]:
     """The publish check: 200 with the normalised policy, or 422 `policy_invalid` listing every problem.
 

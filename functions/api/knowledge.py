@@ -24,7 +24,7 @@ from typing import Annotated, Any
 from uuid import UUID
 
 import inngest
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.datastructures import UploadFile
@@ -32,8 +32,9 @@ from starlette.datastructures import UploadFile
 from functions._services import Services
 from functions._wire import CleanText
 from functions.api._deps import ServicesDep
-from functions.api._http import ERROR_RESPONSES, require_token
-from functions.api._knowledge_batch import read_batch
+from functions.api._http import ERROR_RESPONSES
+from functions.api._knowledge_batch import MAX_BATCH_ITEMS, read_batch
+from functions.api._scopes import ORGANIZATION, organization_scope
 from functions.errors import ApiError, EventSendError
 from functions.knowledge_ingest import EVENT_RETRY, EVENT_SYNC, EVENT_UPLOADED
 from functions.knowledge_ingest_batch import EVENT_BATCH, MAX_BATCH_SOURCES
@@ -44,9 +45,7 @@ from knowledge.sweep import list_sources, retry_source
 
 __all__ = ["SearchIn", "UriSourceIn", "router"]
 
-router = APIRouter(
-    prefix="/v1/knowledge", tags=["knowledge"], dependencies=[Depends(require_token)], responses=ERROR_RESPONSES
-)
+router = APIRouter(prefix="/v1/knowledge", tags=["knowledge"], responses=ERROR_RESPONSES)
 
 
 class UriSourceIn(BaseModel):
@@ -148,6 +147,7 @@ _UPLOAD_FORM = {
     "/sources",
     status_code=202,
     response_model=None,
+    dependencies=[ORGANIZATION],
     openapi_extra={
         "requestBody": {
             "required": True,
@@ -215,7 +215,12 @@ def _registered_json(r: RegisteredSource) -> dict[str, Any]:
     }
 
 
-@router.post("/sources:batch", status_code=202, response_model=None)
+@router.post(
+    "/sources:batch",
+    status_code=202,
+    response_model=None,
+    dependencies=[organization_scope(max_files=MAX_BATCH_ITEMS)],
+)
 async def create_sources_batch(request: Request, svc: ServicesDep) -> JSONResponse:
     """Register many documents of one scope at once and send their ingestion events in batches."""
     organization_id, platform, docs = await read_batch(request, svc.settings.max_upload_bytes)
@@ -241,7 +246,7 @@ async def create_sources_batch(request: Request, svc: ServicesDep) -> JSONRespon
     return JSONResponse(status_code=202, content=body)
 
 
-@router.get("/sources")
+@router.get("/sources", dependencies=[ORGANIZATION])
 async def get_sources(
     svc: ServicesDep,
     organization_id: UUID | None = None,
@@ -270,7 +275,7 @@ async def get_sources(
     }
 
 
-@router.post("/sources/{source_id}/retry", status_code=202)
+@router.post("/sources/{source_id}/retry", status_code=202, dependencies=[ORGANIZATION])
 async def retry(
     request: Request, svc: ServicesDep, source_id: UUID, organization_id: UUID | None = None, platform: bool = False
 ) -> dict[str, Any]:
@@ -292,7 +297,7 @@ async def retry(
     }
 
 
-@router.post("/search")
+@router.post("/search", dependencies=[ORGANIZATION])
 async def search_knowledge(body: SearchIn, svc: ServicesDep) -> dict[str, Any]:
     """The best chunks for a query, under the organization's live model."""
     hits = await search(

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict
 
 from functions._wire import CleanJson
 from functions.api._deps import ServicesDep
-from functions.api._http import ERROR_RESPONSES, require_token
+from functions.api._http import ERROR_RESPONSES
+from functions.api._scopes import ANY_KEY, ORGANIZATION
 from functions.errors import ApiError
 from memory.models import ToolInvocation
 from memory.service import MemoryService
@@ -27,9 +28,7 @@ from state.ids import CanonicalUuid, OrganizationId
 
 __all__ = ["InvocationIn", "ToolCallIn", "router"]
 
-router = APIRouter(
-    prefix="/v1/memory", tags=["memory"], dependencies=[Depends(require_token)], responses=ERROR_RESPONSES
-)
+router = APIRouter(prefix="/v1/memory", tags=["memory"], responses=ERROR_RESPONSES)
 
 
 class InvocationIn(BaseModel):
@@ -78,19 +77,19 @@ async def _call(svc: ServicesDep, name: str, body: ToolCallIn) -> dict[str, Any]
     return await tools.call(name, body.invocation.to_invocation(), body.arguments)
 
 
-@router.post("/remember")
+@router.post("/remember", dependencies=[ORGANIZATION])
 async def remember(body: ToolCallIn, svc: ServicesDep) -> dict[str, Any]:
     """`memory.remember`: append a revision (or refuse with a memory code)."""
     return await _call(svc, REMEMBER_TOOL, body)
 
 
-@router.post("/forget")
+@router.post("/forget", dependencies=[ORGANIZATION])
 async def forget(body: ToolCallIn, svc: ServicesDep) -> dict[str, Any]:
     """`memory.forget`: append a tombstone to a current live memory."""
     return await _call(svc, FORGET_TOOL, body)
 
 
-@router.get("/tools")
+@router.get("/tools", dependencies=[ANY_KEY])
 async def tools() -> dict[str, Any]:
     """The JSON definitions of both memory tools, for the platform's tool layer."""
     return {"tools": tool_schemas()}

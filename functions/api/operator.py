@@ -15,11 +15,12 @@ from datetime import UTC, datetime
 from typing import Any
 from uuid import UUID
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter
 
 from functions._switch_view import switch_view
 from functions.api._deps import ServicesDep
-from functions.api._http import ERROR_RESPONSES, require_token
+from functions.api._http import ERROR_RESPONSES
+from functions.api._scopes import OPERATOR, ORGANIZATION
 from functions.errors import ApiError
 from knowledge.db_errors import SourceNotFoundError
 from knowledge.settings import cancel_running_switch, live_model
@@ -27,12 +28,7 @@ from knowledge.sweep import ModelReadiness, SourceView, get_source, model_readin
 
 __all__ = ["readiness_json", "router", "source_json"]
 
-router = APIRouter(
-    prefix="/v1/knowledge",
-    tags=["knowledge operations"],
-    dependencies=[Depends(require_token)],
-    responses=ERROR_RESPONSES,
-)
+router = APIRouter(prefix="/v1/knowledge", tags=["knowledge operations"], responses=ERROR_RESPONSES)
 
 
 def _scope(organization_id: UUID | None, platform: bool) -> UUID | None:
@@ -76,13 +72,13 @@ def source_json(v: SourceView, models: list[ModelReadiness]) -> dict[str, Any]:
     }
 
 
-@router.get("/switch")
+@router.get("/switch", dependencies=[ORGANIZATION])
 async def get_switch(svc: ServicesDep, organization_id: UUID | None = None, platform: bool = False) -> dict[str, Any]:
     """The running switchover of a scope, how far it is and what its flip waits for, or `running: false`."""
     return await switch_view(svc.db, _scope(organization_id, platform))
 
 
-@router.delete("/switch")
+@router.delete("/switch", dependencies=[OPERATOR])
 async def delete_switch(
     svc: ServicesDep, organization_id: UUID | None = None, platform: bool = False
 ) -> dict[str, Any]:
@@ -98,7 +94,7 @@ async def delete_switch(
     }
 
 
-@router.get("/sources/{source_id}")
+@router.get("/sources/{source_id}", dependencies=[ORGANIZATION])
 async def get_one_source(
     svc: ServicesDep, source_id: UUID, organization_id: UUID | None = None, platform: bool = False
 ) -> dict[str, Any]:

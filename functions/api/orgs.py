@@ -1,9 +1,12 @@
 """`/v1/organizations`: create and list organizations, for running the layer on its own.
 
 The platform owns `public.organizations`; a standalone deployment needs a way to make the tenant every
-other route is scoped to. An unknown organization answers 404 `organization_not_found` here and on every
-organization-scoped route; an id that is not canonical UUID text (`urn:uuid:`, braces, upper case, no
-hyphens) answers 422 `invalid_request` naming `path.organization_id`. This module must never delete or
+other route is scoped to. Creating and listing are operator-scoped; an organization key may show only its
+own organization. Creation is rate-limited (`AC_CONTEXT_ORGANIZATIONS_PER_MINUTE` across every replica):
+past it, 429 `rate_limited` with `Retry-After`. An unknown organization answers 404
+`organization_not_found` here and on every organization-scoped route; an id that is not canonical UUID text
+(`urn:uuid:`, braces, upper case, no hyphens) answers 422 `invalid_request` naming `path.organization_id`.
+This module must never delete or
 rename an organization.
 """
 
@@ -11,12 +14,13 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Query
+from fastapi import APIRouter, Query
 from pydantic import BaseModel, ConfigDict, Field
 
 from functions._wire import CleanText
 from functions.api._deps import ServicesDep
-from functions.api._http import ERROR_RESPONSES, require_token
+from functions.api._http import ERROR_RESPONSES
+from functions.api._scopes import OPERATOR, ORGANIZATION
 from state.ids import OrganizationId
 from state.organizations import (
     MAX_ORGANIZATION_NAME,
@@ -28,9 +32,7 @@ from state.organizations import (
 
 __all__ = ["OrganizationIn", "router"]
 
-router = APIRouter(
-    prefix="/v1/organizations", tags=["organizations"], dependencies=[Depends(require_token)], responses=ERROR_RESPONSES
-)
+router = APIRouter(prefix="/v1/organizations", tags=["organizations"], responses=ERROR_RESPONSES)
 
 
 class OrganizationIn(BaseModel):
@@ -46,19 +48,19 @@ def _out(org: Organization) -> dict[str, Any]:
     return {"id": str(org.id), "name": org.name, "created_at": org.created_at.isoformat()}
 
 
-@router.post("", status_code=201)
+@router.post("", status_code=201, dependencies=[OPERATOR])
 async def create(body: OrganizationIn, svc: ServicesDep) -> dict[str, Any]:
-    """Create an organization and answer its id."""
-    return _out(await create_organization(svc.db, body.name))
+    """Create an organization and answer its id (429 `rate_limited` past the per-minute limit)."""
+    return _out(await create_organization(svc.db, body.name, per_minute=svc.settings.organizations_per_minute))
 
 
-@router.get("")
+@router.get("", dependencies=[OPERATOR])
 async def list_all(svc: ServicesDep, limit: Annotated[int, Query(ge=1, le=1000)] = 100) -> dict[str, Any]:
     """The organizations, oldest first."""
     return {"organizations": [_out(o) for o in await list_organizations(svc.db, limit=limit)]}
 
 
-@router.get("/{organization_id}")
+@router.get("/{organization_id}", dependencies=[ORGANIZATION])
 async def show(organization_id: OrganizationId, svc: ServicesDep) -> dict[str, Any]:
     """One organization, or 404 `organization_not_found`."""
     return _out(await get_organization(svc.db, organization_id))

@@ -28,6 +28,7 @@ from functions.cli._common import (
 from functions.cli._show import show_brief, show_explanation
 from functions.cli.db import db_app
 from functions.cli.errors import CliError, CliGroup, set_debug
+from functions.cli.keys import keys_app
 from functions.cli.memory import memory_app
 from functions.cli.orgs import org_app
 from functions.cli.sources import sources_app
@@ -49,6 +50,7 @@ _cli_knowledge.register(app)
 app.add_typer(memory_app, name="memory")
 app.add_typer(policy_app, name="policy")
 app.add_typer(org_app, name="org")
+app.add_typer(keys_app, name="keys")
 app.add_typer(sources_app, name="sources")
 app.add_typer(db_app, name="db")
 _run = run

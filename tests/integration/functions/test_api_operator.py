@@ -43,8 +43,11 @@ SCOPED: list[tuple[str, str, dict[str, Any]]] = [
     ("POST", "/v1/memory/remember", {"json": {"invocation": INVOCATION, "arguments": {}}}),
     ("POST", "/v1/memory/forget", {"json": {"invocation": INVOCATION, "arguments": {"memory_id": SOURCE}}}),
     ("GET", "/v1/organizations/{organization_id}", {}),
+    ("POST", "/v1/keys", {"json": {"scope": "organization", "organization_id": UNKNOWN}}),
+    ("GET", "/v1/keys", {"params": {"organization_id": UNKNOWN}}),
 ]
 UNSCOPED = {
+    ("DELETE", "/v1/keys/{key_id}"),
     ("GET", "/v1/organizations"),
     ("POST", "/v1/organizations"),
     ("POST", "/v1/context/policies/validate"),

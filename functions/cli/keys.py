@@ -1,0 +1,125 @@
+"""`ac-context keys mint|list|revoke`: the API keys of `/v1/`, from the machine that holds the database.
+
+`mint --org ORG` binds a key to one organization, `mint --operator` makes an operator key; the secret is
+printed once and stored only as a hash. `list` shows ids, scopes and revocations, never a secret; `revoke
+ID` refuses the key from its next request on. This module must never print a secret except in the one
+answer that mints it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Annotated, Any
+
+import typer
+
+from functions.cli._common import JsonFlag, OrgOption, console, print_json, run, safe
+from functions.cli.errors import ORGANIZATION
+from state.api_keys import MAX_KEY_NAME, ApiKey, list_keys, mint_key, revoke_key
+from state.db import Database
+from state.organizations import require_organization
+from state.settings import get_settings
+
+__all__ = ["keys_app"]
+
+keys_app = typer.Typer(help="Mint, list and revoke the API keys of /v1/.", no_args_is_help=True)
+
+
+def _json(key: ApiKey) -> dict[str, Any]:
+    return {
+        "id": key.id,
+        "scope": key.scope,
+        "organization_id": None if key.organization_id is None else str(key.organization_id),
+        "name": key.name,
+        "created_at": key.created_at.isoformat(),
+        "revoked_at": None if key.revoked_at is None else key.revoked_at.isoformat(),
+    }
+
+
+@asynccontextmanager
+async def _database() -> AsyncIterator[Database]:
+    """The configured database (migrated), and the organization --org named checked; no embedder is loaded."""
+    db = await Database.open(get_settings())
+    try:
+        organization_id = ORGANIZATION.get()
+        if organization_id is not None:
+            await require_organization(db, organization_id)
+        yield db
+    finally:
+        await db.close()
+
+
+def _name(value: str) -> str:
+    if len(value.strip()) > MAX_KEY_NAME or "\x00" in value:
+        raise typer.BadParameter(f"a key name has at most {MAX_KEY_NAME} characters")
+    return value.strip()
+
+
+@keys_app.command("mint")
+def mint(
+    org: OrgOption = None,
+    operator: Annotated[bool, typer.Option("--operator", help="An operator key instead of an organization's.")] = False,
+    name: Annotated[str, typer.Option("--name", help="Who holds the key.", callback=_name)] = "",
+    as_json: JsonFlag = False,
+) -> None:
+    """Mint a key bound to --org, or an operator key with --operator; print its secret once."""
+    if (org is None) == (not operator):
+        raise typer.BadParameter("give exactly one of --org ORG or --operator", param_hint="--org / --operator")
+
+    async def main() -> dict[str, Any]:
+        async with _database() as db:
+            minted = await mint_key(db, organization_id=org, name=name)
+        return {**_json(minted.key), "secret": minted.secret}
+
+    row = run(main)
+    if as_json:
+        print_json(row)
+        return
+    scope = "operator" if row["organization_id"] is None else f"organization {row['organization_id']}"
+    console.print(f"minted key [bold]{row['id']}[/] ({scope})")
+    typer.echo(row["secret"])
+    console.print("[dim]this is the only time the secret is shown; send it as 'Authorization: Bearer <key>'[/]")
+
+
+@keys_app.command("list")
+def list_all(
+    org: OrgOption = None,
+    active: Annotated[bool, typer.Option("--active", help="Leave revoked keys out.")] = False,
+    as_json: JsonFlag = False,
+) -> None:
+    """The keys (of --org, or all), oldest first; never a secret."""
+
+    async def main() -> list[dict[str, Any]]:
+        async with _database() as db:
+            keys = await list_keys(db, organization_id=org, include_revoked=not active)
+        return [_json(k) for k in keys]
+
+    rows = run(main)
+    if as_json:
+        print_json(rows)
+        return
+    if not rows:
+        console.print("no API keys; mint one with `ac-context keys mint --org ORG` (or --operator)", markup=False)
+    for row in rows:
+        scope = "operator" if row["organization_id"] is None else row["organization_id"]
+        state = f"revoked {row['revoked_at']}" if row["revoked_at"] else "active"
+        console.print(f"{row['id']}  {scope}  [bold]{safe(row['name'])}[/]  [dim]{row['created_at']}  {state}[/]")
+
+
+@keys_app.command("revoke")
+def revoke(
+    key_id: Annotated[str, typer.Argument(metavar="ID", help="The key id (as `keys list` shows it).")],
+    as_json: JsonFlag = False,
+) -> None:
+    """Revoke a key: it is refused from its next request on."""
+
+    async def main() -> dict[str, Any]:
+        async with _database() as db:
+            return _json(await revoke_key(db, key_id.strip()))
+
+    row = run(main)
+    if as_json:
+        print_json(row)
+        return
+    console.print(f"revoked key [bold]{row['id']}[/] at {row['revoked_at']}")
