@@ -200,10 +200,11 @@ async def _authorize(request: Request, scope: Scope, *, max_files: int = 1) -> C
         raise ApiError(403, "operator_scope_required", "this route needs an operator key")
     named = await _named(request, max_files=max_files, deep=not caller.operator)
     try:
-        _canonical(named)
         if not caller.operator:
-            _bound(caller, named, required=True)
+            _bound(caller, named, required=True)  # another organization, however spelled, is 403 first
+            _canonical(named)
             return caller
+        _canonical(named)
         ids = list(dict.fromkeys(u for u in (_uuid(v) for _, v in named.organizations) if u is not None))
         if ids:
             svc = await services(request)

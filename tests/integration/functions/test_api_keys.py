@@ -459,3 +459,18 @@ def test_a_route_that_declares_no_scope_is_found_and_the_app_refuses_to_build(
     client = RecordingInngest(app_id="ac-context", is_production=True, signing_key=new_signing_key())
     with pytest.raises(RuntimeError, match=r"GET /v1/extra/leak"):
         app_module.create_app(load_settings(api_token=TOKEN, data_dir=tmp_path), inngest_client=client)
+
+
+async def test_an_organization_key_spelling_its_own_organization_other_than_canonically_is_refused(
+    service: Service, world: World
+) -> None:
+    for spelled in (str(world.own).upper(), "{" + str(world.own) + "}", world.own.hex, f"urn:uuid:{world.own}"):
+        listed = await service.http.get(
+            "/v1/knowledge/sources", params={"organization_id": spelled}, headers=world.auth
+        )
+        assert listed.status_code == 422 and code(listed) == "invalid_request", (spelled, listed.text)
+        assert listed.json()["error"]["details"][0]["loc"] == ["query", "organization_id"]
+    listed = await service.http.get(
+        "/v1/knowledge/sources", params={"organization_id": str(world.own)}, headers=world.auth
+    )
+    assert listed.status_code == 200, listed.text
