@@ -15,7 +15,8 @@ import asyncio
 from pathlib import PurePath
 from typing import Final
 
-from knowledge._pool import Failure, IngestPool, pdf_pages, raise_failure
+from knowledge._budget import TextBudget
+from knowledge._pool import IngestPool, pdf_pages, raise_failure
 from knowledge.extract import (
     DEFAULT_EXTRACT_LIMITS,
     ExtractedDocument,
@@ -55,14 +56,18 @@ async def extract_pooled(
         return await extract_text_async(data, media_type=media_type, filename=filename, limits=limits)
     step = -(-pages // pool.workers)
     ranges = [(start, min(start + step, pages)) for start in range(0, pages, step)]
-    parts = await asyncio.gather(*(pool.run(pdf_pages, data, None, start, stop) for start, stop in ranges))
+    parts = await asyncio.gather(*(pool.run(pdf_pages, data, None, start, stop, limits) for start, stop in ranges))
+    # In page order, each range's text is accounted again as one reader would: the first bound passed, or
+    # else the first failure, is the one a single reader meets first.
+    budget = TextBudget(limits)
     texts: list[str] = []
-    for part in parts:  # in page order: the first failure is the one a single reader meets first
-        if isinstance(part, Failure):
-            raise_failure(part)
-        else:
-            texts.extend(part[0])
-            notices.extend(part[1])
+    for (start, _), (part, notes, failure) in zip(ranges, parts, strict=True):
+        for offset, text in enumerate(part):
+            budget.add_page(start + offset, text)
+        texts.extend(part)
+        notices.extend(notes)
+        if failure is not None:
+            raise_failure(failure)
     return finish_pdf(texts, pages, title or (PurePath(filename).stem if filename else None), notices)
 
 

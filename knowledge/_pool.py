@@ -92,7 +92,9 @@ def prepare_document(
 ) -> Prepared | Failure:
     """Extract and chunk one document; a knowledge error becomes a `Failure` (other errors propagate)."""
     try:
-        extracted = extract_text(data, media_type=media_type, filename=filename, limits=limits)
+        extracted = extract_text(
+            data, media_type=media_type, filename=filename, limits=limits.with_chunk_cap(max_chunks, size)
+        )
         chunks = chunk_text(extracted.text, size=size, max_chunks=max_chunks)
     except KnowledgeError as exc:
         return Failure(type(exc), exc.message)
@@ -119,12 +121,15 @@ def embed_slice(embedder_type: type[Embedder], texts: list[str]) -> Embeddings:
     return asyncio.run(embedder.embed(texts))
 
 
-def pdf_pages(data: bytes, password: str | None, start: int, stop: int) -> tuple[list[str], list[str]] | Failure:
-    """The raw text and repair notices of a page range, or the `Failure` of its first unreadable page."""
+def pdf_pages(
+    data: bytes, password: str | None, start: int, stop: int, limits: ExtractLimits
+) -> tuple[list[str], list[str], Failure | None]:
+    """The raw text and repair notices of a page range up to its first failing page, and that `Failure`."""
     try:
-        return pdf_pages_text_of(data, password, start, stop)
-    except KnowledgeError as exc:
-        return Failure(type(exc), exc.message)
+        texts, notices, failure = pdf_pages_text_of(data, password, start, stop, limits)
+    except KnowledgeError as exc:  # the PDF does not open here
+        return [], [], Failure(type(exc), exc.message)
+    return texts, notices, None if failure is None else Failure(type(failure), failure.message)
 
 
 def _ready(n: int) -> int:
