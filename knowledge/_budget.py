@@ -108,13 +108,12 @@ class TextBudget:
         self._page = 0
         self._page_bytes = 0
         self._page_solid = 0
-        self._operators = 0
+        self.operators = 0
+        """Content-stream operators seen so far."""
 
     def begin_page(self, index: int) -> None:
-        """Start accounting page `index` (0-based); raises when the time is up."""
+        """Start accounting page `index` (0-based)."""
         self._page, self._page_bytes, self._page_solid = index, 0, 0
-        if time.thread_time() > self._deadline:
-            raise self._timeout()
 
     def end_page(self, text: str) -> None:
         """Account the whole text of the current page; raises the bound it passes."""
@@ -132,8 +131,8 @@ class TextBudget:
 
     def on_operator(self, *_: Any) -> None:
         """As `visitor_operand_before` of pypdf: look at the clock every few hundred operators."""
-        self._operators += 1
-        if self._operators % _CLOCK_EVERY == 0 and time.thread_time() > self._deadline:
+        self.operators += 1
+        if self.operators % _CLOCK_EVERY == 0 and time.thread_time() > self._deadline:
             raise BudgetStop(self._timeout())
 
     def on_text(self, text: Any, *_: Any) -> None:
@@ -159,8 +158,8 @@ class TextBudget:
             least = -(-tokens // limits.chunk_tokens)
             if least > limits.max_chunks:
                 return TooManyChunksError(
-                    f"the document would make at least {least:,} chunks by page {page}; one source may hold "
-                    f"at most {limits.max_chunks:,}: split it into parts"
+                    f"by page {page} the document needs more than {limits.max_chunks:,} chunks, the most one "
+                    "source may hold: split it into parts"
                 )
         if self.text_bytes + page_bytes > limits.max_text_bytes:
             return DocumentTextTooLargeError(
