@@ -1,10 +1,12 @@
 """PDF extraction with the pages of a large PDF spread over the ingestion pool.
 
-The PDF is opened here (decryption, the page count and its limit, the title) exactly as `extract_text`
-opens it; its pages are then read in contiguous ranges, one per worker, and joined in page order. A range
-stops at its first unreadable page, so the first failure in page order is the one a single process meets
-first: the pooled text and failure reason equal `extract_text`'s (tests compare every corpus PDF). Small
-PDFs and every other type are extracted in a thread, as before.
+The PDF is opened here (decryption, the page count and the drawn content and their limits, the title)
+exactly as `extract_text` opens it, so a decompression bomb is refused before any worker reads a page; its
+pages are then read in contiguous ranges, one per worker, and joined in page order. A range stops at its
+first unreadable page or first bound passed, returning the pages before it, and this process accounts the
+ranges' text again in page order, so the first failure in page order is the one a single process meets
+first: the pooled text and failure reason equal `extract_text`'s (tests compare every corpus PDF, and each
+bound). Small PDFs and every other type are extracted in a thread, as before.
 
 This module must never touch the database or the object store.
 """

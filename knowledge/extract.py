@@ -1,6 +1,8 @@
 """Turn an uploaded document (PDF, Markdown, HTML, plain text) into normalised text.
 
 Every failure is an `ExtractionError` subclass with a reason an admin can act on; nothing else escapes.
+A PDF is bounded before its pages are read (size, pages, the decompressed content they draw) and while
+they are (text per page and in all, the chunk cap, processor time): see `knowledge._budget`.
 The text is safe for a Postgres `text` column (no NUL, no lone surrogate). pypdf's log records about
 documents it repaired are captured per call into `ExtractedDocument.warnings` instead of reaching the
 process log as noise. This module must never touch the database, the network or the object store, and
