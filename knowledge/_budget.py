@@ -68,7 +68,7 @@ DEFAULT_EXTRACT_LIMITS: Final = ExtractLimits()
 
 def extract_limits(settings: Settings | None = None) -> ExtractLimits:
     """The limits the settings name (the process settings when none are given)."""
-    settings = settings or get_settings()
+    settings = settings if settings is not None else get_settings()
     return ExtractLimits(
         max_pages=settings.max_pdf_pages,
         max_content_bytes=settings.max_pdf_content_bytes,

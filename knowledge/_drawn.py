@@ -5,7 +5,9 @@ every `Do` that invokes it, at about a megabyte a second. So a small file can ma
 gigabytes: one compressed stream shared by 2,000 pages, or a form invoked thousands of times. The measure
 counts what pypdf will parse: each page's content streams, plus, for each `/Name Do` in them, the content
 of that form (recursively, a cycle counting nothing), a stream counted once per page or invocation that
-draws it. Every distinct stream is decoded once, and never kept; counting stops once it passes `limit`.
+draws it. A page whose content has no operator that can add text counts nothing: extraction skips it
+unparsed (`TEXT_OPERATOR`). Every distinct stream is decoded once, and never kept; counting stops once it
+passes `limit`.
 
 A stream that cannot be decoded counts nothing here: reading its page reports the damage in page order,
 as before. This module must never extract text, and never keep decoded content beyond one stream.
@@ -21,12 +23,14 @@ import pypdf
 from pypdf.filters import decode_stream_data
 from pypdf.generic import ArrayObject, DictionaryObject, EncodedStreamObject, StreamObject
 
-__all__ = ["MAX_FORM_DEPTH", "drawn_content_bytes"]
+__all__ = ["MAX_FORM_DEPTH", "TEXT_OPERATOR", "drawn_content_bytes"]
 
 MAX_FORM_DEPTH: Final = 32
 """Forms nested deeper than this count nothing (pypdf would give up on them too)."""
 _DO: Final = re.compile(rb"/([^\x00\t\n\f\r ()<>\[\]{}/%]+)[\x00\t\n\f\r ]+Do(?![^\x00\t\n\f\r ()<>\[\]{}/%])")
 """A `/Name Do` operation: a form or an image drawn by name."""
+TEXT_OPERATOR: Final = re.compile(rb"T[jJ]|Do|['\"]")
+"""The operators that can add text: pypdf skips a content stream without any, unless a visitor watches."""
 
 
 class _Past(Exception):
@@ -39,7 +43,7 @@ class _Count:
     def __init__(self, limit: int) -> None:
         self.limit = limit
         self.total = 0
-        self.streams: dict[int, tuple[Any, int, Counter[str]]] = {}
+        self.streams: dict[int, tuple[Any, int, Counter[str], bool]] = {}
         self.forms: dict[int, int] = {}
         self.open: set[int] = set()
 
@@ -48,11 +52,11 @@ class _Count:
         if self.total > self.limit:
             raise _Past
 
-    def stream(self, obj: Any) -> tuple[int, Counter[str]]:
-        """The decoded size of a stream and the names it invokes with `Do` (decoded once, then forgotten)."""
+    def stream(self, obj: Any) -> tuple[int, Counter[str], bool]:
+        """A stream's decoded size, the names it invokes with `Do`, and whether it can add text (decoded once)."""
         seen = self.streams.get(id(obj))
         if seen is not None:
-            return seen[1], seen[2]
+            return seen[1], seen[2], seen[3]
         try:
             if isinstance(obj, EncodedStreamObject) and obj.decoded_self is None:
                 data = decode_stream_data(obj)
@@ -61,8 +65,9 @@ class _Count:
         except Exception:  # an undecodable stream: its page reports the damage when it is read
             data = b""
         names = Counter(m.group(1).decode("latin-1") for m in _DO.finditer(data))
-        self.streams[id(obj)] = (obj, len(data), names)  # the object is kept so that its id is not reused
-        return len(data), names
+        texty = TEXT_OPERATOR.search(data) is not None
+        self.streams[id(obj)] = (obj, len(data), names, texty)  # the object is kept so that its id is not reused
+        return len(data), names, texty
 
     def draws(self, names: Counter[str], resources: Any, depth: int) -> int:
         """The content the forms invoked by `names` draw, each invocation counted."""
@@ -85,7 +90,7 @@ class _Count:
             return 0
         self.open.add(key)
         try:
-            size, names = self.stream(form)
+            size, names, _ = self.stream(form)  # pypdf parses a form it is told to draw, text or not
             cost = size + self.draws(names, _resolve(form.get("/Resources")), depth)
         finally:
             self.open.discard(key)
@@ -112,11 +117,9 @@ def drawn_content_bytes(reader: pypdf.PdfReader, pages: int, *, limit: int) -> i
                 resources = _resolve(page.get("/Resources"))
             except Exception:  # a damaged page: reading it reports the damage
                 continue
-            for item in streams:
-                stream = _resolve(item)
-                if isinstance(stream, StreamObject):
-                    size, names = count.stream(stream)
-                    count.add(size + count.draws(names, resources, 0))
+            drawn = [count.stream(s) for s in map(_resolve, streams) if isinstance(s, StreamObject)]
+            if any(texty for _, _, texty in drawn):  # else extraction skips the page without parsing it
+                count.add(sum(size + count.draws(names, resources, 0) for size, names, _ in drawn))
     except _Past:
         pass
     return count.total

@@ -33,7 +33,7 @@ from knowledge._budget import (
     TextBudget,
     extract_limits,
 )
-from knowledge._drawn import drawn_content_bytes
+from knowledge._drawn import TEXT_OPERATOR, drawn_content_bytes
 from knowledge.errors import (
     DocumentTooLargeError,
     EmptyDocumentError,
@@ -274,15 +274,11 @@ def _page_text(reader: pypdf.PdfReader, index: int, budget: TextBudget) -> str:
         raise MalformedDocumentError(f"page {index + 1} cannot be read: {_reason(exc)}") from exc
 
 
-_TEXT_OPERATOR: Final = re.compile(rb"T[jJ]|Do|['\"]")
-"""The operators that can add text (pypdf skips a content stream without any, unless a visitor watches)."""
-
-
 def _may_draw_text(page: pypdf.PageObject) -> bool:
     """Whether the page's content holds an operator that can add text (True when that cannot be told)."""
     try:
         contents = page.get_contents()
-        return contents is None or _TEXT_OPERATOR.search(contents.get_data()) is not None
+        return contents is None or TEXT_OPERATOR.search(contents.get_data()) is not None
     except Exception:  # let the extraction itself report the damage
         return True
 

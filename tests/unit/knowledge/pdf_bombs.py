@@ -1,6 +1,7 @@
 """PDF decompression bombs built with pypdf, for the extraction-budget tests.
 
-`shared_stream_bomb`: one compressed content stream that draws the same line of text many times, referenced
+`shared_stream_bomb`: one compressed content stream that draws the same line of text (or of a `FIGURE`,
+without any text operator) many times, referenced
 as the content of every one of `pages` pages (the 316 KB PDF of issue 21 is 2,000 pages sharing a stream
 that decompresses to 400 KB; its 64 KiB variant shares a 64 KiB stream). `form_bomb`: one page whose small
 content invokes one form XObject thousands of times, the form drawing a lot of text. `text_pages`: an
@@ -40,11 +41,14 @@ def _written(writer: PdfWriter) -> bytes:
     return out.getvalue()
 
 
-def shared_stream_bomb(pages: int = 2_000, stream_bytes: int = 400_000) -> bytes:
+FIGURE = b"0 0 m 300 400 l 600 0 l h S\n"
+
+
+def shared_stream_bomb(pages: int = 2_000, stream_bytes: int = 400_000, *, line: bytes = LINE) -> bytes:
     """`pages` pages whose content is one shared compressed stream of about `stream_bytes` decoded bytes."""
     writer = PdfWriter()
     resources = _font(writer)
-    shared = writer._add_object(_stream(LINE * (stream_bytes // len(LINE))))
+    shared = writer._add_object(_stream(line * (stream_bytes // len(line))))
     for _ in range(pages):
         page = writer.add_blank_page(612, 792)
         page[NameObject("/Contents")] = shared

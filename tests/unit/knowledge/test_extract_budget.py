@@ -19,12 +19,13 @@ from knowledge.errors import (
     ExtractionError,
     ExtractionTimeoutError,
     MalformedDocumentError,
+    NoTextLayerError,
     PdfContentTooLargeError,
 )
 from knowledge.extract import EXPANSION_FLOOR, ExtractLimits, extract_limits, extract_text, open_pdf_checked
 from knowledge.extract import pdf_pages_text as read_pages
 from state.settings import load_settings
-from tests.unit.knowledge.pdf_bombs import form_bomb, shared_stream_bomb, text_pages
+from tests.unit.knowledge.pdf_bombs import FIGURE, form_bomb, shared_stream_bomb, text_pages
 from tests.unit.knowledge.test_extract import GEOTOPO
 
 UNBOUNDED = ExtractLimits(max_content_bytes=10**12, max_expansion=10**9)
@@ -74,6 +75,12 @@ def test_a_form_invoked_thousands_of_times_counts_once_per_invocation() -> None:
     assert len(data) < 4096
     refused = _refusal(data, ExtractLimits())
     assert isinstance(refused, PdfContentTooLargeError), refused
+
+
+def test_pages_without_a_text_operator_draw_nothing_and_are_not_parsed() -> None:
+    figures = shared_stream_bomb(line=FIGURE)  # 800 MB of paths: pypdf skips each page unparsed
+    refused = _refusal(figures, ExtractLimits(max_cpu_s=5))  # parsed, the pages would run into the clock
+    assert isinstance(refused, NoTextLayerError), refused
 
 
 def test_small_drawn_content_is_never_refused_for_its_ratio() -> None:
