@@ -30,7 +30,7 @@ from knowledge._sql import QUERIES, translated
 from knowledge.chunk import DEFAULT_CHUNK_TOKENS, DEFAULT_MAX_CHUNKS, chunk_text
 from knowledge.embed import Embedder, Embeddings, get_embedder
 from knowledge.errors import EmptyDocumentError, ExtractionError, KnowledgeError, KnowledgeInputError
-from knowledge.extract import DEFAULT_EXTRACT_LIMITS, ExtractLimits
+from knowledge.extract import ExtractLimits, extract_limits
 from knowledge.ingest import EmbedderLookup, mark_failed
 from knowledge.objects import ObjectStore
 from state.db import Database
@@ -102,7 +102,7 @@ async def ingest_sources(
     pool: IngestPool | None = None,
     max_chunks: int = DEFAULT_MAX_CHUNKS,
     chunk_tokens: int = DEFAULT_CHUNK_TOKENS,
-    limits: ExtractLimits = DEFAULT_EXTRACT_LIMITS,
+    limits: ExtractLimits | None = None,
     wave_documents: int = 500,
     on_progress: Progress | None = None,
     models: Collection[str] | None = None,
@@ -110,7 +110,7 @@ async def ingest_sources(
     """Make many sources ready under every model they need; each unreadable one fails with its own reason.
 
     With `models`, only those of the needed models are built; a source that needs none of them is
-    `unchanged` here (its other models are another run's work).
+    `unchanged` here (its other models are another run's work). `limits` defaults to the settings' bounds.
     """
     with translated():
         async with db.connection() as conn:
@@ -127,7 +127,8 @@ async def ingest_sources(
             final[row["id"]] = SourceOutcome(row["id"], "unchanged" if done else "pending")
         for model in needed if row["status"] != "failed" else ():
             by_model.setdefault(model, []).append(row)
-    run = _Run(db, store, pool, result, final, max_chunks, chunk_tokens, limits, on_progress)
+    bounds = (limits or extract_limits()).with_chunk_cap(max_chunks, chunk_tokens)
+    run = _Run(db, store, pool, result, final, max_chunks, chunk_tokens, bounds, on_progress)
     for model, model_rows in by_model.items():
         await run.model(model, model_rows, embedders, wave_documents)
     result.outcomes = [

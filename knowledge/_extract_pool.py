@@ -1,10 +1,12 @@
 """PDF extraction with the pages of a large PDF spread over the ingestion pool.
 
-The PDF is opened here (decryption, the page count and its limit, the title) exactly as `extract_text`
-opens it; its pages are then read in contiguous ranges, one per worker, and joined in page order. A range
-stops at its first unreadable page, so the first failure in page order is the one a single process meets
-first: the pooled text and failure reason equal `extract_text`'s (tests compare every corpus PDF). Small
-PDFs and every other type are extracted in a thread, as before.
+The PDF is opened here (decryption, the page count and the drawn content and their limits, the title)
+exactly as `extract_text` opens it, so a decompression bomb is refused before any worker reads a page; its
+pages are then read in contiguous ranges, one per worker, and joined in page order. A range stops at its
+first unreadable page or first bound passed, returning the pages before it, and this process accounts the
+ranges' text again in page order, so the first failure in page order is the one a single process meets
+first: the pooled text and failure reason equal `extract_text`'s (tests compare every corpus PDF, and each
+bound). Small PDFs and every other type are extracted in a thread, as before.
 
 This module must never touch the database or the object store.
 """
@@ -15,7 +17,8 @@ import asyncio
 from pathlib import PurePath
 from typing import Final
 
-from knowledge._pool import Failure, IngestPool, pdf_pages, raise_failure
+from knowledge._budget import TextBudget
+from knowledge._pool import IngestPool, pdf_pages, raise_failure
 from knowledge.extract import (
     DEFAULT_EXTRACT_LIMITS,
     ExtractedDocument,
@@ -55,14 +58,18 @@ async def extract_pooled(
         return await extract_text_async(data, media_type=media_type, filename=filename, limits=limits)
     step = -(-pages // pool.workers)
     ranges = [(start, min(start + step, pages)) for start in range(0, pages, step)]
-    parts = await asyncio.gather(*(pool.run(pdf_pages, data, None, start, stop) for start, stop in ranges))
+    parts = await asyncio.gather(*(pool.run(pdf_pages, data, None, start, stop, limits) for start, stop in ranges))
+    # In page order, each range's text is accounted again as one reader would: the first bound passed, or
+    # else the first failure, is the one a single reader meets first.
+    budget = TextBudget(limits)
     texts: list[str] = []
-    for part in parts:  # in page order: the first failure is the one a single reader meets first
-        if isinstance(part, Failure):
-            raise_failure(part)
-        else:
-            texts.extend(part[0])
-            notices.extend(part[1])
+    for (start, _), (part, notes, failure) in zip(ranges, parts, strict=True):
+        for offset, text in enumerate(part):
+            budget.add_page(start + offset, text)
+        texts.extend(part)
+        notices.extend(notes)
+        if failure is not None:
+            raise_failure(failure)
     return finish_pdf(texts, pages, title or (PurePath(filename).stem if filename else None), notices)
 
 

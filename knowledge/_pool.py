@@ -6,6 +6,12 @@ knowledge error raised in a worker comes back as its class and message and is ra
 so a pooled failure carries the same code and reason as one raised in-process. A worker that dies breaks
 only the call that was running: the pool is rebuilt and the call fails with a retryable error.
 
+Workers die with this process at any moment, their start included: each receives the read end of a
+lifeline pipe whose write end only this process holds, and leaves when it reads end-of-file; a worker
+killed before it can watch (still importing) is killed by the reaper (`knowledge._reaper`), a tiny
+process started before the first worker that waits on the same pipe. The resource tracker then ends by
+itself. See docs/decisions.md, "How do the ingestion workers die with their parent?".
+
 This module must never touch the database or the object store, and never block the event loop.
 """
 
@@ -15,12 +21,15 @@ import asyncio
 import atexit
 import multiprocessing
 import os
+import subprocess
+import sys
 import threading
-import time
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
@@ -83,7 +92,9 @@ def prepare_document(
 ) -> Prepared | Failure:
     """Extract and chunk one document; a knowledge error becomes a `Failure` (other errors propagate)."""
     try:
-        extracted = extract_text(data, media_type=media_type, filename=filename, limits=limits)
+        extracted = extract_text(
+            data, media_type=media_type, filename=filename, limits=limits.with_chunk_cap(max_chunks, size)
+        )
         chunks = chunk_text(extracted.text, size=size, max_chunks=max_chunks)
     except KnowledgeError as exc:
         return Failure(type(exc), exc.message)
@@ -110,30 +121,36 @@ def embed_slice(embedder_type: type[Embedder], texts: list[str]) -> Embeddings:
     return asyncio.run(embedder.embed(texts))
 
 
-def pdf_pages(data: bytes, password: str | None, start: int, stop: int) -> tuple[list[str], list[str]] | Failure:
-    """The raw text and repair notices of a page range, or the `Failure` of its first unreadable page."""
+def pdf_pages(
+    data: bytes, password: str | None, start: int, stop: int, limits: ExtractLimits
+) -> tuple[list[str], list[str], Failure | None]:
+    """The raw text and repair notices of a page range up to its first failing page, and that `Failure`."""
     try:
-        return pdf_pages_text_of(data, password, start, stop)
-    except KnowledgeError as exc:
-        return Failure(type(exc), exc.message)
+        texts, notices, failure = pdf_pages_text_of(data, password, start, stop, limits)
+    except KnowledgeError as exc:  # the PDF does not open here
+        return [], [], Failure(type(exc), exc.message)
+    return texts, notices, None if failure is None else Failure(type(failure), failure.message)
 
 
 def _ready(n: int) -> int:
     return n
 
 
-def _init_worker() -> None:
+def _init_worker(lifeline: Connection) -> None:
     # One process per core already: a tokenizer that also spreads over every core would oversubscribe them.
     os.environ["TOKENIZERS_PARALLELISM"] = "false"
     # A worker holds both ends of its task queue, so it never sees the parent vanish: a parent killed with
-    # SIGKILL would leave it waiting forever. Watch the parent instead and leave with it.
-    parent = os.getppid()
-    threading.Thread(target=_exit_with_parent, args=(parent,), daemon=True, name="parent-watch").start()
+    # SIGKILL would leave it waiting forever. Watch the lifeline instead: only the parent holds its write
+    # end, so a read returns end-of-file the moment the parent dies or closes the pool, and at once when
+    # that happened while this worker was still importing. (The reaper kills a worker still importing.)
+    threading.Thread(target=_exit_with_parent, args=(lifeline,), daemon=True, name="parent-watch").start()
 
 
-def _exit_with_parent(parent: int) -> None:
-    while os.getppid() == parent:
-        time.sleep(0.5)
+def _exit_with_parent(lifeline: Connection) -> None:
+    try:
+        lifeline.recv_bytes()
+    except (EOFError, OSError):
+        pass
     os._exit(0)
 
 
@@ -144,11 +161,18 @@ class IngestPool:
         self.workers = workers or default_workers()
         """How many processes run at once."""
         self._executor: ProcessPoolExecutor | None = None
+        self._lifeline: Connection | None = None
+        self._reaper: subprocess.Popen[bytes] | None = None
 
     def _pool(self) -> ProcessPoolExecutor:
         if self._executor is None:
             context = multiprocessing.get_context("spawn")
-            self._executor = ProcessPoolExecutor(self.workers, mp_context=context, initializer=_init_worker)
+            # Every worker receives the read end when it is spawned; this process alone keeps the write end.
+            reader, self._lifeline = context.Pipe(duplex=False)
+            self._reaper = _start_reaper(reader)
+            self._executor = ProcessPoolExecutor(
+                self.workers, mp_context=context, initializer=_init_worker, initargs=(reader,)
+            )
         return self._executor
 
     async def run(self, call: Callable[..., T], *args: Any) -> T:
@@ -157,7 +181,7 @@ class IngestPool:
         try:
             return await loop.run_in_executor(self._pool(), call, *args)
         except BrokenProcessPool as exc:
-            self.close()
+            await asyncio.to_thread(self.close)
             raise KnowledgeRuntimeError(f"an ingestion worker process died: {exc}", retryable=True) from exc
 
     async def warm(self) -> None:
@@ -178,8 +202,34 @@ class IngestPool:
     def close(self) -> None:
         """Stop the worker processes (a later call starts new ones)."""
         executor, self._executor = self._executor, None
+        lifeline, self._lifeline = self._lifeline, None
+        reaper, self._reaper = self._reaper, None
         if executor is not None:
             executor.shutdown(wait=False, cancel_futures=True)
+        if lifeline is not None:
+            lifeline.close()  # the workers and the reaper see end-of-file: the workers leave, the reaper ends
+        if reaper is not None:
+            try:
+                reaper.wait(timeout=REAPER_WAIT_S)
+            except subprocess.TimeoutExpired:
+                reaper.kill()
+                reaper.wait()
+
+
+REAPER_WAIT_S = 5.0
+"""How long `close` waits for the reaper to finish its last look (it takes some milliseconds)."""
+
+
+def _start_reaper(lifeline: Connection) -> subprocess.Popen[bytes] | None:
+    """Start the reaper on the lifeline's read end (Linux only: it reads /proc), or None where it cannot run."""
+    if not os.path.isdir("/proc/self/fd"):
+        return None
+    fd = lifeline.fileno()
+    script = str(Path(__file__).with_name("_reaper.py"))
+    return subprocess.Popen(
+        [sys.executable, "-I", "-S", script, str(fd), str(os.getpid())],
+        pass_fds=(fd,), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+    )  # fmt: skip
 
 
 _shared: IngestPool | None = None

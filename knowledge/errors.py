@@ -8,6 +8,9 @@ KnowledgeError                      knowledge_error                 no   (the ro
 │   │   ├── NoTextLayerError            pdf_no_text
 │   │   ├── MalformedDocumentError      document_malformed
 │   │   ├── DocumentTooLargeError       document_too_large
+│   │   │   ├── PdfContentTooLargeError     pdf_content_too_large      (a decompression bomb)
+│   │   │   └── DocumentTextTooLargeError   document_text_too_large
+│   │   ├── ExtractionTimeoutError      document_extraction_timeout
 │   │   ├── TooManyPagesError           document_too_many_pages
 │   │   ├── EmptyDocumentError          document_empty
 │   │   └── UnsupportedDocumentTypeError document_type_unsupported
@@ -29,6 +32,7 @@ The message defaults to the class docstring. This module must never import a thi
 from __future__ import annotations
 
 __all__ = [
+    "DocumentTextTooLargeError",
     "DocumentTooLargeError",
     "EmbeddingAuthError",
     "EmbeddingDimensionError",
@@ -36,6 +40,7 @@ __all__ = [
     "EmptyDocumentError",
     "EncryptedDocumentError",
     "ExtractionError",
+    "ExtractionTimeoutError",
     "InvalidObjectKeyError",
     "KnowledgeError",
     "KnowledgeInputError",
@@ -44,6 +49,7 @@ __all__ = [
     "NoTextLayerError",
     "ObjectNotFoundError",
     "ObjectStoreError",
+    "PdfContentTooLargeError",
     "TooManyPagesError",
     "UnknownEmbeddingModelError",
     "UnsupportedDocumentTypeError",
@@ -98,6 +104,24 @@ class DocumentTooLargeError(ExtractionError):
     """The document is larger than the size limit."""
 
     code = "document_too_large"
+
+
+class PdfContentTooLargeError(DocumentTooLargeError):
+    """The PDF's pages draw more content once decompressed than extraction may read (a decompression bomb)."""
+
+    code = "pdf_content_too_large"
+
+
+class DocumentTextTooLargeError(DocumentTooLargeError):
+    """The document gives more text than extraction may collect, in all or on one page."""
+
+    code = "document_text_too_large"
+
+
+class ExtractionTimeoutError(ExtractionError):
+    """Reading the document took more processor time than extraction may spend on it."""
+
+    code = "document_extraction_timeout"
 
 
 class TooManyPagesError(ExtractionError):

@@ -1,6 +1,8 @@
 """Turn an uploaded document (PDF, Markdown, HTML, plain text) into normalised text.
 
 Every failure is an `ExtractionError` subclass with a reason an admin can act on; nothing else escapes.
+A PDF is bounded before its pages are read (size, pages, the decompressed content they draw) and while
+they are (text per page and in all, the chunk cap, processor time): see `knowledge._budget`.
 The text is safe for a Postgres `text` column (no NUL, no lone surrogate). pypdf's log records about
 documents it repaired are captured per call into `ExtractedDocument.warnings` instead of reaching the
 process log as noise. This module must never touch the database, the network or the object store, and
@@ -23,6 +25,15 @@ import pypdf
 from bs4 import BeautifulSoup
 from pypdf.errors import DependencyError, FileNotDecryptedError, LimitReachedError, PyPdfError
 
+from knowledge._budget import (
+    DEFAULT_EXTRACT_LIMITS,
+    EXPANSION_FLOOR,
+    BudgetStop,
+    ExtractLimits,
+    TextBudget,
+    extract_limits,
+)
+from knowledge._drawn import TEXT_OPERATOR, drawn_content_bytes
 from knowledge.errors import (
     DocumentTooLargeError,
     EmptyDocumentError,
@@ -30,15 +41,18 @@ from knowledge.errors import (
     ExtractionError,
     MalformedDocumentError,
     NoTextLayerError,
+    PdfContentTooLargeError,
     TooManyPagesError,
     UnsupportedDocumentTypeError,
 )
 
 __all__ = [
     "DEFAULT_EXTRACT_LIMITS",
+    "EXPANSION_FLOOR",
     "PDF",
     "ExtractLimits",
     "ExtractedDocument",
+    "extract_limits",
     "extract_text",
     "extract_text_async",
     "normalise_text",
@@ -51,20 +65,6 @@ PLAIN: Final = "text/plain"
 _EXTENSIONS: Final = {".pdf": PDF, ".md": MARKDOWN, ".markdown": MARKDOWN, ".html": HTML, ".htm": HTML}
 _TEXT_EXTENSIONS: Final = frozenset({".txt", ".text", ".csv", ".rst", ".log", ""})
 _MAX_WARNINGS: Final = 20
-
-
-@dataclass(frozen=True, slots=True)
-class ExtractLimits:
-    """The limits one extraction enforces before it spends memory or time."""
-
-    max_bytes: int = 50 * 1024 * 1024
-    """Largest accepted input, in bytes (50 MB)."""
-    max_pages: int = 2_000
-    """Most pages accepted in a PDF."""
-
-
-DEFAULT_EXTRACT_LIMITS: Final = ExtractLimits()
-"""The default limits (50 MB, 2,000 pages); a frozen value, safe as a parameter default."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,7 +89,7 @@ async def extract_text_async(
     media_type: str | None = None,
     filename: str | None = None,
     password: str | None = None,
-    limits: ExtractLimits = ExtractLimits(),
+    limits: ExtractLimits = DEFAULT_EXTRACT_LIMITS,
 ) -> ExtractedDocument:
     """`extract_text` in a worker thread, so parsing never blocks the event loop."""
     return await asyncio.to_thread(
@@ -103,7 +103,7 @@ def extract_text(
     media_type: str | None = None,
     filename: str | None = None,
     password: str | None = None,
-    limits: ExtractLimits = ExtractLimits(),
+    limits: ExtractLimits = DEFAULT_EXTRACT_LIMITS,
 ) -> ExtractedDocument:
     """Extract normalised text from `data`, or raise an `ExtractionError` saying why not (blocking)."""
     if len(data) > limits.max_bytes:
@@ -203,12 +203,14 @@ def _markdown_title(text: str) -> str | None:
 def _extract_pdf(
     data: bytes, *, password: str | None, limits: ExtractLimits, fallback_title: str | None
 ) -> ExtractedDocument:
-    """Read every page of a PDF; a document that fails on any page fails as a whole."""
+    """Read every page of a PDF within its budget; a document that fails on any page fails as a whole."""
     collected: list[str] = []
     token = _PYPDF_LOG.set(collected)
     try:
         reader, pages = open_pdf_checked(data, password, limits)
-        texts = pdf_pages_text(reader, 0, pages)
+        texts, failure = pdf_pages_text(reader, 0, pages, TextBudget(limits))
+        if failure is not None:
+            raise failure
         title = _pdf_title(reader)
     finally:
         _PYPDF_LOG.reset(token)
@@ -216,7 +218,7 @@ def _extract_pdf(
 
 
 def open_pdf_checked(data: bytes, password: str | None, limits: ExtractLimits) -> tuple[pypdf.PdfReader, int]:
-    """Open (and decrypt) a PDF and count its pages, refusing one over the page limit."""
+    """Open (and decrypt) a PDF and count its pages, refusing one over the page or drawn-content limits."""
     reader = _open_pdf(data, password)
     try:
         pages = len(reader.pages)
@@ -224,31 +226,74 @@ def open_pdf_checked(data: bytes, password: str | None, limits: ExtractLimits) -
         raise MalformedDocumentError(f"the PDF's page tree is damaged: {_reason(exc)}") from exc
     if pages > limits.max_pages:
         raise TooManyPagesError(f"the PDF has {pages:,} pages; the limit is {limits.max_pages:,}")
+    expanded = max(EXPANSION_FLOOR, limits.max_expansion * len(data))
+    limit = min(limits.max_content_bytes, expanded)
+    if drawn_content_bytes(reader, pages, limit=limit) > limit:
+        if limit == limits.max_content_bytes:
+            reason = f"more than the limit of {limit:,} bytes"
+        else:
+            reason = f"more than {limits.max_expansion:,} times the file's {len(data):,} bytes"
+        raise PdfContentTooLargeError(
+            f"the PDF's pages draw {reason} of decompressed content (a decompression bomb, or pages that "
+            "share one content stream)"
+        )
     return reader, pages
 
 
-def pdf_pages_text(reader: pypdf.PdfReader, start: int, stop: int) -> list[str]:
-    """The raw text of pages `start`..`stop - 1`; the first page that cannot be read fails the call."""
+def pdf_pages_text(
+    reader: pypdf.PdfReader, start: int, stop: int, budget: TextBudget
+) -> tuple[list[str], ExtractionError | None]:
+    """The raw text of pages `start`..`stop - 1` up to the first that fails, and that failure (or None).
+
+    `budget` stops the reading at the first page that passes one of its bounds, inside the page if it can.
+    """
     texts: list[str] = []
     for index in range(start, stop):
         try:
-            texts.append(reader.pages[index].extract_text() or "")
-        except LimitReachedError as exc:
-            raise DocumentTooLargeError(f"page {index + 1} exceeds a decoding limit: {exc}") from exc
-        except Exception as exc:  # pypdf raises many types on damaged content streams
-            raise MalformedDocumentError(f"page {index + 1} cannot be read: {_reason(exc)}") from exc
-    return texts
+            budget.begin_page(index)
+            text = _page_text(reader, index, budget)
+            budget.end_page(text)
+        except ExtractionError as exc:
+            return texts, exc
+        texts.append(text)
+    return texts, None
 
 
-def pdf_pages_text_of(data: bytes, password: str | None, start: int, stop: int) -> tuple[list[str], list[str]]:
+def _page_text(reader: pypdf.PdfReader, index: int, budget: TextBudget) -> str:
+    """One page's raw text, read with the budget watching; pypdf's failures become extraction errors."""
+    try:
+        page = reader.pages[index]
+        if not _may_draw_text(page):  # what pypdf does itself without visitors: no text operator, no text
+            return ""
+        return page.extract_text(visitor_operand_before=budget.on_operator, visitor_text=budget.on_text) or ""
+    except BudgetStop as stop:
+        raise stop.error from None
+    except LimitReachedError as exc:
+        raise DocumentTooLargeError(f"page {index + 1} exceeds a decoding limit: {exc}") from exc
+    except Exception as exc:  # pypdf raises many types on damaged content streams
+        raise MalformedDocumentError(f"page {index + 1} cannot be read: {_reason(exc)}") from exc
+
+
+def _may_draw_text(page: pypdf.PageObject) -> bool:
+    """Whether the page's content holds an operator that can add text (True when that cannot be told)."""
+    try:
+        contents = page.get_contents()
+        return contents is None or TEXT_OPERATOR.search(contents.get_data()) is not None
+    except Exception:  # let the extraction itself report the damage
+        return True
+
+
+def pdf_pages_text_of(
+    data: bytes, password: str | None, start: int, stop: int, limits: ExtractLimits
+) -> tuple[list[str], list[str], ExtractionError | None]:
     """`pdf_pages_text` on a PDF opened here (a pool worker's half), with the repair notices it logged."""
     collected: list[str] = []
     token = _PYPDF_LOG.set(collected)
     try:
-        texts = pdf_pages_text(_open_pdf(data, password), start, stop)
+        texts, failure = pdf_pages_text(_open_pdf(data, password), start, stop, TextBudget(limits))
     finally:
         _PYPDF_LOG.reset(token)
-    return texts, collected
+    return texts, collected, failure
 
 
 def pdf_title(reader: pypdf.PdfReader) -> str | None:

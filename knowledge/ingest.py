@@ -27,7 +27,7 @@ from knowledge.chunk import DEFAULT_CHUNK_TOKENS, DEFAULT_MAX_CHUNKS, DEFAULT_OV
 from knowledge.db_errors import EmbedderMismatchError, ModelNotWantedError, SourceNotFoundError
 from knowledge.embed import Embedder
 from knowledge.errors import EmptyDocumentError
-from knowledge.extract import ExtractLimits, extract_text_async
+from knowledge.extract import ExtractLimits, extract_limits, extract_text_async
 from knowledge.objects import ObjectStore, object_key_for
 from state.db import Connection, Database
 
@@ -52,7 +52,6 @@ EmbedderLookup = Callable[[str], Embedder]
 """Model id -> embedder, e.g. `knowledge.embed.get_embedder`."""
 
 MAX_REASON_CHARS = 1000
-_DEFAULT_LIMITS = ExtractLimits()
 
 
 async def register_upload(
@@ -171,13 +170,14 @@ async def prepare_chunks(
     *,
     chunk_tokens: int = DEFAULT_CHUNK_TOKENS,
     overlap_tokens: int = DEFAULT_OVERLAP_TOKENS,
-    limits: ExtractLimits = _DEFAULT_LIMITS,
+    limits: ExtractLimits | None = None,
     max_chunks: int = DEFAULT_MAX_CHUNKS,
 ) -> PreparedChunks:
     """Write the chunk rows of a source under `model` (copied from another model's rows when complete).
 
     Only while the source is wanted under `model`: `ModelNotWantedError` otherwise (a switch toward it was
     cancelled), before anything is written.
+    `limits` defaults to the settings' extraction bounds; the chunk cap is enforced while the text is read.
     """
     with translated():
         async with db.connection() as conn:
@@ -202,8 +202,9 @@ async def prepare_chunks(
             raise SourceNotFoundError(f"no knowledge source {source_id}")
         started = time.perf_counter()
         data = await store.get(document["object_key"])
+        bounds = (limits or extract_limits()).with_chunk_cap(max_chunks, chunk_tokens)
         extracted = await extract_text_async(
-            data, media_type=document["media_type"], filename=document["filename"], limits=limits
+            data, media_type=document["media_type"], filename=document["filename"], limits=bounds
         )
         extract_s = time.perf_counter() - started
         started = time.perf_counter()

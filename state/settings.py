@@ -78,6 +78,19 @@ class Settings(BaseSettings):
     """Processes that extract PDFs and embed during bulk ingestion; None means one per CPU core."""
     max_chunks_per_source: int = Field(default=20_000, ge=1)
     """Most chunks one knowledge source may hold; a document that needs more fails with `too_many_chunks`."""
+    # Extraction bounds, checked before and while a PDF is read (docs/decisions.md, "What bounds one extraction").
+    max_pdf_pages: int = Field(default=2_000, ge=1)
+    """Most pages one PDF may have (`document_too_many_pages`)."""
+    max_pdf_content_bytes: int = Field(default=128 * 1024 * 1024, ge=1024)
+    """Most decompressed content a PDF's pages may draw, a shared stream counted per page (`pdf_content_too_large`)."""
+    max_pdf_expansion: int = Field(default=100, ge=1)
+    """Past 16 MiB, drawn content may be at most this many times the file's size (`pdf_content_too_large`)."""
+    max_extracted_text_bytes: int = Field(default=32 * 1024 * 1024, ge=1024)
+    """Most text (UTF-8 bytes) one PDF may give (`document_text_too_large`)."""
+    max_page_text_bytes: int = Field(default=1024 * 1024, ge=1024)
+    """Most text one PDF page may give (`document_text_too_large`)."""
+    max_extract_cpu_s: float = Field(default=300.0, gt=0, allow_inf_nan=False)
+    """Processor seconds each core may spend reading one document (`document_extraction_timeout`)."""
 
     @field_validator("database_url")
     @classmethod
