@@ -29,6 +29,7 @@ from knowledge._bulk import ingest_sources
 from knowledge._pool import shared_pool
 from knowledge.db_errors import ModelNotWantedError
 from knowledge.errors import ExtractionError, KnowledgeError
+from knowledge.extract import extract_limits
 from knowledge.ingest import embed_batch, mark_failed, mark_ready, model_wanted, prepare_chunks
 
 __all__ = [
@@ -98,6 +99,7 @@ async def build_model_steps(ctx: inngest.Context, slot: ServiceSlot, source_id: 
                     source_id,
                     model,
                     max_chunks=services.settings.max_chunks_per_source,
+                    limits=extract_limits(services.settings),
                 ),
             )
         except ModelNotWantedError:
@@ -176,6 +178,7 @@ async def build_model_in_one_step(
             services.db, services.object_store, [source_id], embedders=services.embedders.get,
             pool=shared_pool(services.settings.ingest_workers),
             max_chunks=services.settings.max_chunks_per_source, models=(model,),
+            limits=extract_limits(services.settings),
         )  # fmt: skip
         if not result.outcomes:
             raise inngest.NonRetriableError(f"no knowledge source {source_id}")

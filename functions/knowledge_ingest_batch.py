@@ -24,6 +24,7 @@ from functions._services import ServiceSlot
 from functions.knowledge_ingest import CONCURRENCY_PER_ORGANIZATION, RETRIES
 from knowledge._bulk import ingest_sources
 from knowledge._pool import shared_pool
+from knowledge.extract import extract_limits
 from knowledge.ingest import mark_failed
 
 __all__ = ["BATCH_FUNCTION_ID", "EVENT_BATCH", "MAX_BATCH_SOURCES", "make_knowledge_ingest_batch", "source_ids_of"]
@@ -78,6 +79,7 @@ def make_knowledge_ingest_batch(client: inngest.Inngest, slot: ServiceSlot) -> i
                 services.db, services.object_store, ids, embedders=services.embedders.get,
                 pool=shared_pool(services.settings.ingest_workers),
                 max_chunks=services.settings.max_chunks_per_source,
+                limits=extract_limits(services.settings),
             )  # fmt: skip
             counts = {status: result.count(status) for status in ("ready", "failed", "unchanged", "pending")}
             if counts["pending"]:

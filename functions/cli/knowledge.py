@@ -42,6 +42,7 @@ from knowledge._bulk import SourceOutcome, ingest_sources
 from knowledge._ingest_records import RegisteredSource
 from knowledge._pool import shared_pool
 from knowledge._register_many import Document, register_many
+from knowledge.extract import extract_limits
 from knowledge.search import DEFAULT_MIN_RELEVANCE, DEFAULT_PER_SOURCE
 from knowledge.search import search as search_knowledge
 from knowledge.settings import begin_switch, cancel_running_switch, live_model
@@ -136,7 +137,7 @@ async def _ingest_files(
                 result = await ingest_sources(
                     svc.db, svc.object_store, pending, embedders=svc.embedders.get,
                     pool=shared_pool(svc.settings.ingest_workers), max_chunks=svc.settings.max_chunks_per_source,
-                    on_progress=advance,
+                    limits=extract_limits(svc.settings), on_progress=advance,
                 )  # fmt: skip
                 outcomes = {o.source_id: o for o in result.outcomes}
                 seconds.update(extract=result.extract_s, embed=result.embed_s, write=result.write_s)
