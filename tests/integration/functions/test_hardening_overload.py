@@ -127,7 +127,7 @@ async def test_a_segment_build_past_the_cap_asks_inngest_to_retry_after_the_cap_
 
     inner = CountingBuilder(ScriptedConversation())
     limited = LimitedBuilder(inner, max_concurrent=1, retry_after_s=7)
-    limited.active = 1  # one build of this process is running
+    limited.slots.active = 1  # one build of this process is running
     key = new_signing_key()
     client = production_client(key)
     app = serve_functions(client, [make_context_segment_brief(client, builder=lambda: limited)])
