@@ -33,8 +33,8 @@ __all__ = ["BriefSlots", "LimitedBuilder", "build_brief", "build_explained_brief
 T = TypeVar("T")
 
 
-_HOLDING: ContextVar[bool] = ContextVar("ac_context_brief_slot_held", default=False)
-"""True inside a request or build that already holds one of the process's brief slots."""
+_HOLDING: ContextVar[BriefSlots | None] = ContextVar("ac_context_brief_slot_held", default=None)
+"""The slots whose one slot the current request or build holds already, if any."""
 
 
 class BriefSlots:
@@ -56,14 +56,14 @@ class BriefSlots:
             retry_after_s=self.retry_after_s,
         )
 
-    def try_acquire(self) -> Token[bool] | None:
+    def try_acquire(self) -> Token[BriefSlots | None] | None:
         """Take a slot for the current context (None when every slot is taken); give it back with `release`."""
         if self.active >= self.capacity:
             return None
         self.active += 1
-        return _HOLDING.set(True)
+        return _HOLDING.set(self)
 
-    def release(self, token: Token[bool]) -> None:
+    def release(self, token: Token[BriefSlots | None]) -> None:
         """Give back the slot `try_acquire` took."""
         _HOLDING.reset(token)
         self.active -= 1
@@ -71,7 +71,7 @@ class BriefSlots:
     @contextmanager
     def hold(self) -> Iterator[None]:
         """Run inside a slot: the one this context holds already, else a new one, else raise the refusal."""
-        if _HOLDING.get():
+        if _HOLDING.get() is self:
             yield
             return
         token = self.try_acquire()
