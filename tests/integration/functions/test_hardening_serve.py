@@ -1,7 +1,7 @@
 """`ac-context serve` (what `make serve` runs) on a fresh environment: dev mode on 127.0.0.1 with a token
 printed once and a line saying where /docs is; production mode without its keys refuses in one line; a
 connection left idle longer than a client's keep-alive is still open (uvicorn's own 5 s is not), and the
-Dockerfile serves with the same uvicorn settings."""
+Dockerfile serves with the same uvicorn settings, on uvicorn's C HTTP parser and the uvloop loop."""
 
 from __future__ import annotations
 
@@ -151,3 +151,22 @@ def test_the_dockerfile_serves_with_the_same_uvicorn_settings_as_serve() -> None
     assert arguments[:2] == ["uvicorn", "functions.app:app"]
     assert arguments[arguments.index("--timeout-keep-alive") + 1] == str(KEEP_ALIVE_S)
     assert arguments[arguments.index("--backlog") + 1] == str(BACKLOG)
+
+
+def test_uvicorn_serves_with_its_c_http_parser_and_the_uvloop_loop() -> None:
+    from uvicorn.config import Config
+    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+    async def app(scope: object, receive: object, send: object) -> None:
+        raise AssertionError("never called")
+
+    config = Config(app=app)  # what `ac-context serve` and the Dockerfile leave to uvicorn: http and loop "auto"
+    config.load()
+    assert config.http_protocol_class is HttpToolsProtocol
+    factory = config.get_loop_factory()
+    assert factory is not None
+    loop = factory()
+    try:
+        assert type(loop).__module__.startswith("uvloop"), type(loop)
+    finally:
+        loop.close()
