@@ -1,11 +1,14 @@
 """One way to build a brief from the functions layer: build, record the metrics, and return the brief.
 
 The front door endpoint, the segment function and the CLI all build through `build_brief`, so the metrics
-see every brief. `LimitedBuilder` caps the briefs one process builds at once
-(`AC_CONTEXT_MAX_CONCURRENT_BRIEFS`): past the cap a build raises `OverloadedError` at once (503
+see every brief. `BriefSlots` is the process's count of briefs in flight, capped at
+`AC_CONTEXT_MAX_CONCURRENT_BRIEFS`: past the cap a brief is refused at once with `OverloadedError` (503
 `overloaded` with `Retry-After` over HTTP, a retried step in a function) instead of starting a build whose
-sources would time out on a saturated loop and answer with holes. A brief whose sources failed because
-the database is down is not a brief: it raises `DatabaseUnavailableError` (503 `database_unavailable`).
+sources would time out on a saturated loop and answer with holes. The HTTP edge takes a front door
+request's slot from its headers alone, before its body is read, and holds it until the answer is sent; a
+build inside that request runs on that slot (a context variable says so), and any other build (a segment
+step, the CLI) takes its own slot in `LimitedBuilder`. A brief whose sources failed because the database is
+down is not a brief: it raises `DatabaseUnavailableError` (503 `database_unavailable`).
 
 This module must never write prose, change a policy or catch a required source failure: it records the
 failure and re-raises it for the caller (a retryable step, or an HTTP 503).
@@ -13,7 +16,9 @@ failure and re-raises it for the caller (a retryable step, or an HTTP 503).
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar, Token
 from typing import TypeVar, cast
 
 from context.builder import ContextBuilder
@@ -23,29 +28,82 @@ from functions._metrics import Metrics
 from functions.errors import OverloadedError
 from state.errors import DatabaseUnavailableError
 
-__all__ = ["LimitedBuilder", "build_brief", "build_explained_brief"]
+__all__ = ["BriefSlots", "LimitedBuilder", "build_brief", "build_explained_brief"]
 
 T = TypeVar("T")
 
 
-class LimitedBuilder:
-    """A builder that refuses, at once, a build past `max_concurrent` builds running in this process."""
+_HOLDING: ContextVar[BriefSlots | None] = ContextVar("ac_context_brief_slot_held", default=None)
+"""The slots whose one slot the current request or build holds already, if any."""
 
-    def __init__(
-        self, inner: ContextBuilder, *, max_concurrent: int, retry_after_s: int = 1, metrics: Metrics | None = None
-    ) -> None:
-        self.inner = inner
-        self.max_concurrent = max_concurrent
+
+class BriefSlots:
+    """The briefs this process has in flight, at most `capacity`; a refusal is counted in `metrics`."""
+
+    def __init__(self, capacity: int, *, retry_after_s: int = 1, metrics: Metrics | None = None) -> None:
+        self.capacity = capacity
         self.retry_after_s = retry_after_s
         self.metrics = metrics
         self.active = 0
-        """Builds running now."""
+        """Slots held now."""
+
+    def refusal(self) -> OverloadedError:
+        """The `overloaded` error of a full process, counted once in `briefs_overloaded`."""
+        if self.metrics is not None:
+            self.metrics.briefs_overloaded.inc()
+        return OverloadedError(
+            f"this process is building {self.capacity} briefs already; retry in {self.retry_after_s} s",
+            retry_after_s=self.retry_after_s,
+        )
+
+    def try_acquire(self) -> Token[BriefSlots | None] | None:
+        """Take a slot for the current context (None when every slot is taken); give it back with `release`."""
+        if self.active >= self.capacity:
+            return None
+        self.active += 1
+        return _HOLDING.set(self)
+
+    def release(self, token: Token[BriefSlots | None]) -> None:
+        """Give back the slot `try_acquire` took."""
+        _HOLDING.reset(token)
+        self.active -= 1
+
+    @contextmanager
+    def hold(self) -> Iterator[None]:
+        """Run inside a slot: the one this context holds already, else a new one, else raise the refusal."""
+        if _HOLDING.get() is self:
+            yield
+            return
+        token = self.try_acquire()
+        if token is None:
+            raise self.refusal()
+        try:
+            yield
+        finally:
+            self.release(token)
+
+
+class LimitedBuilder:
+    """A builder that refuses, at once, a build past the process's brief slots (see the module docstring)."""
+
+    def __init__(
+        self,
+        inner: ContextBuilder,
+        *,
+        max_concurrent: int,
+        retry_after_s: int = 1,
+        metrics: Metrics | None = None,
+        slots: BriefSlots | None = None,
+    ) -> None:
+        self.inner = inner
+        self.slots = slots or BriefSlots(max_concurrent, retry_after_s=retry_after_s, metrics=metrics)
+        """The slots this builder's builds run in; the HTTP edge admits the front door through the same."""
         self.database_probe: Callable[[], Awaitable[bool]] | None = None
         """Asked when a brief comes back with failed sources: False means the database is down, and the
         build answers `DatabaseUnavailableError` rather than a brief with holes."""
 
     async def build(self, request: ContextRequest, policy: ContextPolicy) -> ContextBrief:
-        """Build through the inner builder, or raise `OverloadedError` when the cap is reached."""
+        """Build through the inner builder, or raise `OverloadedError` when no slot is free."""
         return await self._guarded(lambda: self.inner.build(request, policy), lambda brief: brief)
 
     async def build_explained(
@@ -56,18 +114,8 @@ class LimitedBuilder:
         return await self._guarded(lambda: explained(request, policy), lambda pair: pair[0])
 
     async def _guarded(self, call: Callable[[], Awaitable[T]], brief_of: Callable[[T], ContextBrief]) -> T:
-        if self.active >= self.max_concurrent:
-            if self.metrics is not None:
-                self.metrics.briefs_overloaded.inc()
-            raise OverloadedError(
-                f"this process is building {self.max_concurrent} briefs already; retry in {self.retry_after_s} s",
-                retry_after_s=self.retry_after_s,
-            )
-        self.active += 1
-        try:
+        with self.slots.hold():
             result = await call()
-        finally:
-            self.active -= 1
         if brief_of(result).failed_sources and self.database_probe is not None and not await self.database_probe():
             raise DatabaseUnavailableError("the database is unreachable, so the brief's sources could not be read")
         return result

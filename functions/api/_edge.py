@@ -12,6 +12,15 @@ The bearer token is the operator token or an API key (`functions.api._auth`: at 
 the caller it names is left in the request scope, where the route's scope dependency reads it
 (`functions.api._scopes`).
 
+Admission, the last check on the headers: a front door brief (`ADMITTED_ROUTES`) takes one of the process's
+brief slots (`functions._briefs.BriefSlots`) before its body is read and holds it until its answer is sent;
+with every slot taken it answers 503 `overloaded` with `Retry-After` at once, without reading the body,
+parsing anything or asking the database (a full process answers so even before the key is looked up).
+
+A body a route may parse as JSON is measured for depth while it streams in (`functions.api._json_depth`):
+the chunk that nests it deeper than `MAX_JSON_DEPTH` ends the request with 422 `invalid_request` (detail
+type `json_too_deep`), on every route alike, so no parser ever recurses into it.
+
 This module must never log or measure a header value, a path parameter or a body.
 """
 
@@ -25,13 +34,15 @@ from typing import Any
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from functions._briefs import BriefSlots
 from functions._signature_freshness import SIGNED_METHODS, signature_refusal
 from functions.api._auth import CALLER, Caller, authenticate
-from functions.api._http import error_response
+from functions.api._http import error_response, json_too_deep
+from functions.api._json_depth import JsonDepth
 from functions.api._knowledge_batch import MAX_BATCH_BYTES
 from functions.errors import ApiError
 
-__all__ = ["UPLOAD_FRAMING_BYTES", "EdgeGuard"]
+__all__ = ["ADMITTED_ROUTES", "UPLOAD_FRAMING_BYTES", "EdgeGuard"]
 
 logger = logging.getLogger("functions.http")
 
@@ -41,8 +52,14 @@ BATCH_PATH = "/v1/knowledge/sources:batch"
 """The batch registration route: its body is many documents, bounded by `MAX_BATCH_BYTES`, not the JSON limit."""
 
 
+ADMITTED_ROUTES = frozenset({("POST", "/v1/context/briefs")})
+"""The (method, path) of the requests that take a brief slot at the edge, before their body is read."""
+_REFUSED_ROUTE = "ac_context.refused_route"
+"""The scope key naming the route template of a request the admission refused before routing."""
+
+
 class _TooLarge(Exception):
-    """The body passed its limit while streaming in."""
+    """The body passed its limit (of size or depth) while streaming in."""
 
 
 @dataclass
@@ -87,7 +104,7 @@ class EdgeGuard:
             await self._guard(scope, receive, send_status)
         finally:
             route = scope.get("route")
-            template = getattr(route, "path", None) or "unmatched"
+            template = getattr(route, "path", None) or scope.get(_REFUSED_ROUTE) or "unmatched"
             metrics = scope["app"].state.metrics
             metrics.observe_request(scope["method"], template, status[0], time.perf_counter() - started)
 
@@ -98,6 +115,10 @@ class EdgeGuard:
         path: str = scope["path"]
         upload = batch = False
         if path.startswith("/v1/") or path == "/v1":
+            full = _admission_slots(scope)
+            if full is not None and full.active >= full.capacity:
+                await _overloaded(scope, receive, send, full)  # shed before a key lookup waits on the database
+                return
             caller = await authenticate(app, headers.get("authorization"))
             if not isinstance(caller, Caller):
                 await caller(scope, receive, send)
@@ -131,27 +152,43 @@ class EdgeGuard:
         if declared is not None and (not declared.isdigit() or int(declared) > limit):
             await _answer(scope, receive, send, too_large)
             return
-        await self._bounded(scope, receive, send, limit, too_large)
+        slots = _admission_slots(scope)
+        if slots is None:
+            await self._bounded(scope, receive, send, limit, too_large)
+            return
+        token = slots.try_acquire()
+        if token is None:
+            await _overloaded(scope, receive, send, slots)
+            return
+        try:
+            await self._bounded(scope, receive, send, limit, too_large)
+        finally:
+            slots.release(token)
 
     async def _bounded(self, scope: Scope, receive: Receive, send: Send, limit: int, too_large: ApiError) -> None:
         received = 0
-        exceeded = False
+        cut: ApiError | None = None  # why the body was cut off: past its limit, or nested too deep
         response_started = False
+        depth = _depth_of_json_body(scope)
 
         async def bounded_receive() -> Message:
-            nonlocal received, exceeded
+            nonlocal received, cut
             message = await receive()
             if message["type"] == "http.request":
-                received += len(message.get("body", b""))
+                chunk = message.get("body", b"")
+                received += len(chunk)
                 if received > limit:
-                    exceeded = True
+                    cut = too_large
+                    raise _TooLarge
+                if depth is not None and depth.too_deep(chunk):
+                    cut = json_too_deep(depth.limit)
                     raise _TooLarge
             return message
 
         async def guarded_send(message: Message) -> None:
             nonlocal response_started
-            if exceeded and not response_started:
-                return  # whatever the route made of the cut body, the answer is 413
+            if cut is not None and not response_started:
+                return  # whatever the route made of the cut body, the answer is the cut's
             if message["type"] == "http.response.start":
                 response_started = True
             await send(message)
@@ -161,14 +198,44 @@ class EdgeGuard:
         except Exception as exc:
             if response_started:
                 raise
-            if not exceeded:
+            if cut is None:
                 logger.exception("unhandled %s on %s %s", type(exc).__name__, scope["method"], _template(scope))
                 await error_response(500, "internal_error", "the service failed; the failure is logged")(
                     scope, receive, send
                 )
                 return
-        if exceeded and not response_started:
-            await _answer(scope, receive, send, too_large)
+        if cut is not None and not response_started:
+            await _answer(scope, receive, send, cut)
+
+
+def _depth_of_json_body(scope: Scope) -> JsonDepth | None:
+    """A depth count for a body that a route may parse as JSON (no content type, or a JSON one); else None.
+
+    The Inngest endpoint is left to the SDK, which parses its own (signed) bodies.
+    """
+    if scope["path"] == scope["app"].state.inngest_path:
+        return None
+    content_type = Headers(scope=scope).get("content-type", "")
+    return JsonDepth() if not content_type or "json" in content_type.lower() else None
+
+
+def _admission_slots(scope: Scope) -> BriefSlots | None:
+    """The brief slots a request must take at the edge: its route's, once the services are open; else None."""
+    if (scope["method"], scope["path"]) not in ADMITTED_ROUTES:
+        return None
+    slot = scope["app"].state.slot
+    if not slot.ready:
+        return None  # the route answers 503 database_unavailable
+    slots = getattr(slot.get().builder, "slots", None)
+    return slots if isinstance(slots, BriefSlots) else None
+
+
+async def _overloaded(scope: Scope, receive: Receive, send: Send, slots: BriefSlots) -> None:
+    """503 `overloaded` with `Retry-After`, counted; the body is never read."""
+    scope[_REFUSED_ROUTE] = scope["path"]  # an admitted path is its own route template
+    refusal = slots.refusal()
+    headers = {"Retry-After": str(refusal.retry_after_s)}
+    await error_response(503, refusal.code, str(refusal), None, headers)(scope, receive, send)
 
 
 def _template(scope: Scope) -> str:

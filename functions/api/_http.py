@@ -4,7 +4,9 @@ Every error answers `{"error": {"code", "message", "details"}}` with a stable ma
 code of the core error that caused it (mapped to a status by `functions.errors.http_status`), or one of
 this layer's own (`auth_missing`, `auth_invalid`, `auth_not_configured`, `invalid_request`, `json_invalid`,
 `body_unreadable`, `not_found`, `method_not_allowed`, ...). FastAPI's and Starlette's own answers (an unknown
-route, a wrong method, a body that is not JSON) use the envelope too. An error whose cause is a lost or
+route, a wrong method, a body that is not JSON) use the envelope too. A body nested too deep is refused by
+the edge before any parser sees it, with `json_too_deep` (422 `invalid_request`, detail type
+`json_too_deep`, the shape a too-deep free-form field gets). An error whose cause is a lost or
 refused database connection answers 503 `database_unavailable`, whichever layer raised it. The bearer
 value itself is checked at the edge (`functions.api._auth`) and each route's scope by its dependency
 (`functions.api._scopes`). This module must never put request text into a log line or a metric.
@@ -37,6 +39,7 @@ __all__ = [
     "error_response",
     "install_error_handlers",
     "is_database_outage",
+    "json_too_deep",
 ]
 
 logger = logging.getLogger("functions.http")
@@ -97,6 +100,13 @@ def error_response(
     return JSONResponse(
         status_code=status, content={"error": {"code": code, "message": message, "details": details}}, headers=headers
     )
+
+
+def json_too_deep(limit: int) -> ApiError:
+    """422 `invalid_request` for a body nested deeper than `limit`, shaped like a field's `json_too_deep`."""
+    message = f"JSON nested deeper than {limit} levels"
+    details = [{"loc": ["body"], "msg": message, "type": "json_too_deep"}]
+    return ApiError(422, "invalid_request", f"the request body is {message}", details=details)
 
 
 def _jsonable_errors(errors: list[Any]) -> list[dict[str, Any]]:
@@ -198,7 +208,7 @@ def install_error_handlers(app: FastAPI) -> None:
     async def http_error(_: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, StarletteHTTPException)
         if exc.status_code == 400:
-            return error_response(400, "body_unreadable", "the body could not be read as UTF-8 JSON of a sane depth")
+            return error_response(400, "body_unreadable", "the body could not be read as UTF-8 JSON")
         code = _STATUS_CODES.get(exc.status_code, f"http_{exc.status_code}")
         return error_response(exc.status_code, code, str(exc.detail), None, dict(exc.headers or {}) or None)
 

@@ -4,7 +4,8 @@ Dev mode (the default) talks to a local Inngest dev server, listens on the loopb
 uses `AC_CONTEXT_API_TOKEN` or a token it generates and prints once. Production mode is chosen only by
 `AC_CONTEXT_INNGEST_MODE=production`, and refuses to start, in one line naming them, without its keys
 (`functions._production`); either mode refuses a malformed step encryption key in one line. This module
-decides and prints; uvicorn is started by the command.
+decides and prints; uvicorn is started by the command, with `KEEP_ALIVE_S` and `BACKLOG` (the Dockerfile
+passes the same to `uvicorn functions.app:app`; a test compares them).
 """
 
 from __future__ import annotations
@@ -13,13 +14,26 @@ import ipaddress
 import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Final
 
 from functions._encryption import parse_keys
 from functions._production import check_production
 from functions.errors import InngestConfigError
 from state.settings import load_settings
 
-__all__ = ["ServePlan", "plan_serve"]
+__all__ = ["BACKLOG", "KEEP_ALIVE_S", "ServePlan", "plan_serve"]
+
+KEEP_ALIVE_S: Final = 75
+"""uvicorn's `timeout_keep_alive` (docs/decisions.md, "Which uvicorn settings serve an overload?").
+
+It outlasts the idle time of the clients and proxies in front (httpx 5 s, aiohttp 15 s, a load balancer's
+60 s). At uvicorn's default of 5 s, equal to httpx's, the server closed an idle connection in the same instant
+a client reused it, and that request got no answer.
+"""
+BACKLOG: Final = 2048
+"""uvicorn's `backlog` (its default, said here): connections the kernel holds before the loop accepts them.
+`limit_concurrency` stays off: its 503 is plain text outside the envelope and it counts idle keep-alive
+connections; the edge's brief admission is the limit that answers in the envelope."""
 
 _LOOPBACK_NAMES = frozenset({"localhost"})
 

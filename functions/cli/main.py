@@ -129,7 +129,7 @@ def serve(
 
     import uvicorn
 
-    from functions.cli._serve import plan_serve
+    from functions.cli._serve import BACKLOG, KEEP_ALIVE_S, plan_serve
     from functions.errors import InngestConfigError
     from state.settings import get_settings
 
@@ -142,7 +142,15 @@ def serve(
     get_settings.cache_clear()
     for line in plan.lines:
         typer.echo(line)
-    uvicorn.run("functions.app:app", host=host, port=port, workers=workers, proxy_headers=plan.production)
+    uvicorn.run(
+        "functions.app:app",
+        host=host,
+        port=port,
+        workers=workers,
+        proxy_headers=plan.production,
+        timeout_keep_alive=KEEP_ALIVE_S,
+        backlog=BACKLOG,
+    )
 
 
 @app.command()

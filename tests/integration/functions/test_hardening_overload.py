@@ -1,18 +1,28 @@
 """Overload is explicit: past the per-process cap a brief answers 503 `overloaded` with Retry-After at once,
-every brief that is built is complete, and /metrics counts the refusals, the degraded briefs and latency."""
+every brief that is built is complete, and /metrics counts the refusals, the degraded briefs and latency.
+
+The refusal is decided at the edge from the headers: a brief whose body is still streaming in gets its 503
+while the cap is full without a byte of it read, and 64 concurrent briefs over real connections to one
+uvicorn serving the app with the shipped settings get only complete briefs and 503 envelopes."""
 
 from __future__ import annotations
 
 import asyncio
+import socket
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
+
+import httpx
+import uvicorn
+from fastapi import FastAPI
 
 from context.builder import DefaultContextBuilder
 from context.models import ContextBrief, ContextPolicy, ContextRequest
 from context.packer import ContextPacker
 from context.sources import default_registry
 from functions.app import create_app
+from functions.cli._serve import BACKLOG, KEEP_ALIVE_S
 from state.db import Database
 from state.settings import load_settings
 from tests.factories import Factory
@@ -26,16 +36,28 @@ CALLERS = 50
 class HoldingBuilder:
     """The real builder, holding each build until every caller past the cap has had its answer."""
 
-    def __init__(self, inner: DefaultContextBuilder) -> None:
+    def __init__(self, inner: DefaultContextBuilder, *, hold_s: float = 60) -> None:
         self.inner = inner
         self.release = asyncio.Event()
         self.started = 0
+        self.hold_s = hold_s
 
     async def build(self, request: ContextRequest, policy: ContextPolicy) -> ContextBrief:
         self.started += 1
-        async with asyncio.timeout(60):
+        async with asyncio.timeout(self.hold_s):
             await self.release.wait()
         return await self.inner.build(request, policy)
+
+
+def _holding_app(db: Database, tmp_path: Path, *, cap: int, hold_s: float = 60) -> tuple[FastAPI, HoldingBuilder]:
+    """The service with the real sources behind a builder that holds every build until released."""
+    embedders = fake_embedders()
+    registry = default_registry(db, embedders=embedders.get)
+    holding = HoldingBuilder(DefaultContextBuilder(registry, ContextPacker(), source_timeout_s=30.0), hold_s=hold_s)
+    settings = load_settings(api_token=TOKEN, data_dir=tmp_path, max_concurrent_briefs=cap)
+    client = RecordingInngest(app_id="ac-context", is_production=True, signing_key=new_signing_key())
+    app = create_app(settings, db=db, inngest_client=client, registry=registry, builder=holding, embedders=embedders)
+    return app, holding
 
 
 async def test_fifty_concurrent_briefs_over_a_cap_of_eight_give_complete_briefs_and_fast_503s(
@@ -127,7 +149,7 @@ async def test_a_segment_build_past_the_cap_asks_inngest_to_retry_after_the_cap_
 
     inner = CountingBuilder(ScriptedConversation())
     limited = LimitedBuilder(inner, max_concurrent=1, retry_after_s=7)
-    limited.active = 1  # one build of this process is running
+    limited.slots.active = 1  # one build of this process is running
     key = new_signing_key()
     client = production_client(key)
     app = serve_functions(client, [make_context_segment_brief(client, builder=lambda: limited)])
@@ -143,3 +165,92 @@ async def test_a_segment_build_past_the_cap_asks_inngest_to_retry_after_the_cap_
     assert response.headers.get("x-inngest-no-retry") != "true"
     retry_at = datetime.fromisoformat(response.headers["retry-after"].replace("Z", "+00:00"))
     assert timedelta(seconds=5) <= retry_at.replace(tzinfo=None) - datetime.now() <= timedelta(seconds=7)
+
+
+async def test_a_brief_whose_body_is_still_streaming_gets_its_503_at_once_while_the_cap_is_full(
+    db: Database, tmp_path: Path, factory: Factory, fake_live_model: str
+) -> None:
+    org = await factory.organization()
+    app, holding = _holding_app(db, tmp_path, cap=1)
+    auth = {"Authorization": f"Bearer {TOKEN}", "content-type": "application/json"}
+    body = {"organization_id": str(org), "query": "What did we agree on pricing?"}
+    chunks_read = 0
+    never = asyncio.Event()
+
+    async def held_open() -> Any:
+        nonlocal chunks_read
+        await never.wait()  # the body never comes while the test runs
+        chunks_read += 1
+        yield b"{}"
+
+    async with app.router.lifespan_context(app), asgi_client(app) as http:
+        slots = app.state.slot.get().builder.slots
+        first = asyncio.create_task(http.post("/v1/context/briefs", json=body, headers=auth))
+        while holding.started == 0:
+            await asyncio.sleep(0.01)
+        async with asyncio.timeout(10):  # without admission at the edge it would wait for the body forever
+            refused = await http.post("/v1/context/briefs", content=held_open(), headers=auth)
+        holding.release.set()
+        built = await first
+        bad = await http.post("/v1/context/briefs", json={"organization_id": "nope"}, headers=auth)
+        again = await http.post("/v1/context/briefs", json=body, headers=auth)
+        metrics = (await http.get("/metrics")).text
+        idle = slots.active
+    assert refused.status_code == 503 and refused.json()["error"]["code"] == "overloaded", refused.text
+    assert refused.headers["retry-after"] == "1"
+    assert chunks_read == 0, "the refused body was never read"
+    assert built.status_code == 200 and built.json()["brief"]["failed_sources"] == [], "the admitted build ran"
+    assert bad.status_code == 422 and again.status_code == 200, "a refused body gives its slot back"
+    assert holding.started == 2 and idle == 0
+    assert "ac_context_briefs_overloaded_total 1.0" in metrics
+
+
+async def test_64_concurrent_briefs_over_real_connections_get_only_complete_briefs_and_503_envelopes(
+    db: Database, tmp_path: Path, factory: Factory, fake_live_model: str
+) -> None:
+    org = await factory.organization()
+    callers, cap = 64, 8
+    app, holding = _holding_app(db, tmp_path, cap=cap, hold_s=20)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = int(probe.getsockname()[1])
+    config = uvicorn.Config(
+        app, host="127.0.0.1", port=port, lifespan="off", log_level="warning",
+        timeout_keep_alive=KEEP_ALIVE_S, backlog=BACKLOG,
+    )  # fmt: skip
+    server = uvicorn.Server(config)
+    body = {"organization_id": str(org), "query": "What did we agree on pricing?"}
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    refused: list[httpx.Response] = []
+    limits = httpx.Limits(max_connections=callers, max_keepalive_connections=callers)
+    async with app.router.lifespan_context(app):
+        serving = asyncio.create_task(server.serve())
+        while not server.started:
+            await asyncio.sleep(0.01)
+        try:
+            async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", limits=limits, timeout=60) as http:
+
+                async def call() -> httpx.Response | Exception:
+                    try:
+                        response = await http.post("/v1/context/briefs", json=body, headers=auth)
+                    except httpx.HTTPError as exc:  # a connection closed without an answer
+                        return exc
+                    if response.status_code == 503:
+                        refused.append(response)
+                        if len(refused) == callers - cap:
+                            holding.release.set()
+                    return response
+
+                answers = await asyncio.gather(*(call() for _ in range(callers)))
+        finally:
+            server.should_exit = True
+            await serving
+    dropped = [a for a in answers if isinstance(a, Exception)]
+    assert not dropped, dropped
+    replies = [a for a in answers if isinstance(a, httpx.Response)]
+    built = [a for a in replies if a.status_code == 200]
+    assert len(built) == cap and holding.started == cap, [a.status_code for a in replies]
+    assert all(a.json()["brief"]["failed_sources"] == [] for a in built), "every brief built is complete"
+    assert len(refused) == callers - cap
+    for answer in refused:
+        assert answer.json()["error"]["code"] == "overloaded" and answer.headers["retry-after"] == "1"

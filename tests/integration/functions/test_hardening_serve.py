@@ -1,8 +1,11 @@
 """`ac-context serve` (what `make serve` runs) on a fresh environment: dev mode on 127.0.0.1 with a token
-printed once and a line saying where /docs is; production mode without its keys refuses in one line."""
+printed once and a line saying where /docs is; production mode without its keys refuses in one line; a
+connection left idle longer than a client's keep-alive is still open (uvicorn's own 5 s is not), and the
+Dockerfile serves with the same uvicorn settings, on uvicorn's C HTTP parser and the uvloop loop."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import socket
@@ -100,3 +103,70 @@ def test_the_app_module_refuses_production_without_its_keys(tmp_path: Path) -> N
     )
     assert done.returncode != 0
     assert "production mode needs INNGEST_SIGNING_KEY, AC_CONTEXT_API_TOKEN" in done.stderr
+
+
+def _answer_on(sock: socket.socket) -> bytes:
+    sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n")
+    data = b""
+    while not data.endswith(b'{"status":"ok"}'):
+        part = sock.recv(65536)
+        if not part:
+            return data  # the server closed the connection
+        data += part
+    return data
+
+
+def test_a_connection_idle_longer_than_a_clients_keep_alive_is_still_answered(
+    tmp_path: Path, db_url: str, fake_live_model: str
+) -> None:
+    port = free_port()
+    env = fresh_env(tmp_path, DATABASE_URL=db_url, AC_CONTEXT_API_TOKEN="serve-test-token")
+    process = subprocess.Popen(
+        [*ENTRY, "--port", str(port)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    try:
+        for _ in range(600):
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert process.poll() is None, "the server exited"
+            time.sleep(0.1)
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+            assert _answer_on(sock).startswith(b"HTTP/1.1 200")
+            time.sleep(6)  # past uvicorn's default keep-alive (5 s) and httpx's (5 s)
+            assert _answer_on(sock).startswith(b"HTTP/1.1 200"), "the idle connection was closed"
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def test_the_dockerfile_serves_with_the_same_uvicorn_settings_as_serve() -> None:
+    from functions.cli._serve import BACKLOG, KEEP_ALIVE_S
+
+    dockerfile = Path(__file__).resolve().parents[3] / "Dockerfile"
+    command = next(line for line in dockerfile.read_text().splitlines() if line.startswith("CMD "))
+    arguments = json.loads(command.removeprefix("CMD "))
+    assert arguments[:2] == ["uvicorn", "functions.app:app"]
+    assert arguments[arguments.index("--timeout-keep-alive") + 1] == str(KEEP_ALIVE_S)
+    assert arguments[arguments.index("--backlog") + 1] == str(BACKLOG)
+
+
+def test_uvicorn_serves_with_its_c_http_parser_and_the_uvloop_loop() -> None:
+    from uvicorn.config import Config
+    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+    async def app(scope: object, receive: object, send: object) -> None:
+        raise AssertionError("never called")
+
+    config = Config(app=app)  # what `ac-context serve` and the Dockerfile leave to uvicorn: http and loop "auto"
+    config.load()
+    assert config.http_protocol_class is HttpToolsProtocol
+    factory = config.get_loop_factory()
+    assert factory is not None
+    loop = factory()
+    try:
+        assert type(loop).__module__.startswith("uvloop"), type(loop)
+    finally:
+        loop.close()
