@@ -5,17 +5,18 @@
 -- half came back empty. pgvector keeps identical vectors in one graph element (up to ten heap tuples each)
 -- and links a new copy to its copies, so D's repeats form islands right where C's query vectors land: the
 -- walk descends into an island, filters out every tuple it finds there as D's, and runs out of graph to
--- explore after a few hundred tuples. No setting reaches further (iterative_scan strict or relaxed,
--- max_scan_tuples up to 1,000,000, scan_mem_multiplier up to 100, ef_search up to 1,000: still 0 rows of
--- 80 in 12 of 12 queries; docs/decisions.md, issue 21).
+-- explore. No setting reaches further (iterative_scan strict or relaxed, max_scan_tuples up to 1,000,000,
+-- scan_mem_multiplier up to 100, ef_search up to 1,000: the same 9 of 12 walks empty in the bench;
+-- docs/decisions.md, issue 21).
 --
--- Now the dense half is one of two statements' worth of rows, chosen inside one statement:
--- - `dense_walk`: the model's partial HNSW index with iterative scans, each candidate's (source, model) pair
---   checked by its primary key, as in 0060; skipped (LIMIT 0) for a scope below p_exact_below chunks;
--- - `dense_exact`: the exact scan of the scopes' searchable pairs through the chunks' unique key, as 0060's small
---   scope path. It runs only when the walk returned fewer rows than the candidate count: its gate is a
---   one-time filter on an InitPlan that counts the walk's rows, so a walk that fills the candidates never
---   starts it, and a short walk, whatever another tenant wrote, is replaced by the exact answer.
+-- Now the dense statement holds two candidate lists and uses one:
+-- - `dense_walk`: the model's partial HNSW index with iterative scans, each candidate's (source, model)
+--   pair checked by its primary key, as in 0060; LIMIT 0 (nothing read) for a scope below p_exact_below;
+-- - `dense_exact`: the exact scan of the scopes' own rows, each searchable pair's chunks through the
+--   chunks' unique key (a lateral scan per pair, so its cost follows the scope and not the table). It
+--   runs only when the walk returned fewer rows than the candidate count: its gate is a one-time filter on
+--   an InitPlan counting the walk's rows, so a walk that fills the candidates never starts it, and a short
+--   walk, whatever another tenant wrote, is replaced by the exact answer.
 -- Everything else (signature, lexical half, scoring, floor, cap, fusion, errors) is unchanged from 0060.
 
 CREATE OR REPLACE FUNCTION public.knowledge_search(
