@@ -66,11 +66,15 @@ async def _write(db: Database, org: UUID, vectors: list[np.ndarray], *, per_sour
 
 
 async def _starving_shape(db: Database, factory: Factory) -> tuple[UUID, UUID, list[Vector]]:
-    """C: 240 chunks of seeded random vectors. D: 3,000 chunks, each an exact copy of one of C's 6 queries."""
+    """C: 240 chunks of seeded random vectors. D: 7,200 chunks, 2,400 exact copies of each of C's 3 queries.
+
+    pgvector keeps up to ten copies in one graph element, so each query's copies make 240 elements: more
+    than the walk's ef_search (200), so the walk's whole candidate list is D's copies at distance 0.
+    """
     c, d = await factory.organization("C"), await factory.organization("D")
-    queries = [unit(64, 90_000 + q) for q in range(6)]
+    queries = [unit(64, 90_000 + q) for q in range(3)]
     await _write(db, c, [unit(64, i) for i in range(240)], per_source=40, text="c")
-    await _write(db, d, [queries[i % len(queries)] for i in range(3000)], per_source=500, text="d")
+    await _write(db, d, [queries[i % len(queries)] for i in range(7200)], per_source=600, text="d")
     async with db.connection() as conn:
         await conn.execute("VACUUM (ANALYZE) agent.knowledge_chunks")
     return c, d, [Vector(q) for q in queries]
@@ -127,15 +131,15 @@ async def test_a_tenant_repeating_anothers_queries_leaves_its_dense_half_equal_t
             await conn.execute("SET LOCAL enable_indexscan = off")  # the reference never touches the index
             exact = [r["id"] for r in await conn.fetch(EXACT, c, query, CANDIDATES)]
         rows, plan = await _dense_plan(db, c, query, exact_below=0)
-        # The function walked the model's HNSW index, the walk came back short (D's copies are all it
-        # found), and the exact scan of C's scope answered instead.
-        assert "knowledge_chunks_hnsw_test_hash_64" in plan["dense_walk"]
-        assert _rows(plan["dense_walk"]) < CANDIDATES
-        assert _rows(plan["dense_exact"]) == CANDIDATES
         assert len(exact) == CANDIDATES
         assert [r["chunk_id"] for r in rows] == exact  # same ids, same order
         assert [r["dense_rank"] for r in rows] == list(range(1, CANDIDATES + 1))
         assert {r["source_organization_id"] for r in rows} == {c}
+        # With the HNSW index present and walked: the walk came back short (D's copies are all it found),
+        # and the exact scan of C's scope answered instead.
+        assert "knowledge_chunks_hnsw_test_hash_64" in plan["dense_walk"]
+        assert _rows(plan["dense_walk"]) < CANDIDATES
+        assert _rows(plan["dense_exact"]) == CANDIDATES
 
 
 async def test_a_walk_that_fills_its_candidates_never_starts_the_exact_scan_and_a_small_scope_never_walks(
