@@ -147,3 +147,44 @@ def summary(times_ms: list[float]) -> dict[str, float]:
 def unit_vector(rng: np.random.Generator) -> Vector:
     v = rng.standard_normal(DIMS).astype(np.float32)
     return Vector(v / np.linalg.norm(v))
+
+
+async def seed_repeats(
+    conn: asyncpg.Connection,
+    organization_id: uuid.UUID,
+    texts: list[str],
+    vectors: list[Vector],
+    *,
+    sources: int,
+    chunks_per_source: int,
+    title: str,
+) -> int:
+    """Ready sources whose chunks repeat `texts` (and their `vectors`) in turn: one tenant copying another's queries.
+
+    Written into the live index, as a tenant's ingestion writes. Returns the chunk count.
+    """
+    source_ids = [uuid.uuid4() for _ in range(sources)]
+    await conn.copy_records_to_table(
+        "knowledge_sources", schema_name="agent",
+        records=[
+            (sid, organization_id, "upload", f"{title} {n}", f"k/{sid}", uuid.uuid4().hex + uuid.uuid4().hex,
+             1, "ready", None)
+            for n, sid in enumerate(source_ids)
+        ],
+        columns=["id", "organization_id", "kind", "title", "object_key", "content_sha256", "byte_size", "status",
+                 "pending_since"],
+    )  # fmt: skip
+    for s, sid in enumerate(source_ids):
+        first = s * chunks_per_source
+        await conn.copy_records_to_table(
+            "knowledge_chunks", schema_name="agent",
+            records=[(sid, MODEL, o, texts[(first + o) % len(texts)], 20, vectors[(first + o) % len(texts)])
+                     for o in range(chunks_per_source)],
+            columns=["source_id", "embedding_model", "ordinal", "text", "tokens", "embedding"],
+        )  # fmt: skip
+    await conn.copy_records_to_table(
+        "knowledge_source_models", schema_name="agent",
+        records=[(sid, MODEL, "ready", chunks_per_source, chunks_per_source, None) for sid in source_ids],
+        columns=["source_id", "embedding_model", "status", "chunk_count", "embedded_count", "pending_since"],
+    )  # fmt: skip
+    return sources * chunks_per_source

@@ -4,9 +4,12 @@ One search uses one model. The live model is read first (the organization's row,
 the query is embedded with it, and the SQL function checks that the model it is told still is the live
 one: a flip in between raises `LiveModelChangedError` inside the database and the search embeds again, so
 a query vector is never compared with chunks of another model. The reads run as the tenant, so row-level
-security checks the organization a second time behind the function's explicit filter. This module must
-never search without an organization, never widen the scope flags, and never hold a transaction open
-while an embedding provider answers.
+security checks the organization a second time behind the function's explicit filter. The dense half is the
+model's HNSW walk, or, when the walk comes back with fewer rows than the candidate count (another tenant's
+chunks crowd the graph around the query), the exact scan of the searched scopes (migration 0071), so no
+tenant's writes can empty another's dense candidates. This module must never search without an
+organization, never widen the scope flags, and never hold a transaction open while an embedding provider
+answers.
 """
 
 from __future__ import annotations
