@@ -254,3 +254,24 @@ async def test_64_concurrent_briefs_over_real_connections_get_only_complete_brie
     assert len(refused) == callers - cap
     for answer in refused:
         assert answer.json()["error"]["code"] == "overloaded" and answer.headers["retry-after"] == "1"
+
+
+async def test_a_full_process_sheds_a_brief_before_its_api_key_is_looked_up(
+    db: Database, tmp_path: Path, factory: Factory, fake_live_model: str
+) -> None:
+    org = await factory.organization()
+    app, holding = _holding_app(db, tmp_path, cap=1)
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    unknown_key = {"Authorization": f"Bearer ack_{'0' * 16}_{'x' * 43}"}  # well formed, in no table
+    body = {"organization_id": str(org), "query": "What did we agree on pricing?"}
+    async with app.router.lifespan_context(app), asgi_client(app) as http:
+        first = asyncio.create_task(http.post("/v1/context/briefs", json=body, headers=auth))
+        while holding.started == 0:
+            await asyncio.sleep(0.01)
+        shed = await http.post("/v1/context/briefs", json=body, headers=unknown_key)
+        holding.release.set()
+        assert (await first).status_code == 200
+        looked_up = await http.post("/v1/context/briefs", json=body, headers=unknown_key)
+    # Shedding first means a full worker asks its database nothing, whoever calls.
+    assert shed.status_code == 503 and shed.json()["error"]["code"] == "overloaded", shed.text
+    assert looked_up.status_code == 401 and looked_up.json()["error"]["code"] == "auth_invalid", looked_up.text
