@@ -42,8 +42,8 @@ import asyncpg
 
 from functions.app import create_app
 from functions.cli.knowledge import _ingest_files
-from functions.knowledge_ingest import CONCURRENCY_PER_ORGANIZATION, FUNCTION_ID, RETRIES
-from functions.knowledge_ingest_batch import BATCH_FUNCTION_ID, EVENT_BATCH
+from functions.inngest.knowledge_ingest import CONCURRENCY_PER_ORGANIZATION, FUNCTION_ID, RETRIES
+from functions.inngest.knowledge_ingest_batch import BATCH_FUNCTION_ID, EVENT_BATCH
 from knowledge._pipeline import ingest_source
 from knowledge._pool import embed_slice, shared_pool
 from knowledge.chunk import DEFAULT_MAX_CHUNKS

@@ -88,7 +88,7 @@ class Metrics:
             "Knowledge sources the sweep marked failed after an hour pending.",
             registry=self.registry,
         )
-        # Step state that could not be read (functions._encryption, functions.context_segment).
+        # Step state that could not be read (functions.inngest.encryption, functions.inngest.context_segment).
         self.segment_briefs_rebuilt = Counter(
             "ac_context_segment_briefs_rebuilt",
             "Segment briefs built again because their memoized step could not be read: `undecryptable` when no "

@@ -15,8 +15,8 @@ import os
 import urllib.parse
 from collections.abc import Mapping
 
-from functions._encryption import parse_keys
 from functions.errors import InngestConfigError
+from functions.inngest.encryption import parse_keys
 from state.settings import Settings
 
 __all__ = ["check_production", "production_problems"]

@@ -31,9 +31,6 @@ from fastapi import FastAPI
 from context.builder import ContextBuilder
 from context.registry import ContextSourceRegistry
 from functions._briefs import LimitedBuilder
-from functions._catalog import build_functions
-from functions._encryption import install_step_encryption, parse_keys
-from functions._inngest_serve import serve
 from functions._lifecycle import DatabaseHealth, ServiceOpener
 from functions._metrics import Metrics
 from functions._production import check_production
@@ -42,8 +39,11 @@ from functions.api import ROUTERS
 from functions.api._edge import EdgeGuard
 from functions.api._http import install_error_handlers
 from functions.api._scopes import undeclared_routes
-from functions.client import create_client, is_dev_mode
 from functions.errors import InngestConfigError
+from functions.inngest.catalog import build_functions
+from functions.inngest.client import create_client, is_dev_mode
+from functions.inngest.encryption import install_step_encryption, parse_keys
+from functions.inngest.serve import serve
 from knowledge.embed import EmbedderRegistry
 from knowledge.objects import ObjectStore
 from state.db import Database

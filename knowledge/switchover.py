@@ -17,6 +17,7 @@ model the switch is not about.
 from __future__ import annotations
 
 from collections.abc import Callable
+from uuid import UUID
 
 from knowledge._pipeline import ingest_source
 from knowledge._switch_records import FlipResult, SwitchPlan
@@ -33,7 +34,7 @@ from knowledge.settings import (
 )
 from state.db import Database
 
-__all__ = ["MAX_ROUNDS", "SwitchProgress", "run_switch"]
+__all__ = ["MAX_ROUNDS", "SwitchProgress", "run_switch", "switch_failures"]
 
 MAX_ROUNDS = 50
 """Passes over the scope before giving up on a scope that keeps growing faster than it is embedded."""
@@ -90,9 +91,14 @@ async def run_switch(
     )
 
 
+async def switch_failures(db: Database, organization_id: UUID | None, model: str, *, limit: int = 5) -> list[str]:
+    """Why re-embeds of a switch failed: `title (source id): reason` of the first failed sources in scope."""
+    waiting = await switch_waiting(db, organization_id, model, limit=limit)
+    return [f"{w.title} ({w.source_id}): {w.failure_reason}" for w in waiting if w.status == "failed"]
+
+
 async def _stopped(db: Database, plan: SwitchPlan, failed: int, total: int) -> str:
-    waiting = [w for w in await switch_waiting(db, plan.organization_id, plan.to_model) if w.status == "failed"]
-    reasons = "; ".join(f"{w.title} ({w.source_id}): {w.failure_reason}" for w in waiting)
+    reasons = "; ".join(await switch_failures(db, plan.organization_id, plan.to_model))
     return (
         f"the switch to {plan.to_model} stopped: {failed} of {total} source(s) failed to re-embed, so "
         f"{plan.from_model} stays live and the switch stays open. Retry them and run the switch again: {reasons}"

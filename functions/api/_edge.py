@@ -35,12 +35,12 @@ from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from functions._briefs import BriefSlots
-from functions._signature_freshness import SIGNED_METHODS, signature_refusal
 from functions.api._auth import CALLER, Caller, authenticate
 from functions.api._http import error_response, json_too_deep
 from functions.api._json_depth import JsonDepth
 from functions.api._knowledge_batch import MAX_BATCH_BYTES
 from functions.errors import ApiError
+from functions.inngest.signatures import SIGNED_METHODS, signature_refusal
 
 __all__ = ["ADMITTED_ROUTES", "UPLOAD_FRAMING_BYTES", "EdgeGuard"]
 
@@ -131,7 +131,7 @@ class EdgeGuard:
             if app.state.inngest.is_production:
                 # Exactly one signature of the server's shape, read from the raw list (not `headers.get`, which
                 # takes the first of repeated headers while the SDK verifies the last): what is checked for
-                # freshness here is the one value the SDK can verify (`functions._signature_freshness`).
+                # freshness here is the one value the SDK can verify (`functions.inngest.signatures`).
                 reason = signature_refusal(
                     scope["headers"], method=scope["method"], now=time.time(), max_age_s=limits.signature_max_age_s
                 )

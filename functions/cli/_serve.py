@@ -16,9 +16,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Final
 
-from functions._encryption import parse_keys
 from functions._production import check_production
 from functions.errors import InngestConfigError
+from functions.inngest.encryption import parse_keys
 from state.settings import load_settings
 
 __all__ = ["BACKLOG", "KEEP_ALIVE_S", "ServePlan", "plan_serve"]

@@ -33,20 +33,18 @@ from functions.cli._common import (
     safe,
 )
 from functions.cli._ingest_files import collect_files, summary_table
-from functions.client import create_client
-from functions.knowledge_ingest import EVENT_SYNC
-from functions.knowledge_ingest import QUERIES as SOURCE_QUERIES
-from functions.knowledge_ingest_batch import EVENT_BATCH, MAX_BATCH_SOURCES
-from functions.knowledge_switch import EVENT_SWITCH
+from functions.events import EVENT_BATCH, EVENT_SWITCH, EVENT_SYNC, MAX_BATCH_SOURCES
+from functions.inngest.client import create_client
 from knowledge._bulk import SourceOutcome, ingest_sources
 from knowledge._ingest_records import RegisteredSource
 from knowledge._pool import shared_pool
 from knowledge._register_many import Document, register_many
+from knowledge.db_errors import SourceNotFoundError
 from knowledge.extract import extract_limits
 from knowledge.search import DEFAULT_MIN_RELEVANCE, DEFAULT_PER_SOURCE
 from knowledge.search import search as search_knowledge
 from knowledge.settings import begin_switch, cancel_running_switch, live_model
-from knowledge.sweep import sweep_pending
+from knowledge.sweep import get_source, sweep_pending
 from knowledge.switchover import run_switch
 from state.db import Database
 
@@ -173,9 +171,10 @@ async def _reasons(db: Database, rows: list[dict[str, Any]]) -> None:
     """Fill in the stored reason of the documents that had failed before this run (a retry resets them)."""
     for row in rows:
         if row["status"] == "failed (earlier)":
-            async with db.connection() as conn:
-                state = await conn.fetchrow(SOURCE_QUERIES["knowledge_source_state"], UUID(row["source_id"]))
-            reason = state["failure_reason"] if state is not None else "the source was deleted"
+            try:
+                reason = (await get_source(db, UUID(row["source_id"]))).failure_reason
+            except SourceNotFoundError:
+                reason = "the source was deleted"
             row.update(status="failed", failure_reason=f"{reason} (failed earlier; retry the source first)")
 
 

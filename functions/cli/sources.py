@@ -18,8 +18,8 @@ from rich.table import Table
 
 from functions.cli._common import JsonFlag, OrgOption, console, open_cli_services, plain, print_json, run, safe
 from functions.cli.errors import CliError
-from functions.client import create_client
-from functions.knowledge_ingest import EVENT_RETRY
+from functions.events import EVENT_RETRY
+from functions.inngest.client import create_client
 from knowledge._pipeline import ingest_source
 from knowledge.sweep import ModelReadiness, SourceView, get_source, list_sources, model_readiness, retry_source
 

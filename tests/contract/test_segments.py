@@ -12,7 +12,7 @@ import pytest
 
 from context.models import ContextBrief
 from context.segments import BRIEF_OPEN, SystemBlock, compose_system_block
-from functions.context_segment import BUILD_STEP, FUNCTION_ID, RETRIES, make_context_segment_brief
+from functions.inngest.context_segment import BUILD_STEP, FUNCTION_ID, RETRIES, make_context_segment_brief
 from tests.integration.functions.executor import InngestExecutor
 from tests.integration.functions.support import (
     CountingBuilder,

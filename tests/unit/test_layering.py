@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -55,10 +56,19 @@ def test_nothing_imports_functions() -> None:
     assert offenders == []
 
 
-# Inside `functions`, one room per interface: the Inngest functions and the app's shared plumbing sit at
-# the top; `api/`, `cli/` and `demo/` sit beside each other. Only the CLI may start the demo.
-INTERFACES = ("api", "cli", "demo")
-INTERFACE_ALLOWED: dict[str, set[str]] = {"top": set(), "api": set(), "cli": {"demo"}, "demo": set()}
+# Inside `functions`, one room per interface: the wiring the interfaces share sits at the top; `inngest/`,
+# `api/`, `cli/` and `demo/` sit beside each other. Only the CLI may start the demo. Outside `inngest/`,
+# only its plumbing (the client, the catalog, the serve handler, step encryption, the signature check) is
+# used; its function modules are its own, and event names come from `functions.events`.
+INTERFACES = ("api", "cli", "demo", "inngest")
+INTERFACE_ALLOWED: dict[str, set[str]] = {
+    "top": {"inngest"},
+    "api": {"inngest"},
+    "cli": {"demo", "inngest"},
+    "demo": set(),
+    "inngest": set(),
+}
+INNGEST_PLUMBING = {"client", "catalog", "serve", "encryption", "signatures"}
 
 
 def _interface(path: Path) -> str:
@@ -66,20 +76,23 @@ def _interface(path: Path) -> str:
     return parts[0] if len(parts) > 1 and parts[0] in INTERFACES else "top"
 
 
+def _names(path: Path) -> list[str]:
+    names: list[str] = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.append(node.module)
+            names.extend(f"{node.module}.{a.name}" for a in node.names)
+        elif isinstance(node, ast.Import):
+            names.extend(a.name for a in node.names)
+    return names
+
+
 def _function_rooms(path: Path) -> set[str]:
     found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        names = (
-            [node.module]
-            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0
-            else [a.name for a in node.names]
-            if isinstance(node, ast.Import)
-            else []
-        )
-        for name in names:
-            parts = name.split(".")
-            if parts[0] == "functions" and len(parts) > 1 and parts[1] in INTERFACES:
-                found.add(parts[1])
+    for name in _names(path):
+        parts = name.split(".")
+        if parts[0] == "functions" and len(parts) > 1 and parts[1] in INTERFACES:
+            found.add(parts[1])
     return found
 
 
@@ -92,3 +105,63 @@ def test_each_interface_of_functions_keeps_to_its_own_room(path: Path) -> None:
     foreign = _function_rooms(path) - {room}
     allowed = INTERFACE_ALLOWED[room]
     assert foreign <= allowed, f"{path.relative_to(ROOT)} ({room}) imports functions.{sorted(foreign - allowed)}"
+
+
+ALL_FUNCTION_FILES = sorted((ROOT / "functions").rglob("*.py"))
+
+
+@pytest.mark.parametrize("path", ALL_FUNCTION_FILES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_outside_the_inngest_room_only_its_plumbing_is_imported(path: Path) -> None:
+    if _interface(path) == "inngest":
+        return
+    used = {
+        name.split(".")[2]
+        for name in _names(path)
+        if name.startswith("functions.inngest.") and len(name.split(".")) >= 3
+    }
+    # `from functions.inngest.client import create_client` names `client` and `client.create_client`.
+    assert used <= INNGEST_PLUMBING, (
+        f"{path.relative_to(ROOT)} imports functions.inngest.{sorted(used - INNGEST_PLUMBING)}"
+    )
+
+
+def test_functions_holds_no_sql() -> None:
+    """Statements live with the core (`state`, `knowledge`, `memory`, `context`), never in an interface."""
+    sql_files = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "functions").rglob("*.sql"))
+    assert sql_files == []
+    statement = re.compile(r"^\s*(SELECT|INSERT|UPDATE|DELETE|WITH|CREATE|ALTER|DROP|TRUNCATE|COPY)\s", re.I)
+    offenders: list[str] = []
+    for path in ALL_FUNCTION_FILES:
+        if path.parent.name == "demo":  # moving to `state` (issue 23); this exemption goes with it
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and statement.match(node.value):
+                if re.search(r"\b(FROM|INTO|SET|TABLE|VALUES)\b", node.value, re.I):
+                    offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+        if "load_queries" in path.read_text(encoding="utf-8"):
+            offenders.append(f"{path.relative_to(ROOT)}: load_queries")
+    assert offenders == []
+
+
+BENCH_ENTRY = ROOT / "functions" / "cli" / "main.py"
+
+
+def test_nothing_outside_bench_imports_bench_except_the_lazy_entry() -> None:
+    """`bench/` sits at the top of the tree: the `bench` command imports it inside its function, nothing else."""
+    offenders: list[str] = []
+    for path in FILES:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        top_level = {id(n) for n in tree.body}
+        for node in ast.walk(tree):
+            names = (
+                [node.module]
+                if isinstance(node, ast.ImportFrom) and node.module and node.level == 0
+                else [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else []
+            )
+            if any(n.split(".")[0] == "bench" for n in names):
+                if path != BENCH_ENTRY or id(node) in top_level:
+                    offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert offenders == []

@@ -25,8 +25,8 @@ from context.models import (
 from context.options import ConversationOptions
 from context.packer import ContextPacker
 from context.registry import ContextSourceRegistry
-from functions._inngest_serve import serve
-from functions.client import create_client
+from functions.inngest.client import create_client
+from functions.inngest.serve import serve
 
 ORG = UUID("00000000-0000-4000-8000-0000000000a1")
 USER = UUID("00000000-0000-4000-8000-0000000000a2")

@@ -12,9 +12,9 @@ from context.builder import ContextBuilder
 from context.errors import RequiredContextSourceError
 from context.models import ContextBrief, ContextPolicy, ContextRequest
 from context.policies import FRONT_DOOR
-from functions.knowledge_ingest import EVENT_RETRY, EVENT_UPLOADED
-from functions.knowledge_ingest import FUNCTION_ID as INGEST
-from functions.knowledge_ingest import RETRIES as INGEST_RETRIES
+from functions.inngest.knowledge_ingest import EVENT_RETRY, EVENT_UPLOADED
+from functions.inngest.knowledge_ingest import FUNCTION_ID as INGEST
+from functions.inngest.knowledge_ingest import RETRIES as INGEST_RETRIES
 from state.db import Database
 from state.settings import load_settings
 from tests.factories import Factory

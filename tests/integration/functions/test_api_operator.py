@@ -8,10 +8,10 @@ from uuid import UUID, uuid4
 
 import pytest
 
-from functions.knowledge_ingest import EVENT_UPLOADED
-from functions.knowledge_ingest import FUNCTION_ID as INGEST
-from functions.knowledge_ingest import RETRIES as INGEST_RETRIES
-from functions.knowledge_switch import EVENT_SWITCH, SWITCH_FUNCTION_ID, SWITCH_RETRIES
+from functions.inngest.knowledge_ingest import EVENT_UPLOADED
+from functions.inngest.knowledge_ingest import FUNCTION_ID as INGEST
+from functions.inngest.knowledge_ingest import RETRIES as INGEST_RETRIES
+from functions.inngest.knowledge_switch import EVENT_SWITCH, SWITCH_FUNCTION_ID, SWITCH_RETRIES
 from knowledge.embed import FakeEmbedder
 from knowledge.errors import EmbeddingAuthError, EmbeddingProviderError
 from knowledge.ingest import register_upload

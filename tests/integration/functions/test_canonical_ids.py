@@ -16,7 +16,7 @@ from inngest.experimental import mocked
 
 from context.policies import FRONT_DOOR, OUTREACH_PLANNER
 from functions._wire import SegmentBriefInput
-from functions.context_segment import BUILD_STEP, EVENT, make_context_segment_brief
+from functions.inngest.context_segment import BUILD_STEP, EVENT, make_context_segment_brief
 from tests.factories import Factory
 from tests.integration.functions.conftest import Service
 from tests.integration.functions.support import CountingBuilder, ScriptedConversation, segment_event

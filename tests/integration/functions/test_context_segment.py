@@ -7,7 +7,7 @@ from typing import Any
 import inngest
 from inngest.experimental import mocked
 
-from functions.context_segment import BUILD_STEP, EVENT, FUNCTION_ID, RETRIES, make_context_segment_brief
+from functions.inngest.context_segment import BUILD_STEP, EVENT, FUNCTION_ID, RETRIES, make_context_segment_brief
 from tests.integration.functions.executor import InngestExecutor
 from tests.integration.functions.support import (
     CountingBuilder,

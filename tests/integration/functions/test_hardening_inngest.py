@@ -20,7 +20,7 @@ import pytest
 from inngest._internal import net, transforms
 
 from functions.app import create_app
-from functions.context_segment import BUILD_STEP, FUNCTION_ID
+from functions.inngest.context_segment import BUILD_STEP, FUNCTION_ID
 from state.db import Database
 from state.settings import load_settings
 from tests.integration.functions.conftest import TOKEN

@@ -136,7 +136,7 @@ async def test_a_segment_build_past_the_cap_asks_inngest_to_retry_after_the_cap_
     import json
 
     from functions._briefs import LimitedBuilder
-    from functions.context_segment import FUNCTION_ID, make_context_segment_brief
+    from functions.inngest.context_segment import FUNCTION_ID, make_context_segment_brief
     from tests.integration.functions.executor import InngestExecutor
     from tests.integration.functions.support import (
         CountingBuilder,

@@ -13,8 +13,8 @@ import inngest
 import pytest
 from inngest.experimental import mocked
 
-from functions.knowledge_ingest import EVENT_SYNC, EVENT_UPLOADED, FUNCTION_ID, RETRIES, make_knowledge_ingest
-from functions.knowledge_ingest_batch import BATCH_FUNCTION_ID, EVENT_BATCH
+from functions.inngest.knowledge_ingest import EVENT_SYNC, EVENT_UPLOADED, FUNCTION_ID, RETRIES, make_knowledge_ingest
+from functions.inngest.knowledge_ingest_batch import BATCH_FUNCTION_ID, EVENT_BATCH
 from knowledge.embed import EmbedderRegistry, FakeEmbedder
 from knowledge.errors import EmbeddingProviderError
 from knowledge.ingest import register_upload

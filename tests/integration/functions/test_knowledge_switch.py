@@ -10,10 +10,10 @@ from uuid import UUID
 import inngest
 from inngest.experimental import mocked
 
-from functions.knowledge_ingest import EVENT_UPLOADED
-from functions.knowledge_ingest import FUNCTION_ID as INGEST
-from functions.knowledge_ingest import RETRIES as INGEST_RETRIES
-from functions.knowledge_switch import (
+from functions.inngest.knowledge_ingest import EVENT_UPLOADED
+from functions.inngest.knowledge_ingest import FUNCTION_ID as INGEST
+from functions.inngest.knowledge_ingest import RETRIES as INGEST_RETRIES
+from functions.inngest.knowledge_switch import (
     EVENT_REEMBED,
     EVENT_SWITCH,
     REEMBED_FUNCTION_ID,

@@ -24,12 +24,12 @@ import pytest
 import uvicorn
 from inngest._internal import net, server_lib
 
-from functions._catalog import build_functions
 from functions._services import ServiceSlot
 from functions.app import create_app
-from functions.context_segment import FUNCTION_ID as SEGMENT
-from functions.knowledge_sweep import CRON
-from functions.knowledge_sweep import FUNCTION_ID as SWEEP
+from functions.inngest.catalog import build_functions
+from functions.inngest.context_segment import FUNCTION_ID as SEGMENT
+from functions.inngest.knowledge_sweep import CRON
+from functions.inngest.knowledge_sweep import FUNCTION_ID as SWEEP
 from knowledge.objects import LocalObjectStore
 from state.db import Database
 from state.settings import load_settings

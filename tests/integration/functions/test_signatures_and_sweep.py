@@ -11,10 +11,10 @@ import pytest
 from inngest.experimental import mocked
 
 from functions.app import create_app
-from functions.client import create_client, is_dev_mode
 from functions.errors import InngestConfigError
-from functions.knowledge_sweep import CRON, make_knowledge_sweep
-from functions.knowledge_sweep import FUNCTION_ID as SWEEP
+from functions.inngest.client import create_client, is_dev_mode
+from functions.inngest.knowledge_sweep import CRON, make_knowledge_sweep
+from functions.inngest.knowledge_sweep import FUNCTION_ID as SWEEP
 from knowledge.ingest import register_upload
 from state.settings import load_settings
 from tests.factories import Factory

@@ -13,8 +13,8 @@ from context.builder import DefaultContextBuilder
 from context.models import ContextPolicy, ContextSourceSpec
 from context.packer import ContextPacker
 from context.registry import ContextSourceRegistry
-from functions.context_segment import FUNCTION_ID as SEGMENT
-from functions.context_segment import RETRIES as SEGMENT_RETRIES
+from functions.inngest.context_segment import FUNCTION_ID as SEGMENT
+from functions.inngest.context_segment import RETRIES as SEGMENT_RETRIES
 from memory.tools import FORGET_TOOL, REMEMBER_TOOL
 from tests.factories import Factory
 from tests.integration.functions.conftest import Service

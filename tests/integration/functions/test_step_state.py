@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 
 from functions.app import create_app
-from functions.context_segment import FUNCTION_ID, REBUILD_STEP
-from functions.knowledge_sweep import CRON
-from functions.knowledge_sweep import FUNCTION_ID as SWEEP
+from functions.inngest.context_segment import FUNCTION_ID, REBUILD_STEP
+from functions.inngest.knowledge_sweep import CRON
+from functions.inngest.knowledge_sweep import FUNCTION_ID as SWEEP
 from state.db import Database
 from state.settings import load_settings
 from tests.integration.functions.conftest import TOKEN

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from uuid import uuid4
 
-import functions
 from context import errors as context_errors
 from context.policies import FRONT_DOOR
 from functions._wire import RequestIn, SegmentBriefInput
@@ -54,22 +53,3 @@ def test_a_segment_request_round_trips_through_json() -> None:
     request = parsed.request.to_request()
     assert request.entities == [ResourceRef(kind="crm.company", id=COMPANY, label="Contoso")]
     assert RequestIn.of(request) == parsed.request
-
-
-def test_the_package_exports_its_public_names() -> None:
-    for name in functions.__all__:
-        assert hasattr(functions, name), name
-
-
-def test_every_query_name_the_functions_use_is_defined() -> None:
-    import re
-    from pathlib import Path
-
-    import functions.knowledge_ingest as module
-    from state.queries import load_queries
-
-    queries = load_queries(module.__file__)
-    used: set[str] = set()
-    for path in Path(module.__file__).parent.glob("*.py"):
-        used |= set(re.findall(r'QUERIES\["([a-z_]+)"\]', path.read_text()))
-    assert used and used <= set(queries), f"undefined queries: {sorted(used - set(queries))}"

@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 from pydantic import SecretStr, TypeAdapter, ValidationError
 
-from functions._encryption import MIN_KEY_LENGTH, parse_keys
 from functions._production import production_problems
-from functions._signature_freshness import signature_problem
 from functions._wire import CleanJson, CleanText
 from functions.errors import InngestConfigError
+from functions.inngest.encryption import MIN_KEY_LENGTH, parse_keys
+from functions.inngest.signatures import signature_problem
 from state.settings import load_settings
 
 NOW = 1_800_000_000.0

@@ -8,7 +8,7 @@ import secrets
 
 import pytest
 
-from functions._signature_freshness import SIGNATURE_HEADER, signature_refusal
+from functions.inngest.signatures import SIGNATURE_HEADER, signature_refusal
 from tests.signature_shapes import (
     Shape,
     fresh_signature,

@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 from pydantic import SecretStr
 
-from functions._encryption import MIN_KEY_LENGTH, UNDECRYPTABLE, StepKeyError, parse_keys, undecryptable
 from functions._production import production_problems
 from functions.app import create_app
 from functions.cli._serve import plan_serve
 from functions.cli.errors import error_line
-from functions.context_segment import describe_problems
 from functions.errors import InngestConfigError
+from functions.inngest.context_segment import describe_problems
+from functions.inngest.encryption import MIN_KEY_LENGTH, UNDECRYPTABLE, StepKeyError, parse_keys, undecryptable
 from state.settings import load_settings
 
 GOOD = "g00d-step-key-" + "x" * MIN_KEY_LENGTH

@@ -8,9 +8,9 @@ import re
 import inngest
 import pytest
 
-from functions._catalog import build_functions
 from functions._services import ServiceSlot
-from functions.knowledge_sweep import FUNCTION_ID
+from functions.inngest.catalog import build_functions
+from functions.inngest.knowledge_sweep import FUNCTION_ID
 
 
 def registered_cron() -> str:

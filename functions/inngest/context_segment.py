@@ -6,7 +6,7 @@ builds does so inside `step.run("build-brief")`, so a replay of a completed segm
 and never calls the builder, while a retry of a failed segment may build again (the sources are read only).
 The memoized step result is the brief itself, bounded by the policy's total budget: the one step result in
 this project that is not a few ids and counts, because the spec wants no second store for it. It leaves
-the process encrypted when `AC_CONTEXT_STEP_ENCRYPTION_KEYS` is set (`functions._encryption`). A memo that
+the process encrypted when `AC_CONTEXT_STEP_ENCRYPTION_KEYS` is set (`functions.inngest.encryption`). A memo that
 cannot be read (no configured key decrypts it, or it is not a brief) is built again in a new step,
 `rebuild-brief`, counted in `ac_context_segment_briefs_rebuilt_total{reason}`, so a dropped key costs a
 build, never the run.
@@ -36,15 +36,16 @@ from context.models import ContextBrief
 from context.registry import ContextSourceRegistry
 from context.segments import decide_segment
 from functions._briefs import build_brief
-from functions._encryption import undecryptable
 from functions._metrics import Metrics
 from functions._wire import SegmentBriefInput, SegmentBriefOutput
 from functions.errors import OverloadedError
+from functions.events import EVENT_SEGMENT_BRIEF
+from functions.inngest.encryption import undecryptable
 
 __all__ = ["BUILD_STEP", "EVENT", "FUNCTION_ID", "REBUILD_STEP", "RETRIES", "make_context_segment_brief"]
 
 FUNCTION_ID = "context-segment-brief"
-EVENT = "context/segment.brief.requested"
+EVENT = EVENT_SEGMENT_BRIEF
 BUILD_STEP = "build-brief"
 REBUILD_STEP = "rebuild-brief"
 """The step that builds a brief again when the memo of `build-brief` cannot be read."""

@@ -25,10 +25,12 @@ from typing import Any
 
 import inngest
 
-from functions._knowledge_steps import build_model_in_one_step, build_model_steps, embeds_locally, source_id_of
 from functions._services import ServiceSlot
+from functions.events import EVENT_RETRY, EVENT_SYNC, EVENT_UPLOADED
+from functions.inngest._steps import build_model_in_one_step, build_model_steps, embeds_locally, source_id_of
+from knowledge.db_errors import SourceNotFoundError
 from knowledge.ingest import mark_failed, models_to_build
-from state.queries import load_queries
+from knowledge.sweep import get_source
 
 __all__ = [
     "CONCURRENCY_PER_ORGANIZATION",
@@ -41,14 +43,9 @@ __all__ = [
 ]
 
 FUNCTION_ID = "knowledge-ingest"
-EVENT_UPLOADED = "knowledge/source.uploaded"
-EVENT_RETRY = "knowledge/source.retry.requested"
-EVENT_SYNC = "knowledge/source.sync.requested"
 RETRIES = 4
 CONCURRENCY_PER_ORGANIZATION = 4
 """Ingestions of one organization at once, so one tenant's bulk upload cannot hold every worker."""
-
-QUERIES = load_queries(__file__)
 
 
 def make_knowledge_ingest(client: inngest.Inngest, slot: ServiceSlot) -> inngest.Function[Any]:
@@ -85,16 +82,16 @@ def make_knowledge_ingest(client: inngest.Inngest, slot: ServiceSlot) -> inngest
 
         async def plan() -> dict[str, Any]:
             services = slot.get()
-            async with services.db.connection() as conn:
-                row = await conn.fetchrow(QUERIES["knowledge_source_state"], source_id)
-            if row is None:
-                raise inngest.NonRetriableError(f"no knowledge source {source_id}")
-            if row["status"] == "failed":
+            try:
+                source = await get_source(services.db, source_id)
+            except SourceNotFoundError as exc:
+                raise inngest.NonRetriableError(f"no knowledge source {source_id}") from exc
+            if source.status == "failed":
                 return {"status": "failed", "models": []}
             models = list(await models_to_build(services.db, source_id))
             # Decided here, so every replay of the run takes the same steps.
             one_step = [m for m in models if embeds_locally(services, m)]
-            return {"status": row["status"], "models": models, "one_step": one_step}
+            return {"status": source.status, "models": models, "one_step": one_step}
 
         planned = await ctx.step.run("plan", plan)
         if planned["status"] == "failed":

@@ -10,11 +10,11 @@ from typing import Any
 import inngest
 
 from functions._services import ServiceSlot
-from functions.context_segment import make_context_segment_brief
-from functions.knowledge_ingest import make_knowledge_ingest
-from functions.knowledge_ingest_batch import make_knowledge_ingest_batch
-from functions.knowledge_sweep import make_knowledge_sweep
-from functions.knowledge_switch import make_knowledge_reembed, make_knowledge_switch
+from functions.inngest.context_segment import make_context_segment_brief
+from functions.inngest.knowledge_ingest import make_knowledge_ingest
+from functions.inngest.knowledge_ingest_batch import make_knowledge_ingest_batch
+from functions.inngest.knowledge_sweep import make_knowledge_sweep
+from functions.inngest.knowledge_switch import make_knowledge_reembed, make_knowledge_switch
 
 __all__ = ["build_functions"]
 

@@ -33,8 +33,9 @@ from uuid import UUID
 
 import inngest
 
-from functions._knowledge_steps import build_model_steps, source_id_of
 from functions._services import ServiceSlot
+from functions.events import EVENT_REEMBED, EVENT_SWITCH
+from functions.inngest._steps import build_model_steps, source_id_of
 from knowledge.db_errors import SwitchCancelledError
 from knowledge.errors import KnowledgeError
 from knowledge.ingest import mark_failed
@@ -47,8 +48,8 @@ from knowledge.settings import (
     switch_state,
     switch_status,
 )
+from knowledge.switchover import switch_failures
 from state.db import Database
-from state.queries import load_queries
 
 __all__ = [
     "EVENT_REEMBED",
@@ -65,15 +66,11 @@ __all__ = [
 
 SWITCH_FUNCTION_ID = "knowledge-model-switch"
 REEMBED_FUNCTION_ID = "knowledge-reembed-source"
-EVENT_SWITCH = "knowledge/model.switch.requested"
-EVENT_REEMBED = "knowledge/source.reembed.requested"
 POLL_INTERVAL = timedelta(minutes=1)
 MAX_POLLS = 240
 """Four hours of polling (480 steps, under Inngest's 1,000-step limit); then the run fails and can resume."""
 SWITCH_RETRIES = 3
 REEMBED_RETRIES = 4
-
-QUERIES = load_queries(__file__)
 
 
 def _scope(data: Any) -> tuple[UUID | None, str]:
@@ -171,7 +168,9 @@ def make_knowledge_switch(client: inngest.Inngest, slot: ServiceSlot) -> inngest
             if counts.get("closed"):
                 return ended(counts["closed"])
             if counts["failed"]:
-                reasons = await ctx.step.run(f"failures {n}", lambda: _failures(slot, organization_id, model))
+                reasons = await ctx.step.run(
+                    f"failures {n}", lambda: switch_failures(slot.get().db, organization_id, model)
+                )
                 raise inngest.NonRetriableError(
                     f"the switch to {model} stopped: {counts['failed']} of {counts['total']} source(s) failed to "
                     f"re-embed, so {plan['from_model']} stays live. Retry them and request the switch again. "
@@ -239,12 +238,6 @@ async def _running_id(slot: ServiceSlot, organization_id: UUID | None, model: st
     if switch is None or switch.to_model != model or switch.switch_id is None:
         return None
     return str(switch.switch_id)
-
-
-async def _failures(slot: ServiceSlot, organization_id: UUID | None, model: str) -> list[str]:
-    async with slot.get().db.connection() as conn:
-        rows = await conn.fetch(QUERIES["switch_failures"], organization_id, model, 5)
-    return [f"{r['title']} ({r['source_id']}): {r['failure_reason']}" for r in rows]
 
 
 def make_knowledge_reembed(client: inngest.Inngest, slot: ServiceSlot) -> inngest.Function[Any]:

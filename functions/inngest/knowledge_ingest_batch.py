@@ -19,9 +19,10 @@ from uuid import UUID
 
 import inngest
 
-from functions._knowledge_steps import SourceNotReadyError
 from functions._services import ServiceSlot
-from functions.knowledge_ingest import CONCURRENCY_PER_ORGANIZATION, RETRIES
+from functions.events import EVENT_BATCH, MAX_BATCH_SOURCES
+from functions.inngest._steps import SourceNotReadyError
+from functions.inngest.knowledge_ingest import CONCURRENCY_PER_ORGANIZATION, RETRIES
 from knowledge._bulk import ingest_sources
 from knowledge._pool import shared_pool
 from knowledge.extract import extract_limits
@@ -30,9 +31,6 @@ from knowledge.ingest import mark_failed
 __all__ = ["BATCH_FUNCTION_ID", "EVENT_BATCH", "MAX_BATCH_SOURCES", "make_knowledge_ingest_batch", "source_ids_of"]
 
 BATCH_FUNCTION_ID = "knowledge-ingest-batch"
-EVENT_BATCH = "knowledge/sources.batch.requested"
-MAX_BATCH_SOURCES = 500
-"""Most source ids one batch event carries (its JSON stays far below Inngest's event size limit)."""
 
 
 def source_ids_of(data: object) -> list[UUID]:
