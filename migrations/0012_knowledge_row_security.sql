@@ -30,7 +30,6 @@ GRANT SELECT ON public.knowledge_settings TO ac_tenant, authenticated;
 CREATE POLICY tenant_read ON public.knowledge_settings FOR SELECT TO ac_tenant, authenticated
     USING (organization_id IS NULL OR organization_id = public.current_organization_id());
 
-REVOKE ALL ON FUNCTION public.knowledge_search(uuid, vector, text, boolean, boolean, integer, text,
-    double precision, double precision, integer, integer, integer) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION public.knowledge_search(uuid, vector, text, boolean, boolean, integer, text,
-    double precision, double precision, integer, integer, integer) TO ac_tenant, authenticated;
+-- The grants on 0011's knowledge_search stood here; 0041 dropped that function, and issue 23 removed its
+-- text from 0011 and these grants with it (see migrations/edited.toml). The live function's grants are
+-- 0071's.

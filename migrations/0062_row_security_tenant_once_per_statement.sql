@@ -1,4 +1,6 @@
 -- Row-level security reads the tenant once per statement, not once per row.
+-- Rewrites the USING clause of every tenant_read policy that 0004, 0012 and 0041 created (their roles
+-- and commands stay); the policies as they are now are in docs/schema.sql.
 --
 -- Every tenant_read policy compared a column with public.current_organization_id(), a STABLE SQL function
 -- (current_setting parsed as a uuid) that PostgreSQL evaluates for every row it filters. Written as a

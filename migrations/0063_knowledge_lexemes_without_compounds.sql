@@ -8,7 +8,7 @@
 --
 -- agent.knowledge_english is `english` without a mapping for the three compound token types (asciihword,
 -- hword, numhword); the parts (hword_asciipart, hword_part, hword_numpart) keep theirs. The chunks'
--- generated `fts` column is rebuilt under it, and the postings and statistics are rebuilt from it: the
+-- generated `fts` column (made by 0010) is rebuilt under it, and the postings and statistics are rebuilt from it: the
 -- same sums the triggers keep, recounted once here from the searchable pairs.
 --
 -- The same rewrite keeps every vector in its row. A chunk row of a 256-dimension model is about 2.2 kB

@@ -1,5 +1,9 @@
 -- knowledge_search, fourth version: a short index walk falls back to the exact scan of the caller's scope.
--- Supersedes the function of 0060 (same signature, so the grants and the comment of 0041 stay).
+-- Supersedes the function of 0060, which superseded 0041's, which replaced 0011's (same signature as 0041's).
+-- This is the one text of knowledge_search in migrations/ (issue 23 removed the earlier versions' bodies,
+-- see migrations/edited.toml): on a fresh database this file creates the function, and the comment and
+-- grants 0041 gave it follow it here; on a database that applied the earlier texts it replaces the body and
+-- the grants and comment are the ones it had.
 --
 -- Issue 21, item 3: organization D wrote 60,000 chunks repeating organization C's queries, and C's dense
 -- half came back empty. pgvector keeps identical vectors in one graph element (up to ten heap tuples each)
@@ -278,3 +282,14 @@ BEGIN
 END
 $fn$;
 
+COMMENT ON FUNCTION public.knowledge_search(uuid, vector, text, boolean, boolean, integer, text,
+    double precision, double precision, integer, integer, integer, text, double precision, integer, integer,
+    integer, double precision, double precision) IS
+    'Hybrid (dense + Okapi BM25 over postings) search of ready knowledge under the live model; SECURITY INVOKER.';
+
+REVOKE ALL ON FUNCTION public.knowledge_search(uuid, vector, text, boolean, boolean, integer, text,
+    double precision, double precision, integer, integer, integer, text, double precision, integer, integer,
+    integer, double precision, double precision) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION public.knowledge_search(uuid, vector, text, boolean, boolean, integer, text,
+    double precision, double precision, integer, integer, integer, text, double precision, integer, integer,
+    integer, double precision, double precision) TO ac_tenant, authenticated;
