@@ -8,8 +8,8 @@ fresh database from the migrations and returns a JSON-able dict:
   `knowledge_search` (dense-only fusion, as many hits as candidates, as the tenant) against an exact scan
   of C's ready chunks written apart from the function (recall@32 and @80, and in how many queries the two
   lists are identical, same ids in the same order, of all and of those whose walk came back short); how
-  many rows the HNSW walk alone returns under the function's scan settings (the dense half of migration
-  0060, before the fallback), and its recall; and `knowledge_search` p50/p95 as the tenant with the
+  many rows the HNSW walk alone returns under the function's scan settings (the dense half before
+  0071's fallback, its `dense_walk`), and its recall; and `knowledge_search` p50/p95 as the tenant with the
   shipped fusion (both scopes, limit 8), dense-only p50/p95 beside it.
 - after: organization D writes 60,000 chunks into the live index, each a copy of one of C's 12 queries
   (its text and its vector), as in the issue; the same figures for C, and D's own search p50/p95.
@@ -67,7 +67,7 @@ WALK = (
     "AND sp.embedding_model = 'local/wordllama-l2-supercat-256') = ANY ($2) "
     "ORDER BY (c.embedding::vector(256)) <=> $1::vector(256) LIMIT $3"
 )
-"""The dense walk of 0060 (and of 0071 before its fallback), run alone."""
+"""The dense walk of knowledge_search (`dense_walk` in migrations/0071, before its fallback), run alone."""
 QUERY_SCOPES = "SELECT id FROM agent.knowledge_lexical_scopes WHERE organization_id = $1"
 
 Setting = tuple[str, int, int, int]
