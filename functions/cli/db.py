@@ -12,8 +12,6 @@ from typing import Any
 import typer
 
 from functions.cli._common import JsonFlag, console, print_json, safe
-from state.embedded import embedded_status, stop_embedded_server
-from state.settings import get_settings
 
 __all__ = ["db_app"]
 
@@ -21,6 +19,8 @@ db_app = typer.Typer(help="The embedded PostgreSQL: its status, and stopping it.
 
 
 def _external() -> str | None:
+    from state.settings import get_settings
+
     url = get_settings().database_url
     if url is None:
         return None
@@ -36,6 +36,9 @@ def status(as_json: JsonFlag = False) -> None:
         out: dict[str, Any] = {"embedded": False, "database_url": external}
         print_json(out) if as_json else console.print(f"DATABASE_URL is set ({safe(external)}); no embedded server")
         return
+    from state.embedded import embedded_status
+    from state.settings import get_settings
+
     st = embedded_status(get_settings().data_dir)
     out = {
         "embedded": True,
@@ -63,6 +66,9 @@ def stop(as_json: JsonFlag = False) -> None:
     if _external() is not None:
         print_json({"stopped": False}) if as_json else console.print("DATABASE_URL is set; nothing embedded to stop")
         return
+    from state.embedded import stop_embedded_server
+    from state.settings import get_settings
+
     stopped = stop_embedded_server(get_settings().data_dir)
     if as_json:
         print_json({"stopped": stopped})

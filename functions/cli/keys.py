@@ -10,16 +10,16 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from functions.cli._common import JsonFlag, OrgOption, console, print_json, run, safe
 from functions.cli.errors import ORGANIZATION
-from state.api_keys import MAX_KEY_NAME, ApiKey, list_keys, mint_key, revoke_key
-from state.db import Database
-from state.organizations import require_organization
-from state.settings import get_settings
+
+if TYPE_CHECKING:
+    from state.api_keys import ApiKey
+    from state.db import Database
 
 __all__ = ["keys_app"]
 
@@ -40,6 +40,10 @@ def _json(key: ApiKey) -> dict[str, Any]:
 @asynccontextmanager
 async def _database() -> AsyncIterator[Database]:
     """The configured database (migrated), and the organization --org named checked; no embedder is loaded."""
+    from state.db import Database
+    from state.organizations import require_organization
+    from state.settings import get_settings
+
     db = await Database.open(get_settings())
     try:
         organization_id = ORGANIZATION.get()
@@ -51,6 +55,8 @@ async def _database() -> AsyncIterator[Database]:
 
 
 def _name(value: str) -> str:
+    from state.api_keys import MAX_KEY_NAME
+
     if len(value.strip()) > MAX_KEY_NAME or "\x00" in value:
         raise typer.BadParameter(f"a key name has at most {MAX_KEY_NAME} characters")
     return value.strip()
@@ -66,6 +72,7 @@ def mint(
     """Mint a key bound to --org, or an operator key with --operator; print its secret once."""
     if (org is None) == (not operator):
         raise typer.BadParameter("give exactly one of --org ORG or --operator", param_hint="--org / --operator")
+    from state.api_keys import mint_key
 
     async def main() -> dict[str, Any]:
         async with _database() as db:
@@ -89,6 +96,7 @@ def list_all(
     as_json: JsonFlag = False,
 ) -> None:
     """The keys (of --org, or all), oldest first; never a secret."""
+    from state.api_keys import list_keys
 
     async def main() -> list[dict[str, Any]]:
         async with _database() as db:
@@ -113,6 +121,7 @@ def revoke(
     as_json: JsonFlag = False,
 ) -> None:
     """Revoke a key: it is refused from its next request on."""
+    from state.api_keys import revoke_key
 
     async def main() -> dict[str, Any]:
         async with _database() as db:

@@ -11,7 +11,6 @@ from typing import Annotated, Any
 import typer
 
 from functions.cli._common import JsonFlag, console, open_cli_services, print_json, run, safe
-from state.organizations import MAX_ORGANIZATION_NAME, create_organization, list_organizations
 
 __all__ = ["org_app"]
 
@@ -19,6 +18,8 @@ org_app = typer.Typer(help="Create and list organizations (for running the layer
 
 
 def _name(value: str) -> str:
+    from state.organizations import MAX_ORGANIZATION_NAME
+
     if not value.strip() or len(value.strip()) > MAX_ORGANIZATION_NAME:
         raise typer.BadParameter(f"an organization name has 1 to {MAX_ORGANIZATION_NAME} characters")
     return value.strip()
@@ -30,6 +31,7 @@ def create(
     as_json: JsonFlag = False,
 ) -> None:
     """Create an organization and print its id."""
+    from state.organizations import create_organization
 
     async def main() -> dict[str, Any]:
         async with open_cli_services() as svc:
@@ -50,6 +52,7 @@ def list_all(
     as_json: JsonFlag = False,
 ) -> None:
     """The organizations, oldest first."""
+    from state.organizations import list_organizations
 
     async def main() -> list[dict[str, Any]]:
         async with open_cli_services() as svc:
