@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from rich.progress import Progress
 
     from functions._services import Services
+    from state.db import Database
     from state.refs import NormalizedRefs, ResourceRef
 
 __all__ = [
@@ -40,6 +41,7 @@ __all__ = [
     "OrgOption",
     "OrgRequired",
     "console",
+    "open_cli_database",
     "open_cli_services",
     "parse_entities",
     "parse_refs",
@@ -137,6 +139,26 @@ async def open_cli_services() -> AsyncIterator[Services]:
         yield services
     finally:
         await close_services(services)
+
+
+@asynccontextmanager
+async def open_cli_database() -> AsyncIterator[Database]:
+    """The configured database (migrated) alone, the organization --org named checked; nothing else is loaded.
+
+    For the commands that only read or write rows (`org`, `keys`): no source registry, no embedder.
+    """
+    from state.db import Database
+    from state.organizations import require_organization
+    from state.settings import get_settings
+
+    db = await Database.open(get_settings())
+    try:
+        organization_id = ORGANIZATION.get()
+        if organization_id is not None:
+            await require_organization(db, organization_id)
+        yield db
+    finally:
+        await db.close()
 
 
 def parse_refs(values: list[str]) -> list[ResourceRef]:

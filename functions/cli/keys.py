@@ -8,18 +8,14 @@ answer that mints it.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from functions.cli._common import JsonFlag, OrgOption, console, print_json, run, safe
-from functions.cli.errors import ORGANIZATION
+from functions.cli._common import JsonFlag, OrgOption, console, open_cli_database, print_json, run, safe
 
 if TYPE_CHECKING:
     from state.api_keys import ApiKey
-    from state.db import Database
 
 __all__ = ["keys_app"]
 
@@ -35,23 +31,6 @@ def _json(key: ApiKey) -> dict[str, Any]:
         "created_at": key.created_at.isoformat(),
         "revoked_at": None if key.revoked_at is None else key.revoked_at.isoformat(),
     }
-
-
-@asynccontextmanager
-async def _database() -> AsyncIterator[Database]:
-    """The configured database (migrated), and the organization --org named checked; no embedder is loaded."""
-    from state.db import Database
-    from state.organizations import require_organization
-    from state.settings import get_settings
-
-    db = await Database.open(get_settings())
-    try:
-        organization_id = ORGANIZATION.get()
-        if organization_id is not None:
-            await require_organization(db, organization_id)
-        yield db
-    finally:
-        await db.close()
 
 
 def _name(value: str) -> str:
@@ -75,7 +54,7 @@ def mint(
     from state.api_keys import mint_key
 
     async def main() -> dict[str, Any]:
-        async with _database() as db:
+        async with open_cli_database() as db:
             minted = await mint_key(db, organization_id=org, name=name)
         return {**_json(minted.key), "secret": minted.secret}
 
@@ -99,7 +78,7 @@ def list_all(
     from state.api_keys import list_keys
 
     async def main() -> list[dict[str, Any]]:
-        async with _database() as db:
+        async with open_cli_database() as db:
             keys = await list_keys(db, organization_id=org, include_revoked=not active)
         return [_json(k) for k in keys]
 
@@ -124,7 +103,7 @@ def revoke(
     from state.api_keys import revoke_key
 
     async def main() -> dict[str, Any]:
-        async with _database() as db:
+        async with open_cli_database() as db:
             return _json(await revoke_key(db, key_id.strip()))
 
     row = run(main)

@@ -1,7 +1,8 @@
 """`ac-context org create|list`: organizations for a standalone deployment.
 
 The platform owns `public.organizations`; these commands make the tenant every `--org` option names when
-the layer runs on its own. This module must never delete or rename an organization.
+the layer runs on its own. They open the database alone (`open_cli_database`): no embedder is loaded.
+This module must never delete or rename an organization.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from typing import Annotated, Any
 
 import typer
 
-from functions.cli._common import JsonFlag, console, open_cli_services, print_json, run, safe
+from functions.cli._common import JsonFlag, console, open_cli_database, print_json, run, safe
 
 __all__ = ["org_app"]
 
@@ -34,8 +35,8 @@ def create(
     from state.organizations import create_organization
 
     async def main() -> dict[str, Any]:
-        async with open_cli_services() as svc:
-            org = await create_organization(svc.db, name)
+        async with open_cli_database() as db:
+            org = await create_organization(db, name)
         return {"id": str(org.id), "name": org.name, "created_at": org.created_at.isoformat()}
 
     row = run(main)
@@ -55,8 +56,8 @@ def list_all(
     from state.organizations import list_organizations
 
     async def main() -> list[dict[str, Any]]:
-        async with open_cli_services() as svc:
-            orgs = await list_organizations(svc.db, limit=limit)
+        async with open_cli_database() as db:
+            orgs = await list_organizations(db, limit=limit)
         return [{"id": str(o.id), "name": o.name, "created_at": o.created_at.isoformat()} for o in orgs]
 
     rows = run(main)
