@@ -2,102 +2,112 @@
 
 The database parts (ingestion steps, search, the live model and its switchover) build on these names.
 `search_knowledge` is `knowledge.search.search`, renamed so the package attribute never hides the module.
+
+The names are re-exported lazily (`state.lazy`): `import knowledge` loads no module of the package until a
+name is read, and then only the module that name comes from.
 """
 
-from knowledge._pipeline import IngestOutcome, build_source_model, ingest_source
-from knowledge.chunk import DEFAULT_CHUNK_TOKENS, DEFAULT_OVERLAP_TOKENS, Chunk, chunk_text
-from knowledge.db_errors import (
-    EmbedderMismatchError,
-    EmbeddingModelConflictError,
-    KnowledgeStoreError,
-    LiveModelChangedError,
-    NoLiveModelError,
-    SourceNotFoundError,
-    SwitchConflictError,
-    SwitchNotReadyError,
-)
-from knowledge.embed import (
-    DEFAULT_EMBEDDING_MODEL,
-    EMBEDDING_MODELS,
-    Embedder,
-    EmbedderRegistry,
-    Embeddings,
-    FakeEmbedder,
-    OpenAIEmbedder,
-    WordLlamaEmbedder,
-    check_embeddings,
-    get_embedder,
-    register_embedder,
-)
-from knowledge.errors import (
-    DocumentTooLargeError,
-    EmbeddingAuthError,
-    EmbeddingDimensionError,
-    EmbeddingProviderError,
-    EmptyDocumentError,
-    EncryptedDocumentError,
-    ExtractionError,
-    InvalidObjectKeyError,
-    KnowledgeError,
-    KnowledgeInputError,
-    KnowledgeRuntimeError,
-    MalformedDocumentError,
-    NoTextLayerError,
-    ObjectNotFoundError,
-    ObjectStoreError,
-    TooManyPagesError,
-    UnknownEmbeddingModelError,
-    UnsupportedDocumentTypeError,
-)
-from knowledge.extract import ExtractedDocument, ExtractLimits, extract_text, extract_text_async
-from knowledge.ingest import (
-    EmbeddedBatch,
-    EmbedderLookup,
-    FailedMark,
-    PreparedChunks,
-    ReadyCheck,
-    RegisteredSource,
-    embed_batch,
-    mark_failed,
-    mark_ready,
-    models_to_build,
-    prepare_chunks,
-    register_upload,
-    register_uri,
-)
-from knowledge.objects import (
-    LocalObjectStore,
-    ObjectStore,
-    S3ObjectStore,
-    object_key_for,
-    object_store_from_url,
-)
-from knowledge.search import DEFAULT_FUSION, MAX_SEARCH_LIMIT, Fusion, KnowledgeHit
-from knowledge.search import search as search_knowledge
-from knowledge.settings import (
-    FlipResult,
-    LiveModel,
-    SwitchPlan,
-    SwitchStatus,
-    begin_switch,
-    cancel_switch,
-    drop_unwanted_chunks,
-    flip_live_model,
-    live_model,
-    reembed_source,
-    register_embedding_model,
-    switch_ready,
-    switch_status,
-)
-from knowledge.sweep import (
-    PENDING_LIMIT,
-    RetriedSource,
-    SourceView,
-    SweepResult,
-    list_sources,
-    retry_source,
-    sweep_pending,
-)
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from state.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from knowledge._pipeline import IngestOutcome, build_source_model, ingest_source
+    from knowledge.chunk import DEFAULT_CHUNK_TOKENS, DEFAULT_OVERLAP_TOKENS, Chunk, chunk_text
+    from knowledge.db_errors import (
+        EmbedderMismatchError,
+        EmbeddingModelConflictError,
+        KnowledgeStoreError,
+        LiveModelChangedError,
+        NoLiveModelError,
+        SourceNotFoundError,
+        SwitchConflictError,
+        SwitchNotReadyError,
+    )
+    from knowledge.embed import (
+        DEFAULT_EMBEDDING_MODEL,
+        EMBEDDING_MODELS,
+        Embedder,
+        EmbedderRegistry,
+        Embeddings,
+        FakeEmbedder,
+        OpenAIEmbedder,
+        WordLlamaEmbedder,
+        check_embeddings,
+        get_embedder,
+        register_embedder,
+    )
+    from knowledge.errors import (
+        DocumentTooLargeError,
+        EmbeddingAuthError,
+        EmbeddingDimensionError,
+        EmbeddingProviderError,
+        EmptyDocumentError,
+        EncryptedDocumentError,
+        ExtractionError,
+        InvalidObjectKeyError,
+        KnowledgeError,
+        KnowledgeInputError,
+        KnowledgeRuntimeError,
+        MalformedDocumentError,
+        NoTextLayerError,
+        ObjectNotFoundError,
+        ObjectStoreError,
+        TooManyPagesError,
+        UnknownEmbeddingModelError,
+        UnsupportedDocumentTypeError,
+    )
+    from knowledge.extract import ExtractedDocument, ExtractLimits, extract_text, extract_text_async
+    from knowledge.ingest import (
+        EmbeddedBatch,
+        EmbedderLookup,
+        FailedMark,
+        PreparedChunks,
+        ReadyCheck,
+        RegisteredSource,
+        embed_batch,
+        mark_failed,
+        mark_ready,
+        models_to_build,
+        prepare_chunks,
+        register_upload,
+        register_uri,
+    )
+    from knowledge.objects import (
+        LocalObjectStore,
+        ObjectStore,
+        S3ObjectStore,
+        object_key_for,
+        object_store_from_url,
+    )
+    from knowledge.search import DEFAULT_FUSION, MAX_SEARCH_LIMIT, Fusion, KnowledgeHit
+    from knowledge.search import search as search_knowledge
+    from knowledge.settings import (
+        FlipResult,
+        LiveModel,
+        SwitchPlan,
+        SwitchStatus,
+        begin_switch,
+        cancel_switch,
+        drop_unwanted_chunks,
+        flip_live_model,
+        live_model,
+        reembed_source,
+        register_embedding_model,
+        switch_ready,
+        switch_status,
+    )
+    from knowledge.sweep import (
+        PENDING_LIMIT,
+        RetriedSource,
+        SourceView,
+        SweepResult,
+        list_sources,
+        retry_source,
+        sweep_pending,
+    )
 
 __all__ = [
     "DEFAULT_CHUNK_TOKENS",
@@ -192,3 +202,5 @@ __all__ = [
     "switch_ready",
     "switch_status",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, __file__)

@@ -17,13 +17,15 @@ import tempfile
 import threading
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, ClassVar, Final
+from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 import numpy as np
-import openai
 
 from knowledge._embedder_base import Embedder, Embeddings, normalise_rows
 from knowledge.errors import EmbeddingAuthError, EmbeddingProviderError
+
+if TYPE_CHECKING:
+    import openai
 
 __all__ = ["OpenAIEmbedder", "WordLlamaEmbedder", "wordllama_cache_dir"]
 
@@ -108,10 +110,6 @@ class WordLlamaEmbedder(Embedder):
         return normalise_rows(raw)
 
 
-_RETRYABLE: Final = (openai.RateLimitError, openai.APIConnectionError, openai.InternalServerError)
-_AUTH: Final = (openai.AuthenticationError, openai.PermissionDeniedError)
-
-
 class OpenAIEmbedder(Embedder):
     """`openai/text-embedding-3-small` through the OpenAI API, batched and retried."""
 
@@ -153,6 +151,8 @@ class OpenAIEmbedder(Embedder):
 
     def _client(self) -> openai.AsyncOpenAI:
         """One SDK client per event loop: its connection pool belongs to the loop that opened it."""
+        import openai  # the SDK is imported by the first request, never by `import knowledge`
+
         loop_id = id(asyncio.get_running_loop())
         client = self._clients.get(loop_id)
         if client is None:
@@ -162,16 +162,20 @@ class OpenAIEmbedder(Embedder):
         return client
 
     async def _embed_batch(self, texts: list[str]) -> list[list[float]]:
+        import openai
+
+        retryable = (openai.RateLimitError, openai.APIConnectionError, openai.InternalServerError)
+        refused = (openai.AuthenticationError, openai.PermissionDeniedError)
         for attempt in range(1, self._max_attempts + 1):
             try:
                 response = await self._client().embeddings.create(
                     input=texts, model=self.api_model, encoding_format="float"
                 )
-            except _AUTH as exc:
+            except refused as exc:
                 raise EmbeddingAuthError(
                     f"OpenAI refused the API key ({exc.status_code}): check OPENAI_API_KEY"
                 ) from exc
-            except _RETRYABLE as exc:
+            except retryable as exc:
                 if attempt == self._max_attempts:
                     raise EmbeddingProviderError(
                         f"OpenAI embeddings failed after {attempt} attempts: {_describe(exc)}", retryable=True

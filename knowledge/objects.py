@@ -18,10 +18,6 @@ from typing import TYPE_CHECKING, Literal, Protocol, TypeVar, runtime_checkable
 from urllib.parse import parse_qs, unquote, urlparse
 from uuid import UUID
 
-import boto3
-from botocore.config import Config
-from botocore.exceptions import BotoCoreError, ClientError
-
 from knowledge.errors import InvalidObjectKeyError, ObjectNotFoundError, ObjectStoreError
 
 if TYPE_CHECKING:
@@ -136,6 +132,9 @@ class S3ObjectStore:
             raise ValueError("an S3 object store needs a bucket name")
         self.bucket = bucket
         self.prefix = prefix.strip("/") + "/" if prefix.strip("/") else ""
+        import boto3  # the SDK is imported by the store that uses it, never by `import knowledge`
+        from botocore.config import Config
+
         session = boto3.session.Session(  # its own session: the default one is not thread-safe
             aws_access_key_id=access_key, aws_secret_access_key=secret_key, region_name=region
         )
@@ -181,6 +180,8 @@ class S3ObjectStore:
         return True
 
     async def _run(self, call: Callable[[], _T], key: str) -> _T:
+        from botocore.exceptions import BotoCoreError, ClientError
+
         try:
             return await asyncio.to_thread(call)
         except ClientError as exc:

@@ -3,65 +3,73 @@
 A model reaches memory through `memory.remember` and `memory.forget` (`MemoryTools`), which validate strict
 input and call `MemoryService`; the sources read it through `memory.reads`. The repository is not exported:
 nothing but the service writes, and this package must never hand a model a way around the tools.
+
+The names are re-exported lazily (`state.lazy`): `import memory` loads no module of the package until a
+name is read, and then only the module that name comes from.
 """
 
 from __future__ import annotations
 
-from memory._blank import BLANK_CHARACTERS, is_blank
-from memory.errors import (
-    AttributeNamespaceError,
-    DuplicateMemoryError,
-    InvalidInvocationError,
-    InvalidSubjectKeyError,
-    InvalidToolInputError,
-    MemoryAlreadyForgottenError,
-    MemoryConflictError,
-    MemoryMisuseError,
-    MemoryNotCurrentError,
-    MemoryNotFoundError,
-    MemoryRefusedError,
-    MemoryStoreError,
-    PrincipalMismatchError,
-    RunMemoryLimitError,
-    TooManySubjectRefsError,
-    UnknownMemoryToolError,
-    UserScopeForTriggerError,
-    WorkflowMemoryToolError,
-)
-from memory.models import (
-    AgentMemory,
-    CanonicalSubjectRef,
-    LiveMemory,
-    MemoryCandidate,
-    MemoryScope,
-    MemorySubjectKeyPart,
-    MemorySubjectRef,
-    ParsedRefs,
-    ToolInvocation,
-    parse_stored_refs,
-)
-from memory.reads import (
-    DEFAULT_MEMORY_LIMIT,
-    GuardedMemory,
-    GuardReport,
-    guard_subjects,
-    read_live_memories,
-    read_personal_memories,
-)
-from memory.service import MemoryService
-from memory.tools import (
-    DEFAULT_REMEMBER_LIMIT_PER_RUN,
-    FORGET_TOOL,
-    MEMORY_TOOL_NAMES,
-    MEMORY_TOOLS,
-    REMEMBER_TOOL,
-    ForgetInput,
-    MemoryTools,
-    MemoryToolSpec,
-    RememberInput,
-    check_workflow_tool_nodes,
-    tool_schemas,
-)
+from typing import TYPE_CHECKING
+
+from state.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from memory._blank import BLANK_CHARACTERS, is_blank
+    from memory.errors import (
+        AttributeNamespaceError,
+        DuplicateMemoryError,
+        InvalidInvocationError,
+        InvalidSubjectKeyError,
+        InvalidToolInputError,
+        MemoryAlreadyForgottenError,
+        MemoryConflictError,
+        MemoryMisuseError,
+        MemoryNotCurrentError,
+        MemoryNotFoundError,
+        MemoryRefusedError,
+        MemoryStoreError,
+        PrincipalMismatchError,
+        RunMemoryLimitError,
+        TooManySubjectRefsError,
+        UnknownMemoryToolError,
+        UserScopeForTriggerError,
+        WorkflowMemoryToolError,
+    )
+    from memory.models import (
+        AgentMemory,
+        CanonicalSubjectRef,
+        LiveMemory,
+        MemoryCandidate,
+        MemoryScope,
+        MemorySubjectKeyPart,
+        MemorySubjectRef,
+        ParsedRefs,
+        ToolInvocation,
+        parse_stored_refs,
+    )
+    from memory.reads import (
+        DEFAULT_MEMORY_LIMIT,
+        GuardedMemory,
+        GuardReport,
+        guard_subjects,
+        read_live_memories,
+        read_personal_memories,
+    )
+    from memory.service import MemoryService
+    from memory.tools import (
+        DEFAULT_REMEMBER_LIMIT_PER_RUN,
+        FORGET_TOOL,
+        MEMORY_TOOL_NAMES,
+        MEMORY_TOOLS,
+        REMEMBER_TOOL,
+        ForgetInput,
+        MemoryTools,
+        MemoryToolSpec,
+        RememberInput,
+        check_workflow_tool_nodes,
+        tool_schemas,
+    )
 
 __all__ = [
     "BLANK_CHARACTERS",
@@ -113,3 +121,5 @@ __all__ = [
     "read_personal_memories",
     "tool_schemas",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, __file__)

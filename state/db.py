@@ -40,10 +40,10 @@ async def init_connection(conn: asyncpg.Connection) -> None:
 
 
 def resolve_database_url(settings: Settings) -> str:
-    """`DATABASE_URL` when set, else the embedded server under the data folder."""
+    """`DATABASE_URL` when set, else the embedded server under the data folder (left up for the next command)."""
     if settings.database_url:
         return settings.database_url
-    return embedded_server_url(settings.data_dir)
+    return embedded_server_url(settings.data_dir, idle_timeout_s=settings.embedded_idle_minutes * 60)
 
 
 @dataclass

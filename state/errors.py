@@ -17,8 +17,6 @@ This module must never import a driver error into another package's signature.
 
 from __future__ import annotations
 
-import asyncpg
-
 __all__ = [
     "ApiKeyNotFoundError",
     "DatabaseError",
@@ -114,6 +112,8 @@ class DatabaseUnavailableError(DatabaseError):
 
 def translate_db_error(exc: BaseException) -> DatabaseError:
     """Translate a driver error into a `DatabaseError` (raise it `from exc`)."""
+    import asyncpg  # here, not at the top: `state.errors` is imported by `ac-context --help`
+
     if isinstance(exc, OSError | asyncpg.CannotConnectNowError | asyncpg.ConnectionDoesNotExistError):
         return DatabaseUnavailableError(f"database unavailable: {exc}")
     constraint = getattr(exc, "constraint_name", None)

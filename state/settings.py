@@ -34,6 +34,8 @@ class Settings(BaseSettings):
     """A PostgreSQL ≥ 15 with pgvector. None starts the embedded server under `data_dir`."""
     data_dir: Path = Path(".ac-context")
     """Where the embedded server keeps its data, and the local object store its files."""
+    embedded_idle_minutes: float = Field(default=15.0, ge=0, le=7 * 24 * 60, allow_inf_nan=False)
+    """Minutes the embedded server stays up unused after a command, for the next to reuse; 0 stops it at exit."""
     pool_min_size: int = Field(default=1, ge=0, le=100)
     """Connections the pool opens at start."""
     pool_max_size: int = Field(default=10, ge=1, le=500)

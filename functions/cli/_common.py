@@ -7,7 +7,9 @@ writes anything, so no command answers an
 unknown organization silently or with a foreign-key violation. Human output goes through `safe` (or
 `plain`): document text, titles and citations print as text, never as rich markup or terminal control.
 
-This module must never hold a business rule.
+Import cost is part of the interface (`ac-context --help` answers at once): this module imports only
+typer and rich's console at the top; the services, the database and the core are imported by the helper
+that opens them. This module must never hold a business rule.
 """
 
 from __future__ import annotations
@@ -17,27 +19,29 @@ import json
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 from uuid import UUID
 
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
-from functions._services import Services, close_services, open_services, warm_live_embedder
 from functions.cli.errors import ORGANIZATION
-from state.ids import UUID_RULE, parse_canonical_uuid
-from state.organizations import require_organization
-from state.refs import NormalizedRefs, ResourceRef, normalize_refs
-from state.settings import get_settings
+
+if TYPE_CHECKING:
+    from rich.progress import Progress
+
+    from functions._services import Services
+    from state.db import Database
+    from state.refs import NormalizedRefs, ResourceRef
 
 __all__ = [
     "JsonFlag",
     "OrgOption",
     "OrgRequired",
     "console",
+    "open_cli_database",
     "open_cli_services",
     "parse_entities",
     "parse_refs",
@@ -62,6 +66,8 @@ def _remember_org(value: UUID | None) -> UUID | None:
 
 def _organization_id(value: str) -> UUID:
     """An `--org` value: canonical UUID text, else a usage error that names the rule (never the value)."""
+    from state.ids import UUID_RULE, parse_canonical_uuid
+
     try:
         return parse_canonical_uuid(value)
     except ValueError:
@@ -102,6 +108,8 @@ def print_json(value: Any) -> None:
 
 def progress() -> Progress:
     """A rich progress bar for long work (stderr, so `--json` output stays clean)."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
     return Progress(
         TextColumn("{task.description}"),
         BarColumn(),
@@ -118,6 +126,10 @@ async def open_cli_services() -> AsyncIterator[Services]:
 
     The organization a `--org` option named must exist (`organization_not_found` otherwise).
     """
+    from functions._services import close_services, open_services, warm_live_embedder
+    from state.organizations import require_organization
+    from state.settings import get_settings
+
     services = await open_services(get_settings())
     try:
         organization_id = ORGANIZATION.get()
@@ -129,8 +141,30 @@ async def open_cli_services() -> AsyncIterator[Services]:
         await close_services(services)
 
 
+@asynccontextmanager
+async def open_cli_database() -> AsyncIterator[Database]:
+    """The configured database (migrated) alone, the organization --org named checked; nothing else is loaded.
+
+    For the commands that only read or write rows (`org`, `keys`): no source registry, no embedder.
+    """
+    from state.db import Database
+    from state.organizations import require_organization
+    from state.settings import get_settings
+
+    db = await Database.open(get_settings())
+    try:
+        organization_id = ORGANIZATION.get()
+        if organization_id is not None:
+            await require_organization(db, organization_id)
+        yield db
+    finally:
+        await db.close()
+
+
 def parse_refs(values: list[str]) -> list[ResourceRef]:
     """`kind:id` strings as refs; a malformed one is a usage error."""
+    from state.refs import ResourceRef
+
     refs: list[ResourceRef] = []
     for value in values:
         kind, sep, ident = value.partition(":")
@@ -146,6 +180,8 @@ def parse_entities(values: list[str], *, strict: bool = False) -> NormalizedRefs
     A malformed one (no `:`, a blank part, an id that cannot form a subject key such as `urn:uuid:…`) is
     dropped with its position on stderr; with `strict` it is a usage error naming every position.
     """
+    from state.refs import normalize_refs
+
     entries: list[dict[str, str]] = []
     for value in values:
         kind, _, ident = value.partition(":")

@@ -9,11 +9,15 @@ it only prints what the packer answered.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.table import Table
 from rich.text import Text
 
-from context.models import BriefExplanation, ContextBrief
 from functions.cli._common import console, plain
+
+if TYPE_CHECKING:
+    from context.models import BriefExplanation, ContextBrief
 
 __all__ = ["bar", "show_brief", "show_explanation"]
 

@@ -1,7 +1,8 @@
 """`ac-context db status|stop`: the embedded PostgreSQL the layer starts when `DATABASE_URL` is not set.
 
-`status` reads the server's files (it never starts one): running or not, its pid, a stale pid file, how
-many processes hold it. `stop` stops it (fast shutdown); the next command starts it again. This module
+`status` reads the server's files (it never starts one): running or not, its pid and socket, a stale pid
+file, how many processes hold it, and the idle time left before its watcher stops it. `stop` stops it
+(fast shutdown) and its watcher; the next command starts it again. This module
 must never touch a database that `DATABASE_URL` names.
 """
 
@@ -12,8 +13,6 @@ from typing import Any
 import typer
 
 from functions.cli._common import JsonFlag, console, print_json, safe
-from state.embedded import embedded_status, stop_embedded_server
-from state.settings import get_settings
 
 __all__ = ["db_app"]
 
@@ -21,6 +20,8 @@ db_app = typer.Typer(help="The embedded PostgreSQL: its status, and stopping it.
 
 
 def _external() -> str | None:
+    from state.settings import get_settings
+
     url = get_settings().database_url
     if url is None:
         return None
@@ -28,14 +29,21 @@ def _external() -> str | None:
     return f"postgresql://…@{tail}" if head else url
 
 
+def _minutes(seconds: float) -> str:
+    return f"{seconds / 60:.1f} min" if seconds >= 60 else f"{seconds:.0f} s"
+
+
 @db_app.command("status")
 def status(as_json: JsonFlag = False) -> None:
-    """Whether the embedded server runs, with its data folder and pid (or the external DATABASE_URL's host)."""
+    """Whether the embedded server runs: its pid, socket, holders and idle time left (or DATABASE_URL's host)."""
     external = _external()
     if external is not None:
         out: dict[str, Any] = {"embedded": False, "database_url": external}
         print_json(out) if as_json else console.print(f"DATABASE_URL is set ({safe(external)}); no embedded server")
         return
+    from state.embedded import embedded_status
+    from state.settings import get_settings
+
     st = embedded_status(get_settings().data_dir)
     out = {
         "embedded": True,
@@ -43,14 +51,28 @@ def status(as_json: JsonFlag = False) -> None:
         "initialised": st.initialised,
         "running": st.running,
         "pid": st.pid,
+        "socket": None if st.socket is None else str(st.socket),
+        "port": st.port,
         "stale_pid_file": st.stale_pid_file,
         "holders": st.holders,
+        "watcher_pid": st.watcher_pid,
+        "idle_timeout_s": st.idle_timeout_s,
+        "idle_left_s": None if st.idle_left_s is None else round(st.idle_left_s, 1),
     }
     if as_json:
         print_json(out)
         return
     state = "[green]running[/]" if st.running else "[yellow]stopped[/]"
     console.print(f"embedded PostgreSQL in {safe(st.pgdata)}: {state}" + (f" (pid {st.pid})" if st.running else ""))
+    if st.running:
+        console.print(f"socket {safe(st.socket)} (port {st.port}); {st.holders} process(es) hold it")
+        if st.idle_left_s is not None and st.idle_timeout_s:
+            console.print(
+                f"idle stop in {_minutes(st.idle_left_s)} if unused (timeout {_minutes(st.idle_timeout_s)}, "
+                f"watcher pid {st.watcher_pid}); `ac-context db stop` stops it now"
+            )
+        else:
+            console.print("no idle watcher: the last process holding it stops it, or `ac-context db stop`")
     if st.stale_pid_file:
         console.print(f"stale pid file: pid {st.pid} is gone; the next start cleans it up")
     if not st.initialised:
@@ -59,10 +81,13 @@ def status(as_json: JsonFlag = False) -> None:
 
 @db_app.command("stop")
 def stop(as_json: JsonFlag = False) -> None:
-    """Stop the embedded server (the next command that needs it starts it again)."""
+    """Stop the embedded server and its idle watcher (the next command that needs it starts it again)."""
     if _external() is not None:
         print_json({"stopped": False}) if as_json else console.print("DATABASE_URL is set; nothing embedded to stop")
         return
+    from state.embedded import stop_embedded_server
+    from state.settings import get_settings
+
     stopped = stop_embedded_server(get_settings().data_dir)
     if as_json:
         print_json({"stopped": stopped})

@@ -8,18 +8,14 @@ answer that mints it.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from functions.cli._common import JsonFlag, OrgOption, console, print_json, run, safe
-from functions.cli.errors import ORGANIZATION
-from state.api_keys import MAX_KEY_NAME, ApiKey, list_keys, mint_key, revoke_key
-from state.db import Database
-from state.organizations import require_organization
-from state.settings import get_settings
+from functions.cli._common import JsonFlag, OrgOption, console, open_cli_database, print_json, run, safe
+
+if TYPE_CHECKING:
+    from state.api_keys import ApiKey
 
 __all__ = ["keys_app"]
 
@@ -37,20 +33,9 @@ def _json(key: ApiKey) -> dict[str, Any]:
     }
 
 
-@asynccontextmanager
-async def _database() -> AsyncIterator[Database]:
-    """The configured database (migrated), and the organization --org named checked; no embedder is loaded."""
-    db = await Database.open(get_settings())
-    try:
-        organization_id = ORGANIZATION.get()
-        if organization_id is not None:
-            await require_organization(db, organization_id)
-        yield db
-    finally:
-        await db.close()
-
-
 def _name(value: str) -> str:
+    from state.api_keys import MAX_KEY_NAME
+
     if len(value.strip()) > MAX_KEY_NAME or "\x00" in value:
         raise typer.BadParameter(f"a key name has at most {MAX_KEY_NAME} characters")
     return value.strip()
@@ -66,9 +51,10 @@ def mint(
     """Mint a key bound to --org, or an operator key with --operator; print its secret once."""
     if (org is None) == (not operator):
         raise typer.BadParameter("give exactly one of --org ORG or --operator", param_hint="--org / --operator")
+    from state.api_keys import mint_key
 
     async def main() -> dict[str, Any]:
-        async with _database() as db:
+        async with open_cli_database() as db:
             minted = await mint_key(db, organization_id=org, name=name)
         return {**_json(minted.key), "secret": minted.secret}
 
@@ -89,9 +75,10 @@ def list_all(
     as_json: JsonFlag = False,
 ) -> None:
     """The keys (of --org, or all), oldest first; never a secret."""
+    from state.api_keys import list_keys
 
     async def main() -> list[dict[str, Any]]:
-        async with _database() as db:
+        async with open_cli_database() as db:
             keys = await list_keys(db, organization_id=org, include_revoked=not active)
         return [_json(k) for k in keys]
 
@@ -113,9 +100,10 @@ def revoke(
     as_json: JsonFlag = False,
 ) -> None:
     """Revoke a key: it is refused from its next request on."""
+    from state.api_keys import revoke_key
 
     async def main() -> dict[str, Any]:
-        async with _database() as db:
+        async with open_cli_database() as db:
             return _json(await revoke_key(db, key_id.strip()))
 
     row = run(main)

@@ -6,6 +6,10 @@ bar in documents and chunks, then prints a summary (or, with `--send-event`, lea
 `knowledge/model.switch.requested`) after one test call shows the model can embed, and
 `switch-model --status|--cancel` show or stop the running switch of a scope. This module must never
 hold ingestion logic.
+
+Only typer and the CLI's own helpers are imported at the top, so `--help` loads no core module: each
+command imports what it runs. `knowledge.search`'s two defaults are restated here, because typer reads
+them when it builds the help (a unit test holds them equal).
 """
 
 from __future__ import annotations
@@ -13,13 +17,11 @@ from __future__ import annotations
 import mimetypes
 import time
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Final
 from uuid import UUID
 
-import inngest
 import typer
 
-from functions._switch_view import switch_view
 from functions.cli._common import (
     JsonFlag,
     OrgOption,
@@ -33,22 +35,18 @@ from functions.cli._common import (
     safe,
 )
 from functions.cli._ingest_files import collect_files, summary_table
-from functions.events import EVENT_BATCH, EVENT_SWITCH, EVENT_SYNC, MAX_BATCH_SOURCES
-from functions.inngest.client import create_client
-from knowledge._bulk import SourceOutcome, ingest_sources
-from knowledge._ingest_records import RegisteredSource
-from knowledge._pool import shared_pool
-from knowledge._register_many import Document, register_many
-from knowledge.db_errors import SourceNotFoundError
-from knowledge.extract import extract_limits
-from knowledge.search import DEFAULT_MIN_RELEVANCE, DEFAULT_PER_SOURCE
-from knowledge.search import search as search_knowledge
-from knowledge.settings import begin_switch, cancel_running_switch, live_model
-from knowledge.sweep import get_source, sweep_pending
-from knowledge.switchover import run_switch
-from state.db import Database
 
-__all__ = ["register"]
+if TYPE_CHECKING:
+    from knowledge._bulk import SourceOutcome
+    from knowledge._ingest_records import RegisteredSource
+    from state.db import Database
+
+__all__ = ["DEFAULT_MIN_RELEVANCE", "DEFAULT_PER_SOURCE", "register"]
+
+DEFAULT_MIN_RELEVANCE: Final = 0.3
+"""`knowledge.search.DEFAULT_MIN_RELEVANCE`, restated for the help text."""
+DEFAULT_PER_SOURCE: Final = 3
+"""`knowledge.search.DEFAULT_PER_SOURCE`, restated for the help text."""
 
 PlatformFlag = Annotated[bool, typer.Option("--platform", help="A platform document (shared by every organization).")]
 
@@ -108,6 +106,11 @@ async def _ingest_files(
     Registration holds one wave's bytes at a time; the bulk run's writes overlap its next waves' extraction.
     `stats`, when given, collects the seconds of each stage.
     """
+    from knowledge._bulk import ingest_sources
+    from knowledge._pool import shared_pool
+    from knowledge._register_many import Document, register_many
+    from knowledge.extract import extract_limits
+
     seconds = stats if stats is not None else {}
     registered: list[RegisteredSource] = []
     async with open_cli_services() as svc:
@@ -169,6 +172,9 @@ def _row(path: Path, reg: RegisteredSource, outcome: SourceOutcome | None, sent:
 
 async def _reasons(db: Database, rows: list[dict[str, Any]]) -> None:
     """Fill in the stored reason of the documents that had failed before this run (a retry resets them)."""
+    from knowledge.db_errors import SourceNotFoundError
+    from knowledge.sweep import get_source
+
     for row in rows:
         if row["status"] == "failed (earlier)":
             try:
@@ -179,6 +185,11 @@ async def _reasons(db: Database, rows: list[dict[str, Any]]) -> None:
 
 
 async def _send_batches(source_ids: list[UUID], scope: UUID | None, *, sync: bool) -> None:
+    import inngest
+
+    from functions.events import EVENT_BATCH, EVENT_SYNC, MAX_BATCH_SOURCES
+    from functions.inngest.client import create_client
+
     organization = None if scope is None else str(scope)
     client = create_client()
     if sync and len(source_ids) == 1:
@@ -214,6 +225,7 @@ def search(
     as_json: JsonFlag = False,
 ) -> None:
     """Hybrid search over the organization's (and the platform's) ready documents."""
+    from knowledge.search import search as search_knowledge
 
     async def main() -> list[dict[str, Any]]:
         async with open_cli_services() as svc:
@@ -234,6 +246,7 @@ def search(
 
 def sweep(as_json: JsonFlag = False) -> None:
     """Fail the knowledge sources pending for more than an hour (what the hourly function does)."""
+    from knowledge.sweep import sweep_pending
 
     async def main() -> dict[str, int]:
         async with open_cli_services() as svc:
@@ -267,10 +280,17 @@ def switch_model(
     if model is None:
         raise typer.BadParameter("name the model to switch to (or give --status or --cancel)", param_hint="MODEL")
     if send_event:
+        import inngest
+
+        from functions.events import EVENT_SWITCH
+        from functions.inngest.client import create_client
+
         data = {"organization_id": None if org is None else str(org), "model": model}
         ids = run(lambda: create_client().send(inngest.Event(name=EVENT_SWITCH, data=data)))
         print_json({"event_ids": ids}) if as_json else console.print(f"switch requested: {ids}")
         return
+    from knowledge.settings import begin_switch
+    from knowledge.switchover import run_switch
 
     async def main() -> dict[str, Any]:
         async with open_cli_services() as svc:
@@ -306,6 +326,9 @@ def switch_model(
 
 def _switch_status(org: UUID | None, *, cancel: bool, as_json: bool) -> None:
     """Show (or cancel) the running switch of a scope."""
+    from functions._switch_view import switch_view
+    from knowledge.settings import cancel_running_switch, live_model
+
     scope = "the platform default" if org is None else f"organization {org}"
 
     async def main() -> dict[str, Any]:

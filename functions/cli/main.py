@@ -1,15 +1,16 @@
 """The `ac-context` command line: thin commands over the core, with `--help` on every one.
 
-It parses arguments, calls the core and prints; it holds no business rule of its own.
+It parses arguments, calls the core and prints; it holds no business rule of its own. Every command is
+registered here, so `--help` needs them all; each imports the core it runs inside its body, so `--help`
+loads typer, rich and the CLI's own small modules only (`tests/unit/test_import_cost.py`).
 """
 
 from __future__ import annotations
 
 import json
 import sys
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 from uuid import UUID
 
 import typer
@@ -32,9 +33,9 @@ from functions.cli.keys import keys_app
 from functions.cli.memory import memory_app
 from functions.cli.orgs import org_app
 from functions.cli.sources import sources_app
-from state.db import Database
-from state.migrate import apply_migrations
-from state.settings import get_settings
+
+if TYPE_CHECKING:
+    from state.db import Database
 
 __all__ = ["app", "main", "show_brief"]
 
@@ -58,6 +59,8 @@ _print_json = print_json
 
 
 def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
     try:
         return version("ac-context")
     except PackageNotFoundError:  # a checkout that was never installed
@@ -99,6 +102,8 @@ def read_policy_file(path: Path) -> Any:
 def migrate(as_json: JsonFlag = False) -> None:
     """Apply pending migrations to DATABASE_URL (or the embedded default)."""
     from state.db import resolve_database_url
+    from state.migrate import apply_migrations
+    from state.settings import get_settings
 
     applied = _run(lambda: apply_migrations(resolve_database_url(get_settings())))
     if as_json:
@@ -278,6 +283,9 @@ def bench(names: Annotated[list[str] | None, typer.Argument(help="Benchmarks to 
 
 async def open_database() -> Database:
     """Open the configured database, migrating it first."""
+    from state.db import Database
+    from state.settings import get_settings
+
     return await Database.open(get_settings())
 
 

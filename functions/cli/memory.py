@@ -7,16 +7,15 @@ through `memory.tools.MemoryTools`.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 from uuid import UUID
 
 import typer
 
 from functions.cli._common import JsonFlag, OrgRequired, console, open_cli_services, parse_refs, print_json, run, safe
-from memory.models import ToolInvocation
-from memory.reads import read_live_memories
-from memory.service import MemoryService
-from memory.tools import FORGET_TOOL, REMEMBER_TOOL, MemoryTools
+
+if TYPE_CHECKING:
+    from memory.models import ToolInvocation
 
 __all__ = ["memory_app"]
 
@@ -32,6 +31,9 @@ Trigger = Annotated[UUID | None, typer.Option("--trigger", help="The trigger, fo
 
 
 def _call(tool: str, inv: ToolInvocation, arguments: dict[str, Any]) -> dict[str, Any]:
+    from memory.service import MemoryService
+    from memory.tools import MemoryTools
+
     async def main() -> dict[str, Any]:
         async with open_cli_services() as svc:
             return await MemoryTools(MemoryService(svc.db)).call(tool, inv, arguments)
@@ -40,6 +42,8 @@ def _call(tool: str, inv: ToolInvocation, arguments: dict[str, Any]) -> dict[str
 
 
 def _invocation(org: UUID, definition: UUID, run_id: UUID, user: UUID | None, trigger: UUID | None) -> ToolInvocation:
+    from memory.models import ToolInvocation
+
     try:
         return ToolInvocation(org, definition, run_id, user_id=user, trigger_id=trigger)
     except ValueError as exc:
@@ -60,6 +64,8 @@ def remember(
     as_json: JsonFlag = False,
 ) -> None:
     """Append a memory revision through `memory.remember`."""
+    from memory.tools import REMEMBER_TOOL
+
     refs = [r.model_dump(exclude_none=True) for r in parse_refs(ref or [])]
     arguments = {"attribute": attribute, "text": text, "scope": scope, "subject_refs": refs}
     result = _call(REMEMBER_TOOL, _invocation(org, definition, run_id, user, trigger), arguments)
@@ -79,6 +85,8 @@ def forget(
     as_json: JsonFlag = False,
 ) -> None:
     """Append a tombstone through `memory.forget`."""
+    from memory.tools import FORGET_TOOL
+
     result = _call(FORGET_TOOL, _invocation(org, definition, run_id, user, trigger), {"memory_id": str(memory_id)})
     print_json(result) if as_json else console.print(f"forgot {memory_id} (tombstone {result['memory_id']})")
 
@@ -92,6 +100,7 @@ def list_memories(
     as_json: JsonFlag = False,
 ) -> None:
     """The live memories of an organization, newest first."""
+    from memory.reads import read_live_memories
 
     async def main() -> list[dict[str, Any]]:
         async with open_cli_services() as svc:

@@ -1,7 +1,8 @@
 """`ac-context org create|list`: organizations for a standalone deployment.
 
 The platform owns `public.organizations`; these commands make the tenant every `--org` option names when
-the layer runs on its own. This module must never delete or rename an organization.
+the layer runs on its own. They open the database alone (`open_cli_database`): no embedder is loaded.
+This module must never delete or rename an organization.
 """
 
 from __future__ import annotations
@@ -10,8 +11,7 @@ from typing import Annotated, Any
 
 import typer
 
-from functions.cli._common import JsonFlag, console, open_cli_services, print_json, run, safe
-from state.organizations import MAX_ORGANIZATION_NAME, create_organization, list_organizations
+from functions.cli._common import JsonFlag, console, open_cli_database, print_json, run, safe
 
 __all__ = ["org_app"]
 
@@ -19,6 +19,8 @@ org_app = typer.Typer(help="Create and list organizations (for running the layer
 
 
 def _name(value: str) -> str:
+    from state.organizations import MAX_ORGANIZATION_NAME
+
     if not value.strip() or len(value.strip()) > MAX_ORGANIZATION_NAME:
         raise typer.BadParameter(f"an organization name has 1 to {MAX_ORGANIZATION_NAME} characters")
     return value.strip()
@@ -30,10 +32,11 @@ def create(
     as_json: JsonFlag = False,
 ) -> None:
     """Create an organization and print its id."""
+    from state.organizations import create_organization
 
     async def main() -> dict[str, Any]:
-        async with open_cli_services() as svc:
-            org = await create_organization(svc.db, name)
+        async with open_cli_database() as db:
+            org = await create_organization(db, name)
         return {"id": str(org.id), "name": org.name, "created_at": org.created_at.isoformat()}
 
     row = run(main)
@@ -50,10 +53,11 @@ def list_all(
     as_json: JsonFlag = False,
 ) -> None:
     """The organizations, oldest first."""
+    from state.organizations import list_organizations
 
     async def main() -> list[dict[str, Any]]:
-        async with open_cli_services() as svc:
-            orgs = await list_organizations(svc.db, limit=limit)
+        async with open_cli_database() as db:
+            orgs = await list_organizations(db, limit=limit)
         return [{"id": str(o.id), "name": o.name, "created_at": o.created_at.isoformat()} for o in orgs]
 
     rows = run(main)

@@ -9,19 +9,16 @@ chunk or embed itself: it calls the ingestion the `knowledge-ingest` function ru
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 from uuid import UUID
 
-import inngest
 import typer
-from rich.table import Table
 
 from functions.cli._common import JsonFlag, OrgOption, console, open_cli_services, plain, print_json, run, safe
 from functions.cli.errors import CliError
-from functions.events import EVENT_RETRY
-from functions.inngest.client import create_client
-from knowledge._pipeline import ingest_source
-from knowledge.sweep import ModelReadiness, SourceView, get_source, list_sources, model_readiness, retry_source
+
+if TYPE_CHECKING:
+    from knowledge.sweep import ModelReadiness, SourceView
 
 __all__ = ["sources_app"]
 
@@ -87,6 +84,10 @@ def list_cmd(
     as_json: JsonFlag = False,
 ) -> None:
     """The sources of an organization (or the platform), newest first, with reasons and chunk counts."""
+    from rich.table import Table
+
+    from knowledge.sweep import list_sources, model_readiness
+
     scope = _scope(org, platform)
     if status is not None and status not in {"pending", "ready", "failed"}:
         raise typer.BadParameter("pending, ready or failed", param_hint="--status")
@@ -117,6 +118,7 @@ def show(
     as_json: JsonFlag = False,
 ) -> None:
     """One source: status, reason, attempts, pending age, and its readiness per model."""
+    from knowledge.sweep import get_source, model_readiness
 
     async def main() -> dict[str, Any]:
         async with open_cli_services() as svc:
@@ -149,6 +151,8 @@ def retry(
     as_json: JsonFlag = False,
 ) -> None:
     """Reset a failed source to pending and ingest it again (here, or through the worker)."""
+    from knowledge._pipeline import ingest_source
+    from knowledge.sweep import get_source, retry_source
 
     async def main() -> dict[str, Any]:
         async with open_cli_services() as svc:
@@ -160,6 +164,11 @@ def retry(
                 )
             out: dict[str, Any] = {"source_id": str(source_id), "models": list(retried.models)}
             if send_event:
+                import inngest
+
+                from functions.events import EVENT_RETRY
+                from functions.inngest.client import create_client
+
                 scope = None if view.organization_id is None else str(view.organization_id)
                 data = {"source_id": str(source_id), "organization_id": scope}
                 out["event_ids"] = await create_client().send(inngest.Event(name=EVENT_RETRY, data=data))

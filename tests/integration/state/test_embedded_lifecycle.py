@@ -103,7 +103,9 @@ def test_sigterm_on_serve_stops_the_embedded_server(data_dir: Path) -> None:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     code = "from functions.cli import main; main()"
-    env = _env(data_dir) | {"INNGEST_DEV": "1"}
+    # With the idle stop off (0), serve is the last holder: SIGTERM must stop the server as Ctrl-C does. With
+    # it on (the default), serve leaves the server to its idle watcher, like every command (test_embedded.py).
+    env = _env(data_dir) | {"INNGEST_DEV": "1", "AC_CONTEXT_EMBEDDED_IDLE_MINUTES": "0"}
     with subprocess.Popen(
         [sys.executable, "-c", code, "serve", "--port", str(port)], cwd=ROOT, env=env,
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,

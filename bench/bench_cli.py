@@ -1,0 +1,106 @@
+"""How fast `ac-context` answers: `--help`, and `org list` on a cold folder, after a stop, and with the server up.
+
+Every figure is the wall time of a fresh `ac-context` process (`python -c "from functions.cli import
+main; main()"`, what the console script runs), in its own temporary data folder with the embedded server
+(`DATABASE_URL` is ignored here: the question is the embedded default). Issue 23's goals, on a quiet
+machine: `--help` ≤ 0.4 s and `org list` ≤ 1.0 s with the server already running; `run()` prints each
+median beside its goal, with the processor time of the same processes and the load average, because the
+machines here are shared and a wall time on a loaded one says little. Nothing here asserts
+a timing.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+RUNS = 7
+"""Processes timed per warm figure."""
+GOALS_S = {"help": 0.4, "org_list_running": 1.0}
+
+
+def _env(data_dir: Path) -> dict[str, str]:
+    keep = {k: v for k, v in os.environ.items() if not k.startswith("AC_CONTEXT_") and k != "DATABASE_URL"}
+    return keep | {"AC_CONTEXT_DATA_DIR": str(data_dir), "PYTHONPATH": str(ROOT)}
+
+
+CPU: list[float] = []
+"""The processor seconds (user + system) of each process `_time` ran, in order."""
+
+
+def _time(data_dir: Path, *args: str) -> float:
+    """Seconds one `ac-context ARGS` process takes, start to exit (it must succeed); its CPU goes to `CPU`."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-c", "from functions.cli import main; main()", *args],
+        cwd=ROOT, env=_env(data_dir), capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    elapsed = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    CPU.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    if done.returncode != 0:
+        raise RuntimeError(f"ac-context {' '.join(args)} failed: {done.stderr.strip()[-500:]}")
+    return elapsed
+
+
+def _stats(samples: list[float]) -> dict[str, Any]:
+    return {
+        "median": round(statistics.median(samples) * 1000, 1),
+        "min": round(min(samples) * 1000, 1),
+        "max": round(max(samples) * 1000, 1),
+        "runs": len(samples),
+    }
+
+
+def run() -> dict[str, Any]:
+    """Measure and return the figures (medians in ms), printing each beside its goal."""
+    load_before = os.getloadavg()
+    folder = Path(tempfile.mkdtemp(prefix="ac-context-bench-cli-"))
+    try:
+        help_s = [_time(folder, "--help") for _ in range(RUNS)]
+        help_cpu = CPU[-RUNS:]
+        group_help_s = [_time(folder, "org", "--help") for _ in range(RUNS)]
+        first_s = _time(folder, "org", "list")  # initdb, first start, migrations
+        running_s = [_time(folder, "org", "list") for _ in range(RUNS)]
+        running_cpu = CPU[-RUNS:]
+        _time(folder, "db", "stop")
+        restart_s = _time(folder, "org", "list")  # an initialised folder, its server stopped
+    finally:
+        subprocess.run(
+            [sys.executable, "-c", "from functions.cli import main; main()", "db", "stop"],
+            cwd=ROOT, env=_env(folder), capture_output=True, timeout=120, check=False,
+        )  # fmt: skip
+        shutil.rmtree(folder, ignore_errors=True)
+    result: dict[str, Any] = {
+        "help_ms": _stats(help_s),
+        "org_help_ms": _stats(group_help_s),
+        "org_list_running_ms": _stats(running_s),
+        "help_cpu_ms": _stats(help_cpu),
+        "org_list_running_cpu_ms": _stats(running_cpu),
+        "org_list_first_start_ms": round(first_s * 1000, 1),
+        "org_list_after_stop_ms": round(restart_s * 1000, 1),
+        "goals_ms": {name: goal * 1000 for name, goal in GOALS_S.items()},
+        "load_average_1_5_15": {"before": [round(x, 2) for x in load_before], "after": list(os.getloadavg())},
+        "cpus": os.cpu_count(),
+    }
+    print(f"ac-context --help             median {result['help_ms']['median']:7.1f} ms  (goal ≤ 400 ms)")
+    print(f"ac-context org --help         median {result['org_help_ms']['median']:7.1f} ms  (goal ≤ 400 ms)")
+    print(f"ac-context org list (running) median {result['org_list_running_ms']['median']:7.1f} ms  (goal ≤ 1000 ms)")
+    print(
+        f"  processor time (user+sys) of the process: --help {result['help_cpu_ms']['median']:.1f} ms, "
+        f"org list (running) {result['org_list_running_cpu_ms']['median']:.1f} ms"
+    )
+    print(f"ac-context org list, first start (initdb)   {result['org_list_first_start_ms']:7.1f} ms  (no goal)")
+    print(f"ac-context org list, start after db stop    {result['org_list_after_stop_ms']:7.1f} ms  (no goal)")
+    print(f"load average before {load_before}, after {os.getloadavg()} on {os.cpu_count()} CPUs")
+    return result
