@@ -21,6 +21,9 @@ cheap to import.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 __all__ = [
     "ApiKeyNotFoundError",
     "CodedError",
@@ -35,6 +38,7 @@ __all__ = [
     "UnknownQueryError",
     "UnknownTableError",
     "translate_db_error",
+    "translated_db_errors",
 ]
 
 
@@ -130,3 +134,14 @@ def translate_db_error(exc: BaseException) -> DatabaseError:
         return DatabaseUnavailableError(f"database unavailable: {exc}")
     constraint = getattr(exc, "constraint_name", None)
     return DatabaseError(f"database error: {exc}", constraint=constraint)
+
+
+@contextmanager
+def translated_db_errors() -> Iterator[None]:
+    """A block whose driver errors (and lost sockets) leave it as a `DatabaseError`, the original as the cause."""
+    import asyncpg  # only here, as in translate_db_error
+
+    try:
+        yield
+    except (OSError, asyncpg.PostgresError) as exc:
+        raise translate_db_error(exc) from exc
