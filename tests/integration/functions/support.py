@@ -51,6 +51,11 @@ async def use_platform_model(
     )
 
 
+def error_code(response: httpx.Response) -> str:
+    """The machine-readable code of an API error answer."""
+    return str(response.json()["error"]["code"])
+
+
 def new_signing_key() -> str:
     """A signing key in Inngest's format."""
     return "signkey-test-" + secrets.token_hex(32)
