@@ -49,6 +49,33 @@ class Vocabulary:
         return [" ".join(self.words[row]) for row in drawn]
 
 
+async def _ready_sources(
+    conn: asyncpg.Connection, organization_id: uuid.UUID | None, *, sources: int, title: str
+) -> list[uuid.UUID]:
+    """`sources` ready source rows titled `<title> <n>`, copied in one statement; their ids."""
+    source_ids = [uuid.uuid4() for _ in range(sources)]
+    await conn.copy_records_to_table(
+        "knowledge_sources", schema_name="agent",
+        records=[
+            (sid, organization_id, "upload", f"{title} {n}", f"k/{sid}", uuid.uuid4().hex + uuid.uuid4().hex,
+             1, "ready", None)
+            for n, sid in enumerate(source_ids)
+        ],
+        columns=["id", "organization_id", "kind", "title", "object_key", "content_sha256", "byte_size", "status",
+                 "pending_since"],
+    )  # fmt: skip
+    return source_ids
+
+
+async def _readiness(conn: asyncpg.Connection, source_ids: list[uuid.UUID], chunks_per_source: int) -> None:
+    """The model's ready rows for `source_ids`, copied last: their insert trigger counts the chunks."""
+    await conn.copy_records_to_table(
+        "knowledge_source_models", schema_name="agent",
+        records=[(sid, MODEL, "ready", chunks_per_source, chunks_per_source, None) for sid in source_ids],
+        columns=["source_id", "embedding_model", "status", "chunk_count", "embedded_count", "pending_since"],
+    )  # fmt: skip
+
+
 async def seed_scope(
     conn: asyncpg.Connection,
     rng: np.random.Generator,
@@ -65,17 +92,7 @@ async def seed_scope(
 
     Vectors come from `embed` over the chunk texts, or are seeded random unit vectors without it.
     """
-    source_ids = [uuid.uuid4() for _ in range(sources)]
-    await conn.copy_records_to_table(
-        "knowledge_sources", schema_name="agent",
-        records=[
-            (sid, organization_id, "upload", f"{title} {n}", f"k/{sid}", uuid.uuid4().hex + uuid.uuid4().hex,
-             1, "ready", None)
-            for n, sid in enumerate(source_ids)
-        ],
-        columns=["id", "organization_id", "kind", "title", "object_key", "content_sha256", "byte_size", "status",
-                 "pending_since"],
-    )  # fmt: skip
+    source_ids = await _ready_sources(conn, organization_id, sources=sources, title=title)
     total = sources * chunks_per_source
     batch = 20_000
     for start in range(0, total, batch):
@@ -97,12 +114,7 @@ async def seed_scope(
             "knowledge_chunks", schema_name="agent", records=records,
             columns=["source_id", "embedding_model", "ordinal", "text", "tokens", "embedding"],
         )  # fmt: skip
-    # The readiness rows last: their insert trigger lists the pairs and counts their chunks.
-    await conn.copy_records_to_table(
-        "knowledge_source_models", schema_name="agent",
-        records=[(sid, MODEL, "ready", chunks_per_source, chunks_per_source, None) for sid in source_ids],
-        columns=["source_id", "embedding_model", "status", "chunk_count", "embedded_count", "pending_since"],
-    )  # fmt: skip
+    await _readiness(conn, source_ids, chunks_per_source)
     return total
 
 
@@ -163,17 +175,7 @@ async def seed_repeats(
 
     Written into the live index, as a tenant's ingestion writes. Returns the chunk count.
     """
-    source_ids = [uuid.uuid4() for _ in range(sources)]
-    await conn.copy_records_to_table(
-        "knowledge_sources", schema_name="agent",
-        records=[
-            (sid, organization_id, "upload", f"{title} {n}", f"k/{sid}", uuid.uuid4().hex + uuid.uuid4().hex,
-             1, "ready", None)
-            for n, sid in enumerate(source_ids)
-        ],
-        columns=["id", "organization_id", "kind", "title", "object_key", "content_sha256", "byte_size", "status",
-                 "pending_since"],
-    )  # fmt: skip
+    source_ids = await _ready_sources(conn, organization_id, sources=sources, title=title)
     for s, sid in enumerate(source_ids):
         first = s * chunks_per_source
         await conn.copy_records_to_table(
@@ -182,9 +184,5 @@ async def seed_repeats(
                      for o in range(chunks_per_source)],
             columns=["source_id", "embedding_model", "ordinal", "text", "tokens", "embedding"],
         )  # fmt: skip
-    await conn.copy_records_to_table(
-        "knowledge_source_models", schema_name="agent",
-        records=[(sid, MODEL, "ready", chunks_per_source, chunks_per_source, None) for sid in source_ids],
-        columns=["source_id", "embedding_model", "status", "chunk_count", "embedded_count", "pending_since"],
-    )  # fmt: skip
+    await _readiness(conn, source_ids, chunks_per_source)
     return sources * chunks_per_source

@@ -14,7 +14,6 @@ timing; the numbers decide whether a key cache is worth its revocation window (d
 from __future__ import annotations
 
 import asyncio
-import os
 import statistics
 import tempfile
 import time
@@ -23,18 +22,17 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-import asyncpg
 import httpx
 
+from bench._scratch import bench_server, scratch_database
 from functions.app import create_app
 from knowledge.embed import EmbedderRegistry, FakeEmbedder
 from knowledge.objects import LocalObjectStore
 from state.api_keys import authenticate_key, mint_key
 from state.db import Database
-from state.embedded import embedded_server_url, server_dsn, stop_embedded_server
 from state.migrate import apply_migrations
 from state.settings import load_settings
-from tests.integration.functions.support import RecordingInngest, asgi_client, new_signing_key
+from tests.integration.functions.support import RecordingInngest, asgi_client, new_signing_key, use_platform_model
 
 TOKEN = "bench-operator-token-0123456789abcdef"
 LOOKUPS = 2000
@@ -70,16 +68,7 @@ async def _seed(db: Database, org: uuid.UUID) -> None:
             "SELECT $1, 'Company ' || g, 'lead' FROM generate_series(1, 20) g",
             org,
         )
-        await conn.execute(
-            "INSERT INTO agent.embedding_models (model_id, dimensions) VALUES ($1, $2) ON CONFLICT DO NOTHING",
-            FakeEmbedder.model_id,
-            FakeEmbedder.dimensions,
-        )
-        await conn.execute("SELECT agent.ensure_embedding_model_index($1)", FakeEmbedder.model_id)
-        await conn.execute(
-            "UPDATE public.knowledge_settings SET active_embedding_model = $1 WHERE organization_id IS NULL",
-            FakeEmbedder.model_id,
-        )
+        await use_platform_model(conn)
 
 
 async def _concurrent(http: httpx.AsyncClient, body: dict[str, Any], headers: dict[str, str]) -> dict[str, Any]:
@@ -129,36 +118,17 @@ async def _measure(db: Database, data_dir: Path) -> dict[str, Any]:
 
 
 async def _main(server: str, data_dir: Path) -> dict[str, Any]:
-    name = f"ac_bench_keys_{uuid.uuid4().hex[:8]}"
-    admin = await asyncpg.connect(server)
-    await admin.execute(f'CREATE DATABASE "{name}"')
-    try:
-        url = server_dsn(server, name)
+    async with scratch_database(server, "ac_bench_keys") as url:
         await apply_migrations(url)
         db = await Database.open(load_settings(pool_min_size=4, pool_max_size=10), url=url, migrate=False)
         try:
             measured = await _measure(db, data_dir)
         finally:
             await db.close()
-    finally:
-        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        await admin.close()
     return {"rounds": {"lookups": LOOKUPS, "tools": TOOLS, "briefs": BRIEFS}, **measured}
 
 
 def run() -> dict[str, Any]:
     """Measure and return the numbers (uses DATABASE_URL, else an embedded server in a temp folder)."""
-    with tempfile.TemporaryDirectory(prefix="ac-bench-keys-") as tmp:
-        url = os.environ.get("DATABASE_URL")
-        if url:
-            return asyncio.run(_main(url, Path(tmp)))
-        try:
-            return asyncio.run(_main(embedded_server_url(Path(tmp) / "pg"), Path(tmp)))
-        finally:
-            stop_embedded_server(Path(tmp) / "pg")
-
-
-if __name__ == "__main__":
-    import json
-
-    print(json.dumps(run(), indent=2))
+    with tempfile.TemporaryDirectory(prefix="ac-bench-keys-") as tmp, bench_server(Path(tmp) / "pg") as server:
+        return asyncio.run(_main(server, Path(tmp)))

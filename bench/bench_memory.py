@@ -13,7 +13,6 @@ timing; the numbers are reported.
 from __future__ import annotations
 
 import asyncio
-import os
 import statistics
 import tempfile
 import time
@@ -25,11 +24,11 @@ from typing import Any
 
 import asyncpg
 
+from bench._scratch import bench_server, scratch_database
 from context.models import ContextItem, ContextRequest, ContextSourceSpec, ContextSubject
 from context.sources.memory import MemoryContextSource
 from context.sources.personal_memory import PersonalMemoryContextSource
 from state.db import Database
-from state.embedded import embedded_server_url, server_dsn, stop_embedded_server
 from state.migrate import apply_migrations
 from state.scoped import record_queries
 from state.settings import load_settings
@@ -169,12 +168,8 @@ async def _measure(db: Database, org: uuid.UUID, seeded: dict[str, Any]) -> dict
     }
 
 
-async def _main(url: str) -> dict[str, Any]:
-    admin = await asyncpg.connect(url)
-    name = f"ac_bench_memory_{uuid.uuid4().hex[:8]}"
-    await admin.execute(f'CREATE DATABASE "{name}"')
-    db_url = server_dsn(url, name)
-    try:
+async def _main(server: str) -> dict[str, Any]:
+    async with scratch_database(server, "ac_bench_memory") as db_url:
         await apply_migrations(db_url)
         started = time.perf_counter()
         org, neighbour = uuid.uuid4(), uuid.uuid4()
@@ -191,9 +186,6 @@ async def _main(url: str) -> dict[str, Any]:
             reads = await _measure(db, org, seeded)
         finally:
             await db.close()
-    finally:
-        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        await admin.close()
     return {
         "spec_target_memory_read_ms": list(TARGET_MS),
         "tenant_memory_rows": seeded["rows"],
@@ -205,17 +197,5 @@ async def _main(url: str) -> dict[str, Any]:
 
 def run() -> dict[str, Any]:
     """Seed, measure and return the numbers (uses DATABASE_URL, else an embedded server in a temp folder)."""
-    url = os.environ.get("DATABASE_URL")
-    if url:
-        return asyncio.run(_main(url))
-    with tempfile.TemporaryDirectory(prefix="ac-bench-memory-") as tmp:
-        try:
-            return asyncio.run(_main(embedded_server_url(Path(tmp))))
-        finally:
-            stop_embedded_server(Path(tmp))
-
-
-if __name__ == "__main__":
-    import json
-
-    print(json.dumps(run(), indent=2))
+    with tempfile.TemporaryDirectory(prefix="ac-bench-memory-") as tmp, bench_server(Path(tmp)) as server:
+        return asyncio.run(_main(server))

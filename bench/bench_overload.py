@@ -207,17 +207,10 @@ async def _server_refusals(port: int) -> dict[str, float]:
 _BUCKETS = {"answered": "+Inf", "within_5_ms": "0.005", "within_50_ms": "0.05"}
 
 
-async def _main(admin_url: str, data_dir: Path) -> dict[str, Any]:
-    import asyncpg
+async def _main(server_url: str, data_dir: Path) -> dict[str, Any]:
+    from bench._scratch import scratch_database
 
-    from state.embedded import server_dsn
-
-    name = f"ac_bench_overload_{os.getpid()}"
-    admin = await asyncpg.connect(admin_url)
-    await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    await admin.execute(f'CREATE DATABASE "{name}"')
-    db_url = server_dsn(admin_url, name)
-    try:
+    async with scratch_database(server_url, "ac_bench_overload") as db_url:
         body = await _seed(db_url, data_dir)
         port = _free_port()
         server = await asyncio.to_thread(_serve, db_url, data_dir, port)
@@ -233,9 +226,6 @@ async def _main(admin_url: str, data_dir: Path) -> dict[str, Any]:
         finally:
             server.terminate()
             await asyncio.to_thread(server.wait, 30)
-    finally:
-        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        await admin.close()
     return {
         "setup": {
             "entry_point": "ac-context serve (one worker)",
@@ -268,14 +258,7 @@ def _goal(runs: dict[str, dict[str, Any]]) -> dict[str, Any]:
 
 def run() -> dict[str, Any]:
     """Start the database and the server, load them at each concurrency, and return the figures."""
-    with tempfile.TemporaryDirectory(prefix="ac-bench-overload-") as tmp:
-        data_dir = Path(tmp)
-        url = os.environ.get("DATABASE_URL")
-        if url:
-            return asyncio.run(_main(url, data_dir))
-        from state.embedded import embedded_server_url, stop_embedded_server
+    from bench._scratch import bench_server
 
-        try:
-            return asyncio.run(_main(embedded_server_url(data_dir), data_dir))
-        finally:
-            stop_embedded_server(data_dir)
+    with tempfile.TemporaryDirectory(prefix="ac-bench-overload-") as tmp, bench_server(Path(tmp)) as server:
+        return asyncio.run(_main(server, Path(tmp)))

@@ -23,9 +23,6 @@ Nothing here asserts a timing.
 from __future__ import annotations
 
 import asyncio
-import json
-import os
-import sys
 import tempfile
 import time
 import uuid
@@ -37,10 +34,10 @@ import numpy as np
 from pgvector import Vector
 
 from bench import _search_seed as seed
-from bench.bench_search import _embed, _query_vectors, _timed_search
+from bench._scratch import bench_server, scratch_database
+from bench.bench_search import _embed, _query_vectors, _report, _timed_search
 from knowledge.search import Fusion
 from state.db import Database
-from state.embedded import embedded_server_url, server_dsn, stop_embedded_server
 from state.migrate import apply_migrations
 from state.settings import load_settings
 
@@ -87,30 +84,14 @@ def run() -> dict[str, Any]:
 
 
 async def _run() -> dict[str, Any]:
-    with tempfile.TemporaryDirectory(prefix="ac-bench-starving-") as tmp:
-        external = os.environ.get("DATABASE_URL")
-        server = external or embedded_server_url(Path(tmp))
-        name = f"ac_bench_starving_{uuid.uuid4().hex[:8]}"
-        admin = await asyncpg.connect(server)
-        await admin.execute(f'CREATE DATABASE "{name}"')
-        url = server_dsn(server, name)
-        try:
+    with tempfile.TemporaryDirectory(prefix="ac-bench-starving-") as tmp, bench_server(Path(tmp)) as server:
+        async with scratch_database(server, "ac_bench_starving") as url:
             await apply_migrations(url)
             db = await Database.open(load_settings(pool_min_size=2, pool_max_size=8), url=url, migrate=False)
             try:
                 return await _measure(db)
             finally:
                 await db.close()
-        finally:
-            await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-            await admin.close()
-            if not external:
-                stop_embedded_server(Path(tmp))
-
-
-def _report(section: str, values: dict[str, Any]) -> dict[str, Any]:
-    print(f"-- {section}: {json.dumps(values, default=str)}", file=sys.stderr, flush=True)
-    return values
 
 
 async def _measure(db: Database) -> dict[str, Any]:

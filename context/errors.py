@@ -13,14 +13,16 @@ that did not answer). An HTTP or Inngest caller maps `code`, never the message t
         ├── RequiredContextSourceError     required_context_source_failed
         └── SourceItemMismatchError        source_item_mismatch
 
-A message defaults to the class docstring. This module must never import anything from the rest of the
-layer, so every other module can raise from it.
+A message defaults to the class docstring (the shared root `state.errors.CodedError`). This module must
+never import anything from the rest of the layer, so every other module can raise from it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import TypedDict
+
+from state.errors import CodedError
 
 __all__ = [
     "ContextError",
@@ -36,13 +38,10 @@ __all__ = [
 ]
 
 
-class ContextError(Exception):
+class ContextError(CodedError):
     """A context layer error."""
 
-    code: str = "context_error"
-
-    def __init__(self, message: str | None = None) -> None:
-        super().__init__(message or (self.__doc__ or self.code).strip())
+    code = "context_error"
 
 
 class ContextMisuseError(ContextError):

@@ -22,14 +22,16 @@ write itself and from a runtime failure. A tool caller maps `code`, never the me
     │   └── PrincipalMismatchError        memory_principal_mismatch
     └── MemoryConflictError               memory_conflict
 
-A message defaults to the class docstring. This module must never import the rest of the package, so
-every other module can raise from it.
+A message defaults to the class docstring (the shared root `state.errors.CodedError`). This module must
+never import the rest of the package, so every other module can raise from it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
+
+from state.errors import CodedError
 
 __all__ = [
     "AttributeNamespaceError",
@@ -53,13 +55,10 @@ __all__ = [
 ]
 
 
-class MemoryStoreError(Exception):
+class MemoryStoreError(CodedError):
     """A memory error."""
 
-    code: str = "memory_error"
-
-    def __init__(self, message: str | None = None) -> None:
-        super().__init__(message or (self.__doc__ or self.code).strip())
+    code = "memory_error"
 
 
 class MemoryMisuseError(MemoryStoreError):

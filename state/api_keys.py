@@ -24,7 +24,7 @@ from uuid import UUID
 import asyncpg
 
 from state.db import Database
-from state.errors import ApiKeyNotFoundError, OrganizationNotFoundError, translate_db_error
+from state.errors import ApiKeyNotFoundError, OrganizationNotFoundError, translated_db_errors
 from state.queries import load_queries
 
 __all__ = [
@@ -129,13 +129,14 @@ async def mint_key(db: Database, *, organization_id: UUID | None, name: str = ""
     key_id = secrets.token_hex(8)
     secret = secrets.token_urlsafe(_SECRET_BYTES)
     scope: KeyScope = "operator" if organization_id is None else "organization"
-    try:
-        async with db.connection() as conn:
-            row = await conn.fetchrow(QUERIES["insert_api_key"], key_id, scope, organization_id, label, _digest(secret))
-    except asyncpg.ForeignKeyViolationError:
-        raise OrganizationNotFoundError(f"no organization {organization_id}") from None
-    except (OSError, asyncpg.PostgresError) as exc:
-        raise translate_db_error(exc) from exc
+    with translated_db_errors():
+        try:
+            async with db.connection() as conn:
+                row = await conn.fetchrow(
+                    QUERIES["insert_api_key"], key_id, scope, organization_id, label, _digest(secret)
+                )
+        except asyncpg.ForeignKeyViolationError:
+            raise OrganizationNotFoundError(f"no organization {organization_id}") from None
     assert row is not None  # INSERT … RETURNING answers the row
     return MintedKey(_key(row), f"{KEY_PREFIX}{key_id}_{secret}")
 
@@ -150,11 +151,9 @@ async def authenticate_key(db: Database, token: str) -> KeyHolder | None:
     if parsed is None:
         return None
     key_id, secret = parsed
-    try:
+    with translated_db_errors():
         async with db.connection() as conn:
             row = await conn.fetchrow(QUERIES["find_api_key"], key_id)
-    except (OSError, asyncpg.PostgresError) as exc:
-        raise translate_db_error(exc) from exc
     if row is None or not verify_secret(secret, bytes(row["secret_sha256"])):
         return None
     return KeyHolder(row["id"], row["scope"], row["organization_id"], revoked=row["revoked_at"] is not None)
@@ -164,11 +163,9 @@ async def list_keys(
     db: Database, *, organization_id: UUID | None = None, include_revoked: bool = True, limit: int = 1000
 ) -> list[ApiKey]:
     """The keys (of one organization, or all), oldest first; never a secret."""
-    try:
+    with translated_db_errors():
         async with db.connection() as conn:
             rows = await conn.fetch(QUERIES["list_api_keys"], organization_id, include_revoked, limit)
-    except (OSError, asyncpg.PostgresError) as exc:
-        raise translate_db_error(exc) from exc
     return [_key(r) for r in rows]
 
 
@@ -176,11 +173,9 @@ async def revoke_key(db: Database, key_id: str) -> ApiKey:
     """Revoke a key (idempotent: a second revocation keeps the first time); `ApiKeyNotFoundError` if none."""
     if re.fullmatch(KEY_ID_PATTERN, key_id) is None:
         raise ApiKeyNotFoundError("no such API key: a key id is 16 lowercase hex characters")
-    try:
+    with translated_db_errors():
         async with db.connection() as conn:
             row = await conn.fetchrow(QUERIES["revoke_api_key"], key_id)
-    except (OSError, asyncpg.PostgresError) as exc:
-        raise translate_db_error(exc) from exc
     if row is None:
         raise ApiKeyNotFoundError(f"no API key {key_id}")
     return _key(row)

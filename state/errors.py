@@ -1,24 +1,32 @@
 """The errors of the `state` package, and the one place asyncpg errors are translated.
 
-    StateError                      root; `code` is stable and machine readable
-    ├── SettingsError               a wrong setting, found at start
-    ├── MigrationError              a migration failed to apply
-    │   └── MigrationChecksumError  an applied migration file was edited
-    ├── UnknownTableError           scoped_db was asked for a table it does not know
-    ├── UnknownQueryError           a named query that no queries.sql defines
-    ├── OrganizationNotFoundError   no organization has this id
-    ├── ApiKeyNotFoundError         no API key has this id
-    ├── RateLimitedError            too many of one operation in its window; retry after `retry_after_s`
-    └── DatabaseError               the database refused or failed a statement (original as __cause__)
-        └── DatabaseUnavailableError  no connection could be made
+    CodedError                          the shared root (`context.errors` and `memory.errors` subclass it
+    │                                   too): a stable `code`, a message defaulting to the class docstring
+    └── StateError                      root of this package; `code` is stable and machine readable
+        ├── SettingsError               a wrong setting, found at start
+        ├── MigrationError              a migration failed to apply
+        │   └── MigrationChecksumError  an applied migration file was edited
+        ├── UnknownTableError           scoped_db was asked for a table it does not know
+        ├── UnknownQueryError           a named query that no queries.sql defines
+        ├── OrganizationNotFoundError   no organization has this id
+        ├── ApiKeyNotFoundError         no API key has this id
+        ├── RateLimitedError            too many of one operation in its window; retry after `retry_after_s`
+        └── DatabaseError               the database refused or failed a statement (original as __cause__)
+            └── DatabaseUnavailableError  no connection could be made
 
-This module must never import a driver error into another package's signature.
+This module must never import a driver error into another package's signature, and never import the
+driver at import time: `context.errors` and `memory.errors` import `CodedError` from here and must stay
+cheap to import.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 __all__ = [
     "ApiKeyNotFoundError",
+    "CodedError",
     "DatabaseError",
     "DatabaseUnavailableError",
     "MigrationChecksumError",
@@ -30,16 +38,24 @@ __all__ = [
     "UnknownQueryError",
     "UnknownTableError",
     "translate_db_error",
+    "translated_db_errors",
 ]
 
 
-class StateError(Exception):
-    """An error of the state layer."""
+class CodedError(Exception):
+    """An error of this project."""
 
-    code = "state_error"
+    code: str
+    """Stable and machine readable: a caller maps the code, never the message text (each root sets it)."""
 
     def __init__(self, message: str | None = None) -> None:
         super().__init__(message or (self.__doc__ or self.code).strip())
+
+
+class StateError(CodedError):
+    """An error of the state layer."""
+
+    code = "state_error"
 
 
 class SettingsError(StateError, ValueError):
@@ -112,9 +128,20 @@ class DatabaseUnavailableError(DatabaseError):
 
 def translate_db_error(exc: BaseException) -> DatabaseError:
     """Translate a driver error into a `DatabaseError` (raise it `from exc`)."""
-    import asyncpg  # here, not at the top: `state.errors` is imported by `ac-context --help`
+    import asyncpg  # only here: importing this module must not load the driver
 
     if isinstance(exc, OSError | asyncpg.CannotConnectNowError | asyncpg.ConnectionDoesNotExistError):
         return DatabaseUnavailableError(f"database unavailable: {exc}")
     constraint = getattr(exc, "constraint_name", None)
     return DatabaseError(f"database error: {exc}", constraint=constraint)
+
+
+@contextmanager
+def translated_db_errors() -> Iterator[None]:
+    """A block whose driver errors (and lost sockets) leave it as a `DatabaseError`, the original as the cause."""
+    import asyncpg  # only here, as in translate_db_error
+
+    try:
+        yield
+    except (OSError, asyncpg.PostgresError) as exc:
+        raise translate_db_error(exc) from exc

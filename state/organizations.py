@@ -14,10 +14,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from uuid import UUID
 
-import asyncpg
-
 from state.db import Database
-from state.errors import OrganizationNotFoundError, RateLimitedError, translate_db_error
+from state.errors import OrganizationNotFoundError, RateLimitedError, translated_db_errors
 from state.queries import load_queries
 
 __all__ = [
@@ -56,7 +54,7 @@ async def create_organization(db: Database, name: str, *, per_minute: int | None
     clean = name.strip()
     if not clean or len(clean) > MAX_ORGANIZATION_NAME:
         raise ValueError(f"an organization name has 1 to {MAX_ORGANIZATION_NAME} characters")
-    try:
+    with translated_db_errors():
         async with db.connection() as conn:
             if per_minute is None:
                 row = await conn.fetchrow(QUERIES["create_organization"], clean)
@@ -64,8 +62,6 @@ async def create_organization(db: Database, name: str, *, per_minute: int | None
                 async with conn.transaction():
                     await conn.execute(QUERIES["lock_organization_create"])
                     row = await conn.fetchrow(QUERIES["create_organization_within_rate"], clean, per_minute)
-    except (OSError, asyncpg.PostgresError) as exc:
-        raise translate_db_error(exc) from exc
     assert row is not None  # INSERT … RETURNING, or the window's one row, answers a row
     if row["id"] is None:
         raise RateLimitedError(
@@ -76,21 +72,17 @@ async def create_organization(db: Database, name: str, *, per_minute: int | None
 
 async def list_organizations(db: Database, *, limit: int = 100) -> list[Organization]:
     """The organizations, oldest first, at most `limit`."""
-    try:
+    with translated_db_errors():
         async with db.connection() as conn:
             rows = await conn.fetch(QUERIES["list_organizations"], limit)
-    except (OSError, asyncpg.PostgresError) as exc:
-        raise translate_db_error(exc) from exc
     return [Organization(r["id"], r["name"], r["created_at"]) for r in rows]
 
 
 async def get_organization(db: Database, organization_id: UUID) -> Organization:
     """One organization, or `OrganizationNotFoundError` naming the id."""
-    try:
+    with translated_db_errors():
         async with db.connection() as conn:
             row = await conn.fetchrow(QUERIES["get_organization"], organization_id)
-    except (OSError, asyncpg.PostgresError) as exc:
-        raise translate_db_error(exc) from exc
     if row is None:
         raise OrganizationNotFoundError(f"no organization {organization_id}")
     return Organization(row["id"], row["name"], row["created_at"])
@@ -98,10 +90,8 @@ async def get_organization(db: Database, organization_id: UUID) -> Organization:
 
 async def organization_exists(db: Database, organization_id: UUID) -> bool:
     """Whether an organization has this id."""
-    try:
+    with translated_db_errors():
         return bool(await db.fetchval(QUERIES["organization_exists"], organization_id))
-    except (OSError, asyncpg.PostgresError) as exc:
-        raise translate_db_error(exc) from exc
 
 
 async def require_organization(db: Database, organization_id: UUID) -> None:

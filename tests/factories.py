@@ -59,94 +59,84 @@ class Factory:
             row: asyncpg.Record = await conn.fetchrow(sql, *args)
         return row
 
-    async def organization(self, name: str | None = None) -> UUID:
-        row = await self.insert("public.organizations", name=name or f"Org {self._next()}")
+    async def insert_id(self, table: str, **values: Any) -> UUID:
+        """Insert one row into `table` and return its `id`."""
+        row = await self.insert(table, **values)
         return UUID(str(row["id"]))
+
+    async def organization(self, name: str | None = None) -> UUID:
+        return await self.insert_id("public.organizations", name=name or f"Org {self._next()}")
 
     async def user(self, org: UUID, **values: Any) -> UUID:
         n = self._next()
         values.setdefault("email", f"user{n}@example.test")
         values.setdefault("display_name", f"User {n}")
-        row = await self.insert("public.users", organization_id=org, **values)
-        return UUID(str(row["id"]))
+        return await self.insert_id("public.users", organization_id=org, **values)
 
     async def company(self, org: UUID, **values: Any) -> UUID:
         n = self._next()
         values.setdefault("name", f"Company {n}")
         values.setdefault("domain", f"company{n}.test")
-        row = await self.insert("public.crm_companies", organization_id=org, **values)
-        return UUID(str(row["id"]))
+        return await self.insert_id("public.crm_companies", organization_id=org, **values)
 
     async def person(self, org: UUID, **values: Any) -> UUID:
         values.setdefault("full_name", f"Person {self._next()}")
-        row = await self.insert("public.crm_people", organization_id=org, **values)
-        return UUID(str(row["id"]))
+        return await self.insert_id("public.crm_people", organization_id=org, **values)
 
     async def deal(self, org: UUID, **values: Any) -> UUID:
         values.setdefault("name", f"Deal {self._next()}")
-        row = await self.insert("public.crm_deals", organization_id=org, **values)
-        return UUID(str(row["id"]))
+        return await self.insert_id("public.crm_deals", organization_id=org, **values)
 
     async def activity(self, org: UUID, **values: Any) -> UUID:
         values.setdefault("activity_type", "call")
-        row = await self.insert("public.crm_activities", organization_id=org, **values)
-        return UUID(str(row["id"]))
+        return await self.insert_id("public.crm_activities", organization_id=org, **values)
 
     async def crm_list(self, org: UUID, **values: Any) -> UUID:
         values.setdefault("name", f"List {self._next()}")
-        row = await self.insert("public.crm_lists", organization_id=org, **values)
-        return UUID(str(row["id"]))
+        return await self.insert_id("public.crm_lists", organization_id=org, **values)
 
     async def intel_company(self, **values: Any) -> UUID:
         n = self._next()
         values.setdefault("name", f"Intel Co {n}")
         values.setdefault("domain", f"intel{n}.test")
-        row = await self.insert("public.intel_companies", **values)
-        return UUID(str(row["id"]))
+        return await self.insert_id("public.intel_companies", **values)
 
     async def intel_person(self, **values: Any) -> UUID:
         values.setdefault("full_name", f"Intel Person {self._next()}")
-        row = await self.insert("public.intel_people", **values)
-        return UUID(str(row["id"]))
+        return await self.insert_id("public.intel_people", **values)
 
     async def prospect(self, org: UUID, **values: Any) -> UUID:
         values.setdefault("prospect_kind", "company")
-        row = await self.insert("public.prospects", organization_id=org, **values)
-        return UUID(str(row["id"]))
+        return await self.insert_id("public.prospects", organization_id=org, **values)
 
     async def prospect_person(self, org: UUID, prospect_id: UUID, **values: Any) -> UUID:
         values.setdefault("full_name", f"Prospect Person {self._next()}")
-        row = await self.insert("public.prospect_people", organization_id=org, prospect_id=prospect_id, **values)
-        return UUID(str(row["id"]))
+        return await self.insert_id("public.prospect_people", organization_id=org, prospect_id=prospect_id, **values)
 
     async def conversation(self, org: UUID, **values: Any) -> UUID:
-        row = await self.insert("public.conversations", organization_id=org, **values)
-        return UUID(str(row["id"]))
+        return await self.insert_id("public.conversations", organization_id=org, **values)
 
     async def message(self, org: UUID, conversation_id: UUID, content: str, **values: Any) -> UUID:
         values.setdefault("role", "user")
-        row = await self.insert(
+        return await self.insert_id(
             "public.conversation_messages",
             organization_id=org,
             conversation_id=conversation_id,
             content=content,
             **values,
         )
-        return UUID(str(row["id"]))
 
     async def definition(self, org: UUID | None, **values: Any) -> UUID:
         values.setdefault("definition_kind", "agent")
         values.setdefault("name", f"Agent {self._next()}")
         values.setdefault("status", "published")
-        row = await self.insert("agent.definitions", organization_id=org, **values)
-        return UUID(str(row["id"]))
+        return await self.insert_id("agent.definitions", organization_id=org, **values)
 
     async def run(self, org: UUID, *, created_at: datetime | None = None, **values: Any) -> UUID:
         values.setdefault("status", "succeeded")
         if created_at is not None:
             values["created_at"] = created_at
-        row = await self.insert("agent.runs", organization_id=org, **values)
-        return UUID(str(row["id"]))
+        return await self.insert_id("agent.runs", organization_id=org, **values)
 
     async def tenant(self, *, users: int = 1, companies: int = 0, people: int = 0, name: str | None = None) -> Tenant:
         """An organization with `users` users, `companies` companies and `people` people."""

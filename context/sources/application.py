@@ -13,12 +13,9 @@ prose: the packer renders the items.
 
 from __future__ import annotations
 
-from pydantic import BaseModel
-
 from context.models import ContextItem, ContextRequest, ContextSourceSpec, make_subject_key
-from context.options import EmptyOptions
 from context.sources._app_common import item_tokens, value_text
-from state.db import Database
+from context.sources._base import DatabaseSource
 from state.refs import ResourceRef, distinct_refs, ref_key
 from state.resolvers import SUPPORTED_REF_KINDS, Projection, resolve_refs
 from state.scoped import scoped_db
@@ -47,14 +44,10 @@ def projection_items(projection: Projection, *, source: str = "application") -> 
     return items
 
 
-class ApplicationContextSource:
+class ApplicationContextSource(DatabaseSource):
     """Resolves the explicit refs of a request into projected application rows."""
 
     name = "application"
-    options_schema: type[BaseModel] = EmptyOptions
-
-    def __init__(self, db: Database) -> None:
-        self._db = db
 
     async def retrieve(self, request: ContextRequest, spec: ContextSourceSpec) -> list[ContextItem]:
         """Items for the supported refs of `request.entities` that resolve for the subject."""

@@ -12,12 +12,10 @@ It must never read another organization's conversation and never write prose.
 
 from __future__ import annotations
 
-from pydantic import BaseModel
-
 from context.models import ContextItem, ContextRequest, ContextSourceSpec
 from context.options import ConversationOptions
 from context.sources._app_common import item_tokens
-from state.db import Database
+from context.sources._base import DatabaseSource
 from state.scoped import scoped_db
 
 __all__ = ["DEFAULT_MESSAGE_LIMIT", "ConversationContextSource"]
@@ -29,14 +27,11 @@ _SUMMARY_RANK = -1
 """The summary renders above every message."""
 
 
-class ConversationContextSource:
+class ConversationContextSource(DatabaseSource):
     """The working memory of one conversation: its summary and its recent messages."""
 
     name = "conversation"
-    options_schema: type[BaseModel] = ConversationOptions
-
-    def __init__(self, db: Database) -> None:
-        self._db = db
+    options_schema = ConversationOptions
 
     async def retrieve(self, request: ContextRequest, spec: ContextSourceSpec) -> list[ContextItem]:
         """The newest message first, the summary, then older messages; chronological by rank."""

@@ -11,12 +11,9 @@ the safe summary and the name (never the context policy), and never write prose.
 
 from __future__ import annotations
 
-from pydantic import BaseModel
-
 from context.models import ContextItem, ContextRequest, ContextSourceSpec, make_subject_key
-from context.options import EmptyOptions
 from context.sources._app_common import APP_QUERIES, item_tokens
-from state.db import Database
+from context.sources._base import DatabaseSource
 from state.refs import ResourceRef
 
 __all__ = ["DEFAULT_DEFINITION_LIMIT", "DEFINITION_REF_KIND", "DefinitionSummaryContextSource"]
@@ -30,14 +27,10 @@ DEFINITION_REF_KIND = "agent.definition"
 _KIND_WORDS = {"agent": "Agent", "workflow": "Workflow", "skill": "Skill"}
 
 
-class DefinitionSummaryContextSource:
+class DefinitionSummaryContextSource(DatabaseSource):
     """Explains what the organization's published definitions do, from their safe summaries."""
 
     name = "definition_summary"
-    options_schema: type[BaseModel] = EmptyOptions
-
-    def __init__(self, db: Database) -> None:
-        self._db = db
 
     async def retrieve(self, request: ContextRequest, spec: ContextSourceSpec) -> list[ContextItem]:
         """One item per visible published definition, the organization's own first."""

@@ -17,18 +17,17 @@ subject ref, `recorded_at` its creation time. This module must never write prose
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-from pydantic import BaseModel
+from collections.abc import Awaitable, Callable, Sequence
+from typing import ClassVar
 
 from context.models import ContextItem, ContextKind, ContextRequest, ContextSourceSpec
-from context.options import EmptyOptions
+from context.sources._base import DatabaseSource
 from context.tokens import estimate_tokens
+from memory.models import LiveMemory
 from memory.reads import DEFAULT_MEMORY_LIMIT, GuardedMemory, guard_subjects, read_live_memories
-from state.db import Database
 from state.refs import ResourceRef
 
-__all__ = ["MEMORY_REF_KIND", "MemoryContextSource", "memory_items"]
+__all__ = ["MEMORY_REF_KIND", "GuardedMemorySource", "MemoryContextSource", "memory_items"]
 
 MEMORY_REF_KIND = "agent.memory"
 """The ref kind of a memory revision in a brief; `memory.forget` takes its id."""
@@ -56,28 +55,34 @@ def memory_items(guarded: Sequence[GuardedMemory], *, source: str, kind: Context
     return items
 
 
-class MemoryContextSource:
-    """Reads live memories for the subject, newest first, and drops those whose subject does not resolve."""
+class GuardedMemorySource(DatabaseSource):
+    """Reads live memories for the subject with its `reader`, then keeps those that pass the subject guard."""
 
-    name = "memory"
-    options_schema: type[BaseModel] = EmptyOptions
-
-    def __init__(self, db: Database) -> None:
-        self._db = db
+    kind: ContextKind
+    """The item kind, equal to the source name."""
+    reader: ClassVar[Callable[..., Awaitable[list[LiveMemory]]]]
+    """Which live memories the subject reads: `read_live_memories` or `read_personal_memories`."""
 
     async def retrieve(self, request: ContextRequest, spec: ContextSourceSpec) -> list[ContextItem]:
-        """The subject's live memories that pass the subject guard, as `memory` items."""
-        limit = DEFAULT_MEMORY_LIMIT if spec.limit is None else spec.limit
-        if limit == 0:
-            return []
+        """The memories the reader returns for the subject that pass the subject guard, as items."""
         subject = request.subject
-        rows = await read_live_memories(
+        rows = await self.reader(
             self._db,
             organization_id=subject.organization_id,
             definition_id=subject.definition_id,
             user_id=subject.user_id,
             trigger_id=subject.trigger_id,
-            limit=limit,
+            limit=DEFAULT_MEMORY_LIMIT if spec.limit is None else spec.limit,
         )
+        if not rows:
+            return []
         report = await guard_subjects(self._db, subject.organization_id, rows)
-        return memory_items(report.kept, source=self.name, kind="memory")
+        return memory_items(report.kept, source=self.name, kind=self.kind)
+
+
+class MemoryContextSource(GuardedMemorySource):
+    """Reads live memories for the subject, newest first, and drops those whose subject does not resolve."""
+
+    name = "memory"
+    kind = "memory"
+    reader = staticmethod(read_live_memories)

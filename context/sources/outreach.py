@@ -12,15 +12,16 @@ It must never read another organization's enrollments, never read message bodies
 
 from __future__ import annotations
 
-from pydantic import BaseModel
+from collections.abc import Sequence
+from uuid import UUID
 
-from context.models import ContextItem, ContextRequest, ContextSourceSpec
-from context.options import EmptyOptions
+import asyncpg
+
+from context.models import ContextItem
 from context.sources._app_common import APP_QUERIES, item_tokens, value_text
-from context.sources._outreach_scope import person_in_scope
-from state.db import Database
+from context.sources._outreach_scope import PersonRowsSource
 from state.refs import ResourceRef
-from state.scoped import scoped_db
+from state.scoped import OrgScopedClient
 
 __all__ = ["DEFAULT_ENROLLMENT_LIMIT", "OUTREACH_ENROLLMENT_KIND", "OutreachContextSource"]
 
@@ -31,25 +32,19 @@ OUTREACH_ENROLLMENT_KIND = "outreach.enrollment"
 """The kind of an enrollment ref."""
 
 
-class OutreachContextSource:
+class OutreachContextSource(PersonRowsSource):
     """Where the person in scope stands in the organization's outreach sequences."""
 
     name = "outreach"
-    options_schema: type[BaseModel] = EmptyOptions
+    default_limit = DEFAULT_ENROLLMENT_LIMIT
 
-    def __init__(self, db: Database) -> None:
-        self._db = db
+    async def _read(self, client: OrgScopedClient, person_id: UUID, limit: int) -> list[asyncpg.Record]:
+        return await client.fetch_named(
+            APP_QUERIES["outreach_enrollments"], person_id, limit, table="outreach_enrollments"
+        )
 
-    async def retrieve(self, request: ContextRequest, spec: ContextSourceSpec) -> list[ContextItem]:
-        """One item per enrollment of the person in scope, most recently updated first."""
-        person_id = person_in_scope(request)
-        if person_id is None or spec.limit == 0:
-            return []
-        limit = DEFAULT_ENROLLMENT_LIMIT if spec.limit is None else spec.limit
-        async with scoped_db(self._db, request.subject.organization_id) as client:
-            rows = await client.fetch_named(
-                APP_QUERIES["outreach_enrollments"], person_id, limit, table="outreach_enrollments"
-            )
+    def _items(self, rows: Sequence[asyncpg.Record]) -> list[ContextItem]:
+        """One item per enrollment, most recently updated first."""
         items: list[ContextItem] = []
         for row in rows:
             parts = [

@@ -12,15 +12,16 @@ It must never read another organization's messages and never write prose.
 
 from __future__ import annotations
 
-from pydantic import BaseModel
+from collections.abc import Sequence
+from uuid import UUID
 
-from context.models import ContextItem, ContextRequest, ContextSourceSpec
-from context.options import EmptyOptions
+import asyncpg
+
+from context.models import ContextItem
 from context.sources._app_common import item_tokens
-from context.sources._outreach_scope import person_in_scope
-from state.db import Database
+from context.sources._outreach_scope import PersonRowsSource
 from state.refs import ResourceRef
-from state.scoped import scoped_db
+from state.scoped import OrgScopedClient
 
 __all__ = ["DEFAULT_THREAD_LIMIT", "OUTREACH_MESSAGE_KIND", "OutreachThreadContextSource"]
 
@@ -31,29 +32,23 @@ OUTREACH_MESSAGE_KIND = "outreach.message"
 """The kind of an outreach message ref."""
 
 
-class OutreachThreadContextSource:
+class OutreachThreadContextSource(PersonRowsSource):
     """The outreach messages exchanged with the person in scope."""
 
     name = "outreach_thread"
-    options_schema: type[BaseModel] = EmptyOptions
+    default_limit = DEFAULT_THREAD_LIMIT
 
-    def __init__(self, db: Database) -> None:
-        self._db = db
+    async def _read(self, client: OrgScopedClient, person_id: UUID, limit: int) -> list[asyncpg.Record]:
+        return await client.select(
+            "outreach_messages",
+            ["id", "direction", "channel", "subject", "body", "sent_at"],
+            where={"person_id": person_id},
+            order_by=["sent_at DESC", "id DESC"],
+            limit=limit,
+        )
 
-    async def retrieve(self, request: ContextRequest, spec: ContextSourceSpec) -> list[ContextItem]:
+    def _items(self, rows: Sequence[asyncpg.Record]) -> list[ContextItem]:
         """The newest reply first, then the thread newest first; chronological by rank."""
-        person_id = person_in_scope(request)
-        if person_id is None or spec.limit == 0:
-            return []
-        limit = DEFAULT_THREAD_LIMIT if spec.limit is None else spec.limit
-        async with scoped_db(self._db, request.subject.organization_id) as client:
-            rows = await client.select(
-                "outreach_messages",
-                ["id", "direction", "channel", "subject", "body", "sent_at"],
-                where={"person_id": person_id},
-                order_by=["sent_at DESC", "id DESC"],
-                limit=limit,
-            )
         count = len(rows)
         items: list[ContextItem] = []
         for index, row in enumerate(rows):

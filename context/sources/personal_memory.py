@@ -14,39 +14,15 @@ This module must never read another person's memory and never write prose.
 
 from __future__ import annotations
 
-from pydantic import BaseModel
-
-from context.models import ContextItem, ContextRequest, ContextSourceSpec
-from context.options import EmptyOptions
-from context.sources.memory import memory_items
-from memory.reads import DEFAULT_MEMORY_LIMIT, guard_subjects, read_personal_memories
-from state.db import Database
+from context.sources.memory import GuardedMemorySource
+from memory.reads import read_personal_memories
 
 __all__ = ["PersonalMemoryContextSource"]
 
 
-class PersonalMemoryContextSource:
+class PersonalMemoryContextSource(GuardedMemorySource):
     """Reads the asking person's preference memories in this definition, behind the subject guard."""
 
     name = "personal_memory"
-    options_schema: type[BaseModel] = EmptyOptions
-
-    def __init__(self, db: Database) -> None:
-        self._db = db
-
-    async def retrieve(self, request: ContextRequest, spec: ContextSourceSpec) -> list[ContextItem]:
-        """The person's live preference memories that pass the subject guard, as `personal_memory` items."""
-        limit = DEFAULT_MEMORY_LIMIT if spec.limit is None else spec.limit
-        subject = request.subject
-        rows = await read_personal_memories(
-            self._db,
-            organization_id=subject.organization_id,
-            definition_id=subject.definition_id,
-            user_id=subject.user_id,
-            trigger_id=subject.trigger_id,
-            limit=limit,
-        )
-        if not rows:
-            return []
-        report = await guard_subjects(self._db, subject.organization_id, rows)
-        return memory_items(report.kept, source=self.name, kind="personal_memory")
+    kind = "personal_memory"
+    reader = staticmethod(read_personal_memories)

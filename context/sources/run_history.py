@@ -23,12 +23,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from uuid import UUID
 
-from pydantic import BaseModel
-
 from context.models import ContextItem, ContextRequest, ContextSourceSpec
 from context.options import RunHistoryOptions
 from context.sources._app_common import APP_QUERIES, bounded_text, item_tokens
-from state.db import Database
+from context.sources._base import DatabaseSource
 from state.refs import ResourceRef, capability_ref_kind, distinct_refs
 
 __all__ = [
@@ -120,14 +118,11 @@ def run_item(row: Mapping[str, object], *, source: str = "run_history") -> Conte
     )
 
 
-class RunHistoryContextSource:
+class RunHistoryContextSource(DatabaseSource):
     """Episodic memory: what earlier runs of this subject, or about its entities, concluded."""
 
     name = "run_history"
-    options_schema: type[BaseModel] = RunHistoryOptions
-
-    def __init__(self, db: Database) -> None:
-        self._db = db
+    options_schema = RunHistoryOptions
 
     async def retrieve(self, request: ContextRequest, spec: ContextSourceSpec) -> list[ContextItem]:
         """One item per relevant earlier run, newest first."""

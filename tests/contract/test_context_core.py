@@ -23,12 +23,9 @@ from context.packer import ContextPacker
 from context.registry import ContextSourceRegistry, PolicyPublishError
 from context.tokens import estimate_tokens
 from tests.unit.context.helpers import ScriptedSource, item, policy, request, spec
+from tests.unit.context.helpers import publish_locs as _locs
 
 PUBLISHING = ContextSourceRegistry.for_publishing()
-
-
-def _locs(err: PolicyPublishError) -> list[tuple[str | int, ...]]:
-    return [tuple(e["loc"]) for e in err.errors]
 
 
 class SpyPacker(ContextPacker):

@@ -27,7 +27,7 @@ from state.db import Database
 from state.scoped import record_queries
 from state.settings import load_settings
 from tests.factories import Factory
-from tests.integration.memory.helpers import chain_rows, make_world, raw_memory, request, spec
+from tests.integration.memory.helpers import chain_rows, make_world, request, spec, world_memory
 
 
 def _builder(db: Database) -> DefaultContextBuilder:
@@ -104,17 +104,15 @@ async def test_a_memory_naming_an_entity_of_another_tenant_is_dropped_for_that_s
     world = await make_world(factory)
     ours = await factory.company(world.org)
     theirs = await factory.company(await factory.organization())
-    kept = await raw_memory(
+    kept = await world_memory(
         db,
-        org=world.org,
-        definition=world.definition,
+        world,
         attribute="observation.a",
         refs=[{"kind": "crm.company", "id": str(ours)}],
     )
-    await raw_memory(
+    await world_memory(
         db,
-        org=world.org,
-        definition=world.definition,
+        world,
         attribute="observation.b",
         refs=[{"kind": "crm.company", "id": str(theirs)}],
     )
@@ -149,12 +147,11 @@ async def test_a_memory_whose_stored_ref_names_a_kind_no_resolver_owns_is_droppe
     db: Database, factory: Factory
 ) -> None:
     world = await make_world(factory)
-    plain = await raw_memory(db, org=world.org, definition=world.definition, attribute="observation.plain")
+    plain = await world_memory(db, world, attribute="observation.plain")
     for kind in ("crm.opportunity", "agent.run", "crm.companies"):
-        await raw_memory(
+        await world_memory(
             db,
-            org=world.org,
-            definition=world.definition,
+            world,
             attribute=f"observation.{kind[-5:]}",
             refs=[{"kind": kind, "id": str(world.run)}],
         )
@@ -198,13 +195,9 @@ async def test_one_memory_read_resolves_each_ref_kind_once_never_one_query_for_e
 
 async def test_a_trigger_run_reads_organization_memory_alone(db: Database, factory: Factory) -> None:
     world = await make_world(factory)
-    ours = await raw_memory(db, org=world.org, definition=world.definition, attribute="observation.shared")
-    await raw_memory(
-        db, org=world.org, definition=world.definition, scope="user", user=world.user, attribute="observation.personal"
-    )
-    await raw_memory(
-        db, org=world.org, definition=world.definition, scope="user", user=world.user, attribute="preference.language"
-    )
+    ours = await world_memory(db, world, attribute="observation.shared")
+    await world_memory(db, world, user=world.user, attribute="observation.personal")
+    await world_memory(db, world, user=world.user, attribute="preference.language")
     trigger = ContextSubject.for_run(
         organization_id=world.org, definition_id=world.definition, trigger_id=world.trigger
     )

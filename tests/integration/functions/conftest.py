@@ -19,7 +19,7 @@ from knowledge.objects import LocalObjectStore
 from state.db import Database
 from state.settings import load_settings
 from tests.integration.functions.executor import InngestExecutor
-from tests.integration.functions.support import RecordingInngest, asgi_client, new_signing_key
+from tests.integration.functions.support import RecordingInngest, asgi_client, new_signing_key, use_platform_model
 
 TOKEN = "test-service-token-0123456789"
 FAKE_MODEL = FakeEmbedder.model_id
@@ -61,15 +61,7 @@ def fake_embedders() -> EmbedderRegistry:
 async def fake_live_model(db: Database) -> str:
     """Make the fake embedder the platform's live model, with its own partial index."""
     async with db.connection() as conn:
-        await conn.execute(
-            "INSERT INTO agent.embedding_models (model_id, dimensions) VALUES ($1, $2) ON CONFLICT DO NOTHING",
-            FAKE_MODEL,
-            FakeEmbedder.dimensions,
-        )
-        await conn.execute("SELECT agent.ensure_embedding_model_index($1)", FAKE_MODEL)
-        await conn.execute(
-            "UPDATE public.knowledge_settings SET active_embedding_model = $1 WHERE organization_id IS NULL", FAKE_MODEL
-        )
+        await use_platform_model(conn, FAKE_MODEL)
     return FAKE_MODEL
 
 

@@ -1,5 +1,5 @@
 """Test doubles for the functions layer: a scripted source, a counting builder, a recording Inngest client,
-and a small app that serves given functions at `/api/inngest` in production mode."""
+a small app that serves given functions at `/api/inngest` in production mode, and the fake live model."""
 
 from __future__ import annotations
 
@@ -27,11 +27,33 @@ from context.packer import ContextPacker
 from context.registry import ContextSourceRegistry
 from functions.inngest.client import create_client
 from functions.inngest.serve import serve
+from knowledge.embed import FakeEmbedder
+from state.db import Connection
 
 ORG = UUID("00000000-0000-4000-8000-0000000000a1")
 USER = UUID("00000000-0000-4000-8000-0000000000a2")
 DEFINITION = UUID("00000000-0000-4000-8000-0000000000a3")
 RUN = UUID("00000000-0000-4000-8000-0000000000a4")
+
+
+async def use_platform_model(
+    conn: Connection, model_id: str = FakeEmbedder.model_id, dimensions: int = FakeEmbedder.dimensions
+) -> None:
+    """Register `model_id` with its partial index and make it the platform's live model (before any source)."""
+    await conn.execute(
+        "INSERT INTO agent.embedding_models (model_id, dimensions) VALUES ($1, $2) ON CONFLICT DO NOTHING",
+        model_id,
+        dimensions,
+    )
+    await conn.execute("SELECT agent.ensure_embedding_model_index($1)", model_id)
+    await conn.execute(
+        "UPDATE public.knowledge_settings SET active_embedding_model = $1 WHERE organization_id IS NULL", model_id
+    )
+
+
+def error_code(response: httpx.Response) -> str:
+    """The machine-readable code of an API error answer."""
+    return str(response.json()["error"]["code"])
 
 
 def new_signing_key() -> str:

@@ -20,6 +20,7 @@ from state.settings import load_settings
 from tests.factories import Factory
 from tests.integration.functions.conftest import Service
 from tests.integration.functions.support import RecordingInngest, asgi_client, new_signing_key
+from tests.integration.functions.support import error_code as code
 
 ENCRYPTED = (
     Path(__file__).resolve().parents[3].parent
@@ -39,10 +40,6 @@ V1_ROUTES: list[tuple[str, str]] = [
     ("POST", "/v1/memory/forget"),
     ("GET", "/v1/memory/tools"),
 ]
-
-
-def code(response: Any) -> str:
-    return str(response.json()["error"]["code"])
 
 
 class SpyBuilder:

@@ -24,6 +24,7 @@ from state.api_keys import mint_key, revoke_key
 from tests.factories import Factory
 from tests.integration.functions.conftest import TOKEN, Service
 from tests.integration.functions.support import RecordingInngest, new_signing_key
+from tests.integration.functions.support import error_code as code
 
 NOTE = b"# Pricing\n\nThe Contoso pilot costs 48,000 EUR a year."
 
@@ -49,10 +50,6 @@ EXPECTED_SCOPES = {
     ("POST", "/v1/memory/forget"): ["organization"],
     ("GET", "/v1/memory/tools"): ["any"],
 }
-
-
-def code(response: Any) -> str:
-    return str(response.json()["error"]["code"])
 
 
 def bearer(key: str) -> dict[str, str]:

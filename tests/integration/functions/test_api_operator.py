@@ -18,6 +18,7 @@ from knowledge.ingest import register_upload
 from knowledge.settings import begin_switch, running_switch
 from tests.factories import Factory
 from tests.integration.functions.conftest import FAKE_MODEL, Service
+from tests.integration.functions.support import error_code as code
 
 UNKNOWN = "00000000-0000-4000-8000-00000000dead"
 BROKEN = "test/broken-32"
@@ -53,10 +54,6 @@ UNSCOPED = {
     ("POST", "/v1/context/policies/validate"),
     ("GET", "/v1/memory/tools"),
 }
-
-
-def code(response: Any) -> str:
-    return str(response.json()["error"]["code"])
 
 
 class Broken32(FakeEmbedder):

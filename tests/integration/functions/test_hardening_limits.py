@@ -13,20 +13,14 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 
 from tests.integration.functions.conftest import TOKEN
+from tests.support import free_port, wait_until_answering
 
 BODY = 64 * 1024 * 1024
 CHUNK = 1024 * 1024
 HEADROOM = 100 * 1024 * 1024
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _rss(pid: int) -> int:
@@ -62,7 +56,7 @@ class Peak:
 @pytest.fixture
 def server(db_url: str, fake_live_model: str, tmp_path: Path) -> Iterator[tuple[int, int]]:
     """`functions.app:app` under uvicorn in a subprocess, on the test database; (port, pid)."""
-    port = _free_port()
+    port = free_port()
     env = {
         **os.environ,
         "DATABASE_URL": db_url,
@@ -73,16 +67,7 @@ def server(db_url: str, fake_live_model: str, tmp_path: Path) -> Iterator[tuple[
     command = [sys.executable, "-m", "uvicorn", "functions.app:app", "--host", "127.0.0.1", "--port", str(port)]
     process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        for _ in range(600):
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert process.poll() is None, "the server exited"
-            time.sleep(0.1)
-        else:
-            raise AssertionError("the server never became ready")
+        wait_until_answering(process, f"http://127.0.0.1:{port}/readyz")
         yield port, process.pid
     finally:
         process.terminate()

@@ -16,11 +16,10 @@ import httpx
 import pytest
 
 from functions.app import create_app
-from knowledge.embed import FakeEmbedder
 from state.embedded import embedded_server_url, stop_embedded_server
 from state.settings import load_settings
 from tests.integration.functions.conftest import TOKEN, fake_embedders
-from tests.integration.functions.support import RecordingInngest, asgi_client, new_signing_key
+from tests.integration.functions.support import RecordingInngest, asgi_client, new_signing_key, use_platform_model
 from tests.support import embedded_test_dir
 
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
@@ -89,16 +88,7 @@ async def use_fake_model(url: str) -> None:
     conn = await asyncpg.connect(url)
     try:
         await conn.execute("INSERT INTO public.organizations (id, name) VALUES ($1, 'Outage Org')", ORG)
-        await conn.execute(
-            "INSERT INTO agent.embedding_models (model_id, dimensions) VALUES ($1, $2) ON CONFLICT DO NOTHING",
-            FakeEmbedder.model_id,
-            FakeEmbedder.dimensions,
-        )
-        await conn.execute("SELECT agent.ensure_embedding_model_index($1)", FakeEmbedder.model_id)
-        await conn.execute(
-            "UPDATE public.knowledge_settings SET active_embedding_model = $1 WHERE organization_id IS NULL",
-            FakeEmbedder.model_id,
-        )
+        await use_platform_model(conn)
     finally:
         await conn.close()
 

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import httpx
 
+from tests.support import free_port, wait_until_answering
+
 ENTRY = [sys.executable, "-c", "from functions.cli import main; main()", "serve"]
 PRODUCTION_KEYS = (
     "INNGEST_SIGNING_KEY",
@@ -31,12 +33,6 @@ def fresh_env(tmp_path: Path, **extra: str) -> dict[str, str]:
     return {**keep, "HOME": str(tmp_path), "AC_CONTEXT_DATA_DIR": str(tmp_path / "data"), **extra}
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def test_serve_starts_in_dev_mode_on_a_fresh_machine_with_a_token_printed_once(
     tmp_path: Path, db_url: str, fake_live_model: str
 ) -> None:
@@ -46,14 +42,7 @@ def test_serve_starts_in_dev_mode_on_a_fresh_machine_with_a_token_printed_once(
     with log.open("wb") as out:
         process = subprocess.Popen([*ENTRY, "--port", str(port)], env=env, stdout=out, stderr=subprocess.STDOUT)
         try:
-            for _ in range(600):
-                try:
-                    if httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=2).status_code == 200:
-                        break
-                except httpx.TransportError:
-                    pass
-                assert process.poll() is None, log.read_text()
-                time.sleep(0.1)
+            wait_until_answering(process, f"http://127.0.0.1:{port}/readyz", exited=log.read_text)
             text = log.read_text()
             token = re.search(r"printed once[^:]*: (\S+)", text)
             assert token is not None, text
@@ -125,14 +114,7 @@ def test_a_connection_idle_longer_than_a_clients_keep_alive_is_still_answered(
         [*ENTRY, "--port", str(port)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
     try:
-        for _ in range(600):
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert process.poll() is None, "the server exited"
-            time.sleep(0.1)
+        wait_until_answering(process, f"http://127.0.0.1:{port}/healthz")
         with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
             assert _answer_on(sock).startswith(b"HTTP/1.1 200")
             time.sleep(6)  # past uvicorn's default keep-alive (5 s) and httpx's (5 s)

@@ -19,11 +19,8 @@ from memory.tools import FORGET_TOOL, REMEMBER_TOOL
 from tests.factories import Factory
 from tests.integration.functions.conftest import Service
 from tests.integration.functions.support import ScriptedConversation
+from tests.integration.functions.support import error_code as code
 from tests.integration.memory.helpers import raw_memory
-
-
-def code(response: Any) -> str:
-    return str(response.json()["error"]["code"])
 
 
 def section(text: str, heading: str) -> str:

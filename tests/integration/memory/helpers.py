@@ -122,6 +122,13 @@ async def raw_memory(
     return ident
 
 
+async def world_memory(db: Database, world: World, *, user: UUID | None = None, **values: Any) -> UUID:
+    """`raw_memory` in the world's organization and agent; a `user` makes it that person's user-scope memory."""
+    if user is not None:
+        values.setdefault("scope", "user")
+    return await raw_memory(db, org=world.org, definition=world.definition, user=user, **values)
+
+
 async def chain_rows(db: Database, org: UUID) -> list[dict[str, Any]]:
     """Every memory row of the organization, as dicts."""
     async with db.connection() as conn:

@@ -8,7 +8,7 @@ import pytest
 from memory._blank import BLANK_CHARACTERS
 from state.db import Database
 from tests.factories import Factory
-from tests.integration.memory.helpers import World, raw_memory
+from tests.integration.memory.helpers import World, raw_memory, world_memory
 
 COMPANY_REF = {"kind": "crm.company", "id": "8f21"}
 
@@ -20,16 +20,16 @@ async def _refused(constraint: str, coro: object) -> None:
 
 
 async def test_the_database_refuses_a_second_root_of_one_chain(db: Database, world: World) -> None:
-    await raw_memory(db, org=world.org, definition=world.definition)
-    await _refused("memories_one_root_per_chain", raw_memory(db, org=world.org, definition=world.definition))
+    await world_memory(db, world)
+    await _refused("memories_one_root_per_chain", world_memory(db, world))
 
 
 async def test_the_database_refuses_a_second_child_of_one_revision(db: Database, world: World) -> None:
-    root = await raw_memory(db, org=world.org, definition=world.definition, text="v1")
-    await raw_memory(db, org=world.org, definition=world.definition, text="v2", supersedes=root)
+    root = await world_memory(db, world, text="v1")
+    await world_memory(db, world, text="v2", supersedes=root)
     await _refused(
         "memories_one_child_per_revision",
-        raw_memory(db, org=world.org, definition=world.definition, text="v2 fork", supersedes=root),
+        world_memory(db, world, text="v2 fork", supersedes=root),
     )
 
 
@@ -39,7 +39,7 @@ async def test_the_database_refuses_a_child_that_changes_the_chain_identity(
     # A chain about one company: its key does not depend on the scope owner, so only the chain
     # reference can refuse a child that moves to another definition, scope, user or organization.
     about = {"refs": [COMPANY_REF], "attribute": "observation.buying_process"}
-    root = await raw_memory(db, org=world.org, definition=world.definition, **about)
+    root = await world_memory(db, world, **about)
     other_definition = await factory.definition(world.org)
     other_org = await factory.organization()
     other_org_definition = await factory.definition(other_org)
@@ -53,10 +53,9 @@ async def test_the_database_refuses_a_child_that_changes_the_chain_identity(
     # The key itself: another attribute is another chain, so pointing at this one is refused.
     await _refused(
         "memories_supersedes_same_chain",
-        raw_memory(
+        world_memory(
             db,
-            org=world.org,
-            definition=world.definition,
+            world,
             refs=[COMPANY_REF],
             attribute="observation.other",
             supersedes=root,
@@ -66,32 +65,29 @@ async def test_the_database_refuses_a_child_that_changes_the_chain_identity(
 
 async def test_the_database_refuses_a_user_change_inside_a_user_chain(db: Database, world: World) -> None:
     about = {"refs": [COMPANY_REF], "attribute": "preference.tone", "scope": "user"}
-    root = await raw_memory(db, org=world.org, definition=world.definition, user=world.user, **about)  # type: ignore[arg-type]
+    root = await world_memory(db, world, user=world.user, **about)
     await _refused(
-        "memories_supersedes_same_chain",
-        raw_memory(db, org=world.org, definition=world.definition, user=world.other_user, supersedes=root, **about),  # type: ignore[arg-type]
+        "memories_supersedes_same_chain", world_memory(db, world, user=world.other_user, supersedes=root, **about)
     )
 
 
 async def test_the_database_refuses_a_tombstone_with_text(db: Database, world: World) -> None:
-    root = await raw_memory(db, org=world.org, definition=world.definition)
+    root = await world_memory(db, world)
     await _refused(
         "memories_tombstone_has_no_text",
-        raw_memory(db, org=world.org, definition=world.definition, text="still here", forgotten=True, supersedes=root),
+        world_memory(db, world, text="still here", forgotten=True, supersedes=root),
     )
 
 
 async def test_the_database_refuses_a_live_revision_without_text(db: Database, world: World) -> None:
     for text in (None, "", " \t\u00a0\u3000"):
-        await _refused(
-            "memories_live_revision_has_text", raw_memory(db, org=world.org, definition=world.definition, text=text)
-        )
+        await _refused("memories_live_revision_has_text", world_memory(db, world, text=text))
 
 
 async def test_the_database_refuses_a_chain_that_starts_with_a_tombstone(db: Database, world: World) -> None:
     await _refused(
         "memories_tombstone_supersedes",
-        raw_memory(db, org=world.org, definition=world.definition, text=None, forgotten=True),
+        world_memory(db, world, text=None, forgotten=True),
     )
 
 
@@ -100,7 +96,7 @@ async def test_the_database_refuses_a_two_element_subject_refs(db: Database, wor
     key = "crm.company:8f21:observation.note"
     await _refused(
         "memories_subject_refs_at_most_one",
-        raw_memory(db, org=world.org, definition=world.definition, refs=two, key=key),
+        world_memory(db, world, refs=two, key=key),
     )
 
 
@@ -116,30 +112,28 @@ async def test_the_database_refuses_an_element_whose_id_is_blank_or_holds_a_colo
     key = "crm.company:x:observation.note"  # a well-formed key, so the element check alone fires
     await _refused(
         "memories_subject_ref_elements_well_formed",
-        raw_memory(db, org=world.org, definition=world.definition, refs=[element], key=key),
+        world_memory(db, world, refs=[element], key=key),
     )
 
 
 async def test_a_label_is_free_text_and_may_hold_a_colon(db: Database, world: World) -> None:
     element = {**COMPANY_REF, "label": "Acme: the Chicago office"}
-    await raw_memory(db, org=world.org, definition=world.definition, refs=[element])
+    await world_memory(db, world, refs=[element])
 
 
 async def test_the_database_refuses_a_key_not_made_from_the_subject(db: Database, world: World) -> None:
     await _refused(
         "memories_subject_key_matches_subject",
-        raw_memory(
-            db, org=world.org, definition=world.definition, key="crm.company:other:observation.note", refs=[COMPANY_REF]
-        ),
+        world_memory(db, world, key="crm.company:other:observation.note", refs=[COMPANY_REF]),
     )
     await _refused(
         "memories_subject_key_shape",
-        raw_memory(db, org=world.org, definition=world.definition, attribute="lifecycle_stage"),
+        world_memory(db, world, attribute="lifecycle_stage"),
     )
 
 
 async def test_the_database_refuses_a_rewrite_of_a_revision(db: Database, world: World) -> None:
-    memory = await raw_memory(db, org=world.org, definition=world.definition)
+    memory = await world_memory(db, world)
     async with db.connection() as conn:
         with pytest.raises(asyncpg.CheckViolationError) as caught:
             await conn.execute("UPDATE agent.memories SET text = 'rewritten' WHERE id = $1", memory)
@@ -188,15 +182,12 @@ async def test_the_database_blank_list_is_the_python_blank_list(db: Database) ->
 
 
 async def test_memory_heads_keeps_tombstones_and_live_memories_drops_them(db: Database, world: World) -> None:
-    root = await raw_memory(db, org=world.org, definition=world.definition, attribute="preference.a", text="v1")
-    head = await raw_memory(
-        db, org=world.org, definition=world.definition, attribute="preference.a", text="v2", supersedes=root
-    )
-    gone = await raw_memory(db, org=world.org, definition=world.definition, attribute="preference.b", text="x")
-    tomb = await raw_memory(
+    root = await world_memory(db, world, attribute="preference.a", text="v1")
+    head = await world_memory(db, world, attribute="preference.a", text="v2", supersedes=root)
+    gone = await world_memory(db, world, attribute="preference.b", text="x")
+    tomb = await world_memory(
         db,
-        org=world.org,
-        definition=world.definition,
+        world,
         attribute="preference.b",
         text=None,
         forgotten=True,

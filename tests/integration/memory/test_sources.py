@@ -15,7 +15,7 @@ from context.sources.personal_memory import PersonalMemoryContextSource
 from state.db import Database
 from state.scoped import record_queries
 from tests.factories import Factory
-from tests.integration.memory.helpers import World, raw_memory, request, spec
+from tests.integration.memory.helpers import World, raw_memory, request, spec, world_memory
 
 T0 = datetime(2025, 1, 1, tzinfo=UTC)
 
@@ -35,10 +35,9 @@ async def test_items_carry_the_stored_key_the_memory_ref_the_subject_and_the_tim
 ) -> None:
     company = await factory.company(world.org)
     ref = {"kind": "crm.company", "id": str(company), "label": "Acme: HQ"}
-    memory = await raw_memory(
+    memory = await world_memory(
         db,
-        org=world.org,
-        definition=world.definition,
+        world,
         refs=[ref],
         attribute="observation.buying_process",
         text="Buys through a committee",
@@ -54,11 +53,7 @@ async def test_items_carry_the_stored_key_the_memory_ref_the_subject_and_the_tim
 async def test_memory_is_ordered_newest_first_with_the_id_breaking_a_tie(db: Database, world: World) -> None:
     ids = []
     for n, at in enumerate([T0, T0 + timedelta(hours=1), T0 + timedelta(hours=1), T0 - timedelta(hours=1)]):
-        ids.append(
-            await raw_memory(
-                db, org=world.org, definition=world.definition, attribute=f"observation.n{n}", created_at=at
-            )
-        )
+        ids.append(await world_memory(db, world, attribute=f"observation.n{n}", created_at=at))
     tied = sorted(ids[1:3], key=lambda u: u.hex, reverse=True)  # uuid order equals PostgreSQL's uuid order
     expected = [*tied, ids[0], ids[3]]
     assert [UUID(i.ref.id) for i in await _memory(db, world)] == expected
@@ -66,10 +61,9 @@ async def test_memory_is_ordered_newest_first_with_the_id_breaking_a_tie(db: Dat
 
 async def test_limit_caps_the_read_none_reads_twenty_and_zero_reads_nothing(db: Database, world: World) -> None:
     for n in range(25):
-        await raw_memory(
+        await world_memory(
             db,
-            org=world.org,
-            definition=world.definition,
+            world,
             attribute=f"observation.n{n}",
             created_at=T0 + timedelta(minutes=n),
         )
@@ -93,7 +87,7 @@ async def test_a_run_reads_its_definition_and_a_turn_with_no_definition_reads_ev
     db: Database, world: World, factory: Factory
 ) -> None:
     other_agent = await factory.definition(world.org)
-    await raw_memory(db, org=world.org, definition=world.definition, attribute="observation.mine", created_at=T0)
+    await world_memory(db, world, attribute="observation.mine", created_at=T0)
     await raw_memory(db, org=world.org, definition=other_agent, attribute="observation.theirs")
     stranger = await factory.organization()
     await raw_memory(db, org=stranger, definition=await factory.definition(stranger), attribute="observation.x")
@@ -104,11 +98,9 @@ async def test_a_run_reads_its_definition_and_a_turn_with_no_definition_reads_ev
 
 async def test_a_user_reads_their_own_chain_and_never_another_persons(db: Database, world: World) -> None:
     for who in (world.user, world.other_user):
-        await raw_memory(
+        await world_memory(
             db,
-            org=world.org,
-            definition=world.definition,
-            scope="user",
+            world,
             user=who,
             attribute="observation.seen",
             text=f"seen by {who}",
@@ -121,27 +113,21 @@ async def test_a_user_reads_their_own_chain_and_never_another_persons(db: Databa
 async def test_personal_memory_reads_the_persons_preferences_and_memory_keeps_them_too(
     db: Database, world: World
 ) -> None:
-    pref = await raw_memory(
+    pref = await world_memory(
         db,
-        org=world.org,
-        definition=world.definition,
-        scope="user",
+        world,
         user=world.user,
         attribute="preference.language",
         text="British English",
     )
-    observed = await raw_memory(
+    observed = await world_memory(
         db,
-        org=world.org,
-        definition=world.definition,
-        scope="user",
+        world,
         user=world.user,
         attribute="observation.timezone",
         text="Works from Lisbon",
     )
-    org_pref = await raw_memory(
-        db, org=world.org, definition=world.definition, attribute="preference.tone", text="Formal"
-    )
+    org_pref = await world_memory(db, world, attribute="preference.tone", text="Formal")
     personal = await _personal(db, world)
     memory = await _memory(db, world)
     assert [(i.kind, UUID(i.ref.id)) for i in personal] == [("personal_memory", pref)]
@@ -157,9 +143,7 @@ async def test_personal_memory_reads_the_persons_preferences_and_memory_keeps_th
 async def test_personal_memory_reads_nothing_for_a_subject_with_no_user_or_with_a_trigger(
     db: Database, world: World
 ) -> None:
-    await raw_memory(
-        db, org=world.org, definition=world.definition, scope="user", user=world.user, attribute="preference.language"
-    )
+    await world_memory(db, world, user=world.user, attribute="preference.language")
     with record_queries() as log:
         assert await _personal(db, world, {"user": False}) == []
         assert await _personal(db, world, {"user": True, "trigger": True}) == []
@@ -173,30 +157,27 @@ async def test_a_malformed_stored_element_costs_its_own_memory_never_the_page(
     async with db.connection() as conn:  # an environment the element CHECK has not reached yet
         await conn.execute("ALTER TABLE agent.memories DROP CONSTRAINT memories_subject_ref_elements_well_formed")
         await conn.execute("ALTER TABLE agent.memories DROP CONSTRAINT memories_subject_refs_at_most_one")
-    good = await raw_memory(
+    good = await world_memory(
         db,
-        org=world.org,
-        definition=world.definition,
+        world,
         attribute="observation.good",
         refs=[{"kind": "crm.company", "id": str(company), "extra": 1}],
     )
-    await raw_memory(
+    await world_memory(
         db,
-        org=world.org,
-        definition=world.definition,
+        world,
         attribute="observation.no_id",
         refs=[{"kind": "crm.company"}],
         key="crm.company:x:observation.no_id",
     )
-    await raw_memory(
+    await world_memory(
         db,
-        org=world.org,
-        definition=world.definition,
+        world,
         attribute="observation.nbsp",
         refs=[{"kind": "crm.company", "id": "\u00a0"}],
     )
     two = [{"kind": "crm.company", "id": str(company)}, {"kind": "crm.company", "id": str(company)}]
-    await raw_memory(db, org=world.org, definition=world.definition, attribute="observation.two", refs=two)
+    await world_memory(db, world, attribute="observation.two", refs=two)
     with caplog.at_level(logging.WARNING, logger="memory.reads"):
         items = await _memory(db, world)
     assert [UUID(i.ref.id) for i in items] == [good]
@@ -210,16 +191,13 @@ async def test_a_ref_that_is_deleted_or_never_existed_drops_its_memory_and_nothi
     live = await factory.company(world.org)
     deleted = await factory.company(world.org, deleted_at=T0)
     for n, company in enumerate([live, deleted, UUID(int=7)]):
-        await raw_memory(
+        await world_memory(
             db,
-            org=world.org,
-            definition=world.definition,
+            world,
             attribute=f"observation.n{n}",
             refs=[{"kind": "crm.company", "id": str(company)}],
             created_at=T0 + timedelta(minutes=n),
         )
-    await raw_memory(
-        db, org=world.org, definition=world.definition, attribute="observation.older", created_at=T0 - timedelta(days=1)
-    )
+    await world_memory(db, world, attribute="observation.older", created_at=T0 - timedelta(days=1))
     items = await _memory(db, world, limit=3)
     assert [i.title for i in items] == [f"observation.n0 of crm.company {live}"]

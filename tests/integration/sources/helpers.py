@@ -60,42 +60,36 @@ class AppFactory(Factory):
         await self.insert("public.org_company_profiles", organization_id=org, **values)
 
     async def service(self, org: UUID, name: str, **values: Any) -> UUID:
-        row = await self.insert("public.org_services", organization_id=org, name=name, **values)
-        return UUID(str(row["id"]))
+        return await self.insert_id("public.org_services", organization_id=org, name=name, **values)
 
     async def icp(self, org: UUID, name: str, **values: Any) -> UUID:
-        row = await self.insert("public.org_ideal_customer_profiles", organization_id=org, name=name, **values)
-        return UUID(str(row["id"]))
+        return await self.insert_id("public.org_ideal_customer_profiles", organization_id=org, name=name, **values)
 
     async def offer(self, org: UUID, name: str, **values: Any) -> UUID:
-        row = await self.insert("public.org_offers", organization_id=org, name=name, **values)
-        return UUID(str(row["id"]))
+        return await self.insert_id("public.org_offers", organization_id=org, name=name, **values)
 
     async def document(self, org: UUID, title: str, *, created_at: datetime | None = None, **values: Any) -> UUID:
         if created_at is not None:
             values["created_at"] = created_at
-        row = await self.insert("public.org_documents", organization_id=org, title=title, **values)
-        return UUID(str(row["id"]))
+        return await self.insert_id("public.org_documents", organization_id=org, title=title, **values)
 
     async def sequence(self, org: UUID, name: str, step_count: int = 3) -> UUID:
-        row = await self.insert("public.outreach_sequences", organization_id=org, name=name, step_count=step_count)
-        return UUID(str(row["id"]))
+        return await self.insert_id("public.outreach_sequences", organization_id=org, name=name, step_count=step_count)
 
     async def enrollment(self, org: UUID, sequence_id: UUID, person_id: UUID, **values: Any) -> UUID:
         values.setdefault("state", "active")
-        row = await self.insert(
+        return await self.insert_id(
             "public.outreach_enrollments",
             organization_id=org,
             sequence_id=sequence_id,
             person_id=person_id,
             **values,
         )
-        return UUID(str(row["id"]))
 
     async def outreach_message(
         self, org: UUID, person_id: UUID, body: str, *, direction: str = "outbound", **values: Any
     ) -> UUID:
-        row = await self.insert(
+        return await self.insert_id(
             "public.outreach_messages",
             organization_id=org,
             person_id=person_id,
@@ -103,4 +97,3 @@ class AppFactory(Factory):
             direction=direction,
             **values,
         )
-        return UUID(str(row["id"]))

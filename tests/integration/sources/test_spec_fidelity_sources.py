@@ -19,7 +19,7 @@ from context.sources.application import ApplicationContextSource
 from state.db import Database
 from state.resolvers import resolve_refs
 from state.scoped import record_queries, scoped_db
-from tests.integration.memory.helpers import World, make_world, raw_memory
+from tests.integration.memory.helpers import World, make_world, world_memory
 from tests.integration.sources.helpers import AppFactory, ref, request, spec
 
 
@@ -36,10 +36,7 @@ def _memory_policy(*, personal: bool | None) -> ContextPolicy:
 
 
 async def _preference(db: Database, world: World) -> UUID:
-    return await raw_memory(
-        db, org=world.org, definition=world.definition, scope="user", user=world.user,
-        attribute="preference.language", text="Answer in German",
-    )  # fmt: skip
+    return await world_memory(db, world, user=world.user, attribute="preference.language", text="Answer in German")
 
 
 @pytest.mark.parametrize("definition", [True, False], ids=["run", "front-door-turn"])

@@ -19,6 +19,13 @@ from context.models import (
     ResourceRef,
 )
 from context.options import EmptyOptions
+from context.registry import PolicyPublishError
+
+
+def publish_locs(err: PolicyPublishError) -> list[tuple[str | int, ...]]:
+    """The path of every problem a failed publish check lists, in order."""
+    return [tuple(e["loc"]) for e in err.errors]
+
 
 ORG = UUID("00000000-0000-4000-8000-000000000001")
 USER = UUID("00000000-0000-4000-8000-000000000002")

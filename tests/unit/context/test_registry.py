@@ -16,12 +16,9 @@ from context.errors import (
 from context.options import SOURCE_OPTIONS, EmptyOptions, KnowledgeOptions, SourceOptions
 from context.registry import ContextSourceRegistry, SchemaOnlySource
 from tests.unit.context.helpers import ScriptedSource, policy, request, spec
+from tests.unit.context.helpers import publish_locs as _locs
 
 PUBLISHING = ContextSourceRegistry.for_publishing()
-
-
-def _locs(err: PolicyPublishError) -> list[tuple[str | int, ...]]:
-    return [e["loc"] for e in err.errors]
 
 
 def test_lookup_by_name_and_a_specific_error_for_an_unknown_name() -> None:
