@@ -53,9 +53,9 @@ async def _seed(db_url: str, data_dir: Path) -> dict[str, Any]:
     from rich.console import Console
 
     from functions.demo.knowledge import demo_knowledge
-    from functions.demo.seed import seed_demo_tenant
-    from functions.demo.sources import demo_request, seed_demo_sources
+    from functions.demo.sources import demo_request
     from state.db import Database
+    from state.demo_tenant import seed_demo_sources, seed_demo_tenant
     from state.settings import get_settings, load_settings
 
     get_settings.cache_clear()

@@ -75,3 +75,152 @@ UPDATE agent.api_keys
    SET revoked_at = coalesce(revoked_at, now())
  WHERE id = $1
 RETURNING id, scope, organization_id, name, created_at, revoked_at;
+
+-- The demo tenant (`state/demo_tenant.py`): the rows `ac-context demo` writes under fixed ids, each
+-- idempotent (ON CONFLICT DO NOTHING unless the block says otherwise).
+
+-- name: demo_insert_organization
+-- The demo organization. $1 id.
+INSERT INTO organizations (id, name) VALUES ($1, 'Acme Demo') ON CONFLICT (id) DO NOTHING;
+
+-- name: demo_insert_user
+-- The demo user. $1 id, $2 organization id.
+INSERT INTO users (id, organization_id, email, display_name, job_title)
+VALUES ($1, $2, 'demo@acme.example', 'Dana Demo', 'Account Executive')
+ON CONFLICT (id) DO NOTHING;
+
+-- name: demo_insert_company
+-- One demo CRM company. $1 id, $2 organization id, $3 name, $4 domain, $5 description, $6 lifecycle stage.
+INSERT INTO crm_companies (id, organization_id, name, domain, description, lifecycle_stage)
+VALUES ($1, $2, $3, $4, $5, $6)
+ON CONFLICT (id) DO NOTHING;
+
+-- name: demo_insert_person
+-- One demo CRM person. $1 id, $2 organization id, $3 company id, $4 full name, $5 current title.
+INSERT INTO crm_people (id, organization_id, company_id, full_name, current_title)
+VALUES ($1, $2, $3, $4, $5)
+ON CONFLICT (id) DO NOTHING;
+
+-- name: demo_insert_deal
+-- The demo deal. $1 id, $2 organization id, $3 company id.
+INSERT INTO crm_deals (id, organization_id, name, stage, status, amount, currency, company_id)
+VALUES ($1, $2, 'Contoso pilot', 'proposal', 'open', 48000, 'EUR', $3)
+ON CONFLICT (id) DO NOTHING;
+
+-- name: demo_insert_definition
+-- The demo agent's published definition. $1 id, $2 organization id.
+INSERT INTO agent.definitions (id, organization_id, definition_kind, name, status, safe_summary)
+VALUES ($1, $2, 'agent', 'Account researcher', 'published',
+        'Researches an account and drafts a short brief for the account executive.')
+ON CONFLICT (id) DO NOTHING;
+
+-- name: demo_insert_conversation
+-- The demo conversation. $1 id, $2 organization id, $3 user id.
+INSERT INTO conversations (id, organization_id, user_id, title, summary)
+VALUES ($1, $2, $3, 'Contoso follow-up', 'Dana is preparing the Contoso pilot proposal.')
+ON CONFLICT (id) DO NOTHING;
+
+-- name: demo_count_conversation_messages
+-- How many messages a conversation holds. $1 conversation id.
+SELECT count(*) FROM conversation_messages WHERE conversation_id = $1;
+
+-- name: demo_insert_first_message
+-- The person's question that opens the demo conversation (written only while it holds none).
+-- $1 organization id, $2 conversation id.
+INSERT INTO conversation_messages (organization_id, conversation_id, role, content, created_at)
+VALUES ($1, $2, 'user', 'What stage is the Contoso deal in, and who is our contact?', now());
+
+-- name: demo_count_crm_rows
+-- The CRM rows of an organization, by table. $1 organization id.
+SELECT (SELECT count(*) FROM crm_companies WHERE organization_id = $1) AS companies,
+       (SELECT count(*) FROM crm_people WHERE organization_id = $1) AS people,
+       (SELECT count(*) FROM crm_deals WHERE organization_id = $1) AS deals;
+
+-- name: demo_insert_intel_company
+-- The shared Intelligence company the demo prospect points at (global plane: no organization). $1 id.
+INSERT INTO intel_companies (id, name, domain, industry, country)
+VALUES ($1, 'Contoso Robotics GmbH', 'contoso-robotics.example', 'Robotics', 'DE')
+ON CONFLICT (id) DO NOTHING;
+
+-- name: demo_insert_company_profile
+-- The demo organization's company profile (dossier). $1 organization id.
+INSERT INTO org_company_profiles (organization_id, company_name, website, industry, headquarters)
+VALUES ($1, 'Acme Demo', 'https://acme.example', 'B2B software', 'Berlin')
+ON CONFLICT (organization_id) DO NOTHING;
+
+-- name: demo_insert_service
+-- A dossier service. $1 organization id, $2 id.
+INSERT INTO org_services (id, organization_id, name, description)
+VALUES ($2, $1, 'Warehouse analytics', 'Dashboards for pick rates')
+ON CONFLICT (id) DO NOTHING;
+
+-- name: demo_insert_ideal_customer_profile
+-- A dossier ideal customer profile. $1 organization id, $2 id.
+INSERT INTO org_ideal_customer_profiles (id, organization_id, name, criteria)
+VALUES ($2, $1, 'Mid-market logistics', '200-2000 staff, own warehouses')
+ON CONFLICT (id) DO NOTHING;
+
+-- name: demo_insert_offer
+-- A dossier offer. $1 organization id, $2 id.
+INSERT INTO org_offers (id, organization_id, name, price_text)
+VALUES ($2, $1, 'Pilot', 'EUR 48k for 3 months')
+ON CONFLICT (id) DO NOTHING;
+
+-- name: demo_insert_document
+-- A dossier document. $1 organization id, $2 id.
+INSERT INTO org_documents (id, organization_id, title, summary)
+VALUES ($2, $1, 'Pilot playbook', 'How a three-month pilot runs')
+ON CONFLICT (id) DO NOTHING;
+
+-- name: demo_insert_prospect
+-- A prospect of the Intelligence company. $1 organization id, $2 id, $3 intel company id.
+INSERT INTO prospects (id, organization_id, prospect_kind, intel_company_id, review_state, opportunity_score,
+                       recommended_action)
+VALUES ($2, $1, 'company', $3, 'qualified', 82, 'book a demo')
+ON CONFLICT (id) DO NOTHING;
+
+-- name: demo_insert_sequence
+-- An outreach sequence. $1 organization id, $2 id.
+INSERT INTO outreach_sequences (id, organization_id, name, step_count)
+VALUES ($2, $1, 'Pilot opener', 4)
+ON CONFLICT (id) DO NOTHING;
+
+-- name: demo_insert_enrollment
+-- A person's enrollment in the sequence. $1 organization id, $2 id, $3 sequence id, $4 person id.
+INSERT INTO outreach_enrollments (id, organization_id, sequence_id, person_id, state, current_step, next_action)
+VALUES ($2, $1, $3, $4, 'replied', 2, 'answer the pricing question')
+ON CONFLICT (id) DO NOTHING;
+
+-- name: demo_insert_outreach_message
+-- One message of the outreach thread. $1 id, $2 organization id, $3 enrollment id, $4 person id,
+-- $5 direction, $6 body, $7 sent_at.
+INSERT INTO outreach_messages (id, organization_id, enrollment_id, person_id, direction, body, sent_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7)
+ON CONFLICT (id) DO NOTHING;
+
+-- name: demo_upsert_run
+-- An earlier run of the demo agent; a rerun refreshes its created_at so it stays inside the lookback.
+-- $1 id, $2 organization id, $3 user id, $4 definition id, $5 status, $6 result, $7 waiting reason,
+-- $8 created_at.
+INSERT INTO agent.runs (id, organization_id, user_id, definition_id, status, result, waiting_reason, created_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+ON CONFLICT (id) DO UPDATE SET created_at = EXCLUDED.created_at;
+
+-- name: demo_start_memory_run
+-- A new running run of the demo agent for the memory chapter; answers its id. $1 organization id,
+-- $2 definition id, $3 user id.
+INSERT INTO agent.runs (organization_id, definition_id, user_id, status, input)
+VALUES ($1, $2, $3, 'running', '{"demo": "memory"}'::jsonb)
+RETURNING id;
+
+-- name: demo_finish_run
+-- Mark a demo run succeeded. $1 run id.
+UPDATE agent.runs SET status = 'succeeded', updated_at = now() WHERE id = $1;
+
+-- name: demo_memory_chain
+-- Every revision of one memory chain of the demo agent, unordered, with whether it is the live head.
+-- $1 organization id, $2 definition id, $3 subject key.
+SELECT m.id, m.supersedes_id, m.text, m.forgotten_at, h.id IS NOT NULL AS is_head
+  FROM agent.memories m
+  LEFT JOIN agent.memory_heads h ON h.id = m.id
+ WHERE m.organization_id = $1 AND m.definition_id = $2 AND m.subject_key = $3;

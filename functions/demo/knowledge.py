@@ -17,13 +17,13 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 from rich.text import Text
 
-from functions.demo.seed import DEMO
 from knowledge.embed import get_embedder
 from knowledge.errors import ExtractionError, KnowledgeInputError
 from knowledge.ingest import embed_batch, mark_failed, mark_ready, models_to_build, prepare_chunks, register_upload
 from knowledge.objects import LocalObjectStore, ObjectStore, object_store_from_url
 from knowledge.search import search
 from state.db import Database
+from state.demo_tenant import DEMO
 from state.settings import get_settings
 
 __all__ = ["DEMO_QUESTION", "demo_knowledge"]

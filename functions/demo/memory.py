@@ -1,19 +1,19 @@
 """The memory chapter of `ac-context demo`: remember, supersede, refuse, forget, and read back one brief.
 
-For the demo tenant (`functions.demo.seed.DEMO`), a new run of the demo agent calls the two memory tools
+For the demo tenant (`state.demo_tenant.DEMO`), a new run of the demo agent calls the two memory tools
 exactly as a model would: it remembers a language preference, supersedes it, re-observes it unchanged (a
 refusal, no row), remembers and then forgets a second preference, and records an observation about a CRM
 company. It then prints the revision chain of the preference and a brief built over the `personal_memory`,
 `application` and `memory` sources, which holds only the current revision. Running it again appends to the
 chains (memory is append only) and never forks them.
 
-This module must never write `agent.memories` except through `MemoryTools`.
+This module must never write `agent.memories` except through `MemoryTools`, and holds no SQL: the run rows
+and the chain it prints are read and written by `state.demo_tenant`.
 """
 
 from __future__ import annotations
 
 from typing import Any
-from uuid import UUID
 
 from rich.console import Console
 from rich.markup import escape
@@ -34,12 +34,12 @@ from context.registry import ContextSourceRegistry
 from context.sources.application import ApplicationContextSource
 from context.sources.memory import MemoryContextSource
 from context.sources.personal_memory import PersonalMemoryContextSource
-from functions.demo.seed import DEMO
 from memory.errors import MemoryRefusedError
 from memory.models import ToolInvocation
 from memory.service import MemoryService
 from memory.tools import FORGET_TOOL, REMEMBER_TOOL, MemoryTools
 from state.db import Database
+from state.demo_tenant import DEMO, finish_demo_run, read_demo_memory_chain, start_demo_run
 
 __all__ = ["DEMO_MEMORY_POLICY", "demo_memory"]
 
@@ -52,23 +52,6 @@ DEMO_MEMORY_POLICY = ContextPolicy(
     total_token_budget=2000,
 )
 """The sources the demo brief reads: the person's instructions, the Contoso row, and memory."""
-
-
-async def _new_run(db: Database) -> UUID:
-    async with db.connection() as conn:
-        run: UUID = await conn.fetchval(
-            "INSERT INTO agent.runs (organization_id, definition_id, user_id, status, input) "
-            "VALUES ($1, $2, $3, 'running', '{\"demo\": \"memory\"}'::jsonb) RETURNING id",
-            DEMO.organization_id,
-            DEMO.definition_id,
-            DEMO.user_id,
-        )
-    return run
-
-
-async def _finish_run(db: Database, run: UUID) -> None:
-    async with db.connection() as conn:
-        await conn.execute("UPDATE agent.runs SET status = 'succeeded', updated_at = now() WHERE id = $1", run)
 
 
 async def _call(console: Console, tools: MemoryTools, inv: ToolInvocation, name: str, args: dict[str, Any]) -> Any:
@@ -85,15 +68,7 @@ async def _call(console: Console, tools: MemoryTools, inv: ToolInvocation, name:
 
 
 async def _chain_table(db: Database, subject_key: str) -> Table:
-    async with db.connection() as conn:
-        rows = await conn.fetch(
-            "SELECT m.id, m.supersedes_id, m.text, m.forgotten_at, h.id IS NOT NULL AS is_head "
-            "FROM agent.memories m LEFT JOIN agent.memory_heads h ON h.id = m.id "
-            "WHERE m.organization_id = $1 AND m.definition_id = $2 AND m.subject_key = $3",
-            DEMO.organization_id,
-            DEMO.definition_id,
-            subject_key,
-        )
+    rows = await read_demo_memory_chain(db, subject_key)
     by_parent = {r["supersedes_id"]: r for r in rows}
     ordered, node = [], by_parent.get(None)
     while node is not None:  # walk the chain from its root: lineage, never a time sort
@@ -110,7 +85,7 @@ async def _chain_table(db: Database, subject_key: str) -> Table:
 
 async def demo_memory(db: Database, console: Console) -> None:
     """Remember, supersede, refuse and forget through the memory tools, then show the brief they produce."""
-    run = await _new_run(db)
+    run = await start_demo_run(db)
     inv = ToolInvocation(
         organization_id=DEMO.organization_id, definition_id=DEMO.definition_id, run_id=run, user_id=DEMO.user_id
     )
@@ -142,7 +117,7 @@ async def demo_memory(db: Database, console: Console) -> None:
             "subject_refs": [{"kind": "crm.company", "id": contoso, "label": "Contoso Robotics"}],
         },
     )
-    await _finish_run(db, run)
+    await finish_demo_run(db, run)
 
     console.print(await _chain_table(db, f"user:{DEMO.user_id}:preference.language"))
     console.print(await _chain_table(db, f"user:{DEMO.user_id}:preference.meeting_time"))

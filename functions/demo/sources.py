@@ -1,18 +1,16 @@
 """The demo step that builds and prints a brief for the demo tenant from the application-state sources.
 
-`demo_brief(db, console)` writes a few extra demo rows (the Company dossier, an Intelligence company the
-tenant watches through a prospect, two earlier runs with result refs, an outreach sequence, enrollment and
-thread) idempotently under fixed ids, then builds a brief with the seven sources over application state
-under `DEMO_POLICY` (and a second under `OUTREACH_PLANNER`, the one policy holding the outreach classes) and
-prints each text with its token accounting (tokens, per_source_tokens, dropped, failed_sources).
+`demo_brief(db, console)` has `state.demo_tenant` write the demo tenant and a few extra demo rows (the
+Company dossier, an Intelligence company the tenant watches through a prospect, two earlier runs with result
+refs, an outreach sequence, enrollment and thread) idempotently under fixed ids, then builds a brief with the
+seven sources over application state under `DEMO_POLICY` (and a second under `OUTREACH_PLANNER`, the one
+policy holding the outreach classes) and prints each text with its token accounting (tokens,
+per_source_tokens, dropped, failed_sources).
 
-It must never write outside the demo tenant and never edit the rows `functions.demo.seed` owns.
+It holds no SQL: every row it needs is written by `state.demo_tenant`.
 """
 
 from __future__ import annotations
-
-from datetime import UTC, datetime, timedelta
-from uuid import UUID
 
 from rich.console import Console
 from rich.table import Table
@@ -37,10 +35,10 @@ from context.sources.dossier import DossierContextSource
 from context.sources.outreach import OutreachContextSource
 from context.sources.outreach_thread import OutreachThreadContextSource
 from context.sources.run_history import RunHistoryContextSource
-from functions.demo.seed import DEMO, seed_demo_tenant
 from state.db import Database
+from state.demo_tenant import DEMO, seed_demo_sources, seed_demo_tenant
 
-__all__ = ["DEMO_POLICY", "demo_brief", "demo_request", "seed_demo_sources"]
+__all__ = ["DEMO_POLICY", "demo_brief", "demo_request"]
 
 DEMO_POLICY = ContextPolicy(
     sources=[
@@ -59,124 +57,6 @@ second brief under `OUTREACH_PLANNER`, narrowed to the sources this demo registe
 """
 
 
-def _id(suffix: str) -> UUID:
-    return UUID(f"00000000-0000-4000-8000-0000000a{suffix}")
-
-
-_INTEL_COMPANY = _id("0001")
-_PROSPECT = _id("0002")
-_SEQUENCE = _id("0003")
-_ENROLLMENT = _id("0004")
-_MESSAGES = (_id("0005"), _id("0006"), _id("0007"))
-_RUNS = (_id("0008"), _id("0009"))
-_SERVICE, _ICP, _OFFER, _DOC = _id("000a"), _id("000b"), _id("000c"), _id("000d")
-
-_INTEL_SQL = (
-    "INSERT INTO intel_companies (id, name, domain, industry, country) "
-    "VALUES ($1, 'Contoso Robotics GmbH', 'contoso-robotics.example', 'Robotics', 'DE') "
-    "ON CONFLICT (id) DO NOTHING"
-)
-"""The shared Intelligence row the demo prospect points at (global plane: no organization)."""
-
-_SQL_ROWS: tuple[tuple[str, tuple[object, ...]], ...] = (
-    (
-        "INSERT INTO org_company_profiles (organization_id, company_name, website, industry, headquarters) "
-        "VALUES ($1, 'Acme Demo', 'https://acme.example', 'B2B software', 'Berlin') "
-        "ON CONFLICT (organization_id) DO NOTHING",
-        (),
-    ),
-    (
-        "INSERT INTO org_services (id, organization_id, name, description) "
-        "VALUES ($2, $1, 'Warehouse analytics', 'Dashboards for pick rates') ON CONFLICT (id) DO NOTHING",
-        (_SERVICE,),
-    ),
-    (
-        "INSERT INTO org_ideal_customer_profiles (id, organization_id, name, criteria) "
-        "VALUES ($2, $1, 'Mid-market logistics', '200-2000 staff, own warehouses') ON CONFLICT (id) DO NOTHING",
-        (_ICP,),
-    ),
-    (
-        "INSERT INTO org_offers (id, organization_id, name, price_text) "
-        "VALUES ($2, $1, 'Pilot', 'EUR 48k for 3 months') ON CONFLICT (id) DO NOTHING",
-        (_OFFER,),
-    ),
-    (
-        "INSERT INTO org_documents (id, organization_id, title, summary) "
-        "VALUES ($2, $1, 'Pilot playbook', 'How a three-month pilot runs') ON CONFLICT (id) DO NOTHING",
-        (_DOC,),
-    ),
-    (
-        "INSERT INTO prospects (id, organization_id, prospect_kind, intel_company_id, review_state, "
-        "opportunity_score, recommended_action) VALUES ($2, $1, 'company', $3, 'qualified', 82, 'book a demo') "
-        "ON CONFLICT (id) DO NOTHING",
-        (_PROSPECT, _INTEL_COMPANY),
-    ),
-    (
-        "INSERT INTO outreach_sequences (id, organization_id, name, step_count) "
-        "VALUES ($2, $1, 'Pilot opener', 4) ON CONFLICT (id) DO NOTHING",
-        (_SEQUENCE,),
-    ),
-    (
-        "INSERT INTO outreach_enrollments (id, organization_id, sequence_id, person_id, state, current_step, "
-        "next_action) VALUES ($2, $1, $3, $4, 'replied', 2, 'answer the pricing question') "
-        "ON CONFLICT (id) DO NOTHING",
-        (_ENROLLMENT, _SEQUENCE, DEMO.person_ids[1]),
-    ),
-)
-
-
-async def seed_demo_sources(db: Database) -> None:
-    """Write the extra demo rows of these sources, idempotently under fixed ids."""
-    d = DEMO
-    now = datetime.now(UTC)
-    thread = (
-        ("outbound", "Grace, a pilot for Contoso's warehouses?", now - timedelta(days=3)),
-        ("inbound", "Interesting. What would the pilot cost?", now - timedelta(days=2)),
-        ("outbound", "Sending the pilot playbook now.", now - timedelta(days=1)),
-    )
-    runs = (
-        (
-            {
-                "summary": "Researched Contoso's warehouse footprint",
-                "refs": [{"kind": "crm.company", "id": str(d.company_ids[1])}],
-            },
-            "succeeded",
-        ),
-        ({"summary": "Drafted the pilot proposal", "refs": [{"kind": "crm.deal", "id": str(d.deal_id)}]}, "waiting"),
-    )
-    async with db.connection() as conn, conn.transaction():
-        await conn.execute(_INTEL_SQL, _INTEL_COMPANY)
-        for sql, args in _SQL_ROWS:
-            await conn.execute(sql, d.organization_id, *args)
-        for message_id, (direction, body, sent_at) in zip(_MESSAGES, thread, strict=True):
-            await conn.execute(
-                "INSERT INTO outreach_messages (id, organization_id, enrollment_id, person_id, direction, body, "
-                "sent_at) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (id) DO NOTHING",
-                message_id,
-                d.organization_id,
-                _ENROLLMENT,
-                d.person_ids[1],
-                direction,
-                body,
-                sent_at,
-            )
-        for index, (run_id, (result, status)) in enumerate(zip(_RUNS, runs, strict=True)):
-            # Refresh the time so the runs stay inside the demo lookback however old the database is.
-            await conn.execute(
-                "INSERT INTO agent.runs (id, organization_id, user_id, definition_id, status, result, "
-                "waiting_reason, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) "
-                "ON CONFLICT (id) DO UPDATE SET created_at = EXCLUDED.created_at",
-                run_id,
-                d.organization_id,
-                d.user_id,
-                d.definition_id,
-                status,
-                result,
-                "approval of the proposal" if status == "waiting" else None,
-                now - timedelta(hours=2 + index),
-            )
-
-
 def demo_request() -> ContextRequest:
     """The demo turn: Dana asks about the Contoso deal, with its company, contact, deal and prospect in scope."""
     d = DEMO
@@ -187,8 +67,8 @@ def demo_request() -> ContextRequest:
             ResourceRef(kind="crm.company", id=str(d.company_ids[1]), label="Contoso"),
             ResourceRef(kind="crm.person", id=str(d.person_ids[1])),
             ResourceRef(kind="crm.deal", id=str(d.deal_id)),
-            ResourceRef(kind="intelligence.company", id=str(_INTEL_COMPANY)),
-            ResourceRef(kind="prospect", id=str(_PROSPECT), label="Contoso prospect"),
+            ResourceRef(kind="intelligence.company", id=str(d.intel_company_id)),
+            ResourceRef(kind="prospect", id=str(d.prospect_id), label="Contoso prospect"),
         ],
         conversation_id=d.conversation_id,
     )

@@ -27,9 +27,9 @@ from context.policies import FRONT_DOOR
 from context.sources import default_registry
 from functions.demo.knowledge import demo_knowledge
 from functions.demo.memory import demo_memory
-from functions.demo.seed import DEMO, seed_demo_tenant
 from functions.demo.sources import demo_brief, demo_request
 from state.db import Database, resolve_database_url
+from state.demo_tenant import DEMO, seed_demo_tenant
 from state.migrate import apply_migrations
 from state.settings import get_settings
 

@@ -36,3 +36,44 @@ def test_the_generator_replaces_a_stale_index_and_keeps_the_rest() -> None:
     assert "- [Why this?](#why-this)" in fresh
     assert fresh.endswith("## Part (issue 1)\n\n### Why this?\n\nbecause\n")
     assert decisions_index.with_index(fresh) == fresh
+
+
+def test_a_superseded_entry_is_marked_in_the_index() -> None:
+    doc = (
+        "# D\n\n## Index\n\n## Subject\n\n### Why now?\n\nthe rule\n\n"
+        "### Why then?\n\n**Superseded** by [Why now?](#why-now).\n\nthe old rule\n\n"
+        "### Why again?\n\nnot superseded: **Superseded** later in the text does not count\n"
+    )
+    fresh = decisions_index.with_index(doc)
+    assert "- [Why now?](#why-now)\n" in fresh
+    assert "- [Why then?](#why-then) (superseded)\n" in fresh
+    assert "- [Why again?](#why-again)\n" in fresh
+
+
+SUBJECTS = re.split(r"(?m)^(?=## )", TEXT)
+
+
+def test_every_superseded_entry_points_at_an_earlier_entry_of_its_subject_or_another() -> None:
+    """A superseded entry links the entries that replaced it; within its subject it comes after them."""
+    anchors: dict[str, tuple[int, int]] = {}
+    seen: dict[str, int] = {}
+    problems = []
+    for number, subject in enumerate(SUBJECTS):
+        for position, heading in enumerate(re.findall(r"(?m)^#{2,3} (.+)$", subject)):
+            anchors[decisions_index.slug(heading, seen)] = (number, position)
+    for number, subject in enumerate(SUBJECTS):
+        for position, entry in enumerate(re.split(r"(?m)^(?=### )", subject)[1:], start=1):
+            first = entry.partition("\n")[2].strip().partition("\n")[0]
+            if not first.startswith("**Superseded** by ["):
+                continue
+            targets = re.findall(r"\]\(#([^)]+)\)", first)
+            if not targets:
+                problems.append((entry.partition("\n")[0], "no link"))
+            for target in targets:
+                where = anchors.get(target)
+                if where is None:
+                    problems.append((entry.partition("\n")[0], f"unknown anchor {target}"))
+                elif where[0] == number and where[1] >= position:
+                    problems.append((entry.partition("\n")[0], f"placed before {target}"))
+    assert problems == []
+    assert sum("(superseded)" in line for line in TEXT.splitlines() if line.startswith("- [")) >= 1

@@ -132,8 +132,6 @@ def test_functions_holds_no_sql() -> None:
     statement = re.compile(r"^\s*(SELECT|INSERT|UPDATE|DELETE|WITH|CREATE|ALTER|DROP|TRUNCATE|COPY)\s", re.I)
     offenders: list[str] = []
     for path in ALL_FUNCTION_FILES:
-        if path.parent.name == "demo":  # moving to `state` (issue 23); this exemption goes with it
-            continue
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for node in ast.walk(tree):
             if isinstance(node, ast.Constant) and isinstance(node.value, str) and statement.match(node.value):

@@ -7,8 +7,8 @@ import io
 from rich.console import Console
 
 from functions.demo.memory import demo_memory
-from functions.demo.seed import DEMO, seed_demo_tenant
 from state.db import Database
+from state.demo_tenant import DEMO, seed_demo_tenant
 
 
 async def test_the_demo_brief_holds_only_the_current_revision_and_reruns_append_without_forks(db: Database) -> None:

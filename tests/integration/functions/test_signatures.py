@@ -43,7 +43,7 @@ from tests.integration.functions.support import (
     new_signing_key,
     segment_event,
 )
-from tests.integration.functions.test_hardening_inngest import FakeInngestApi
+from tests.integration.functions.test_inngest_endpoint import FakeInngestApi
 from tests.signature_shapes import SIG, Shape, fresh_signature, method_shapes, value_and_header_shapes
 
 STEP_KEY = "step-key-for-the-signature-tests-0123456789"
