@@ -45,11 +45,11 @@ from functions.cli.knowledge import _ingest_files
 from functions.inngest.knowledge_ingest import CONCURRENCY_PER_ORGANIZATION, FUNCTION_ID, RETRIES
 from functions.inngest.knowledge_ingest_batch import BATCH_FUNCTION_ID, EVENT_BATCH
 from knowledge._pipeline import ingest_source
-from knowledge._pool import embed_slice, shared_pool
 from knowledge.chunk import DEFAULT_MAX_CHUNKS
 from knowledge.embed import WordLlamaEmbedder
 from knowledge.ingest import register_upload
 from knowledge.objects import LocalObjectStore
+from knowledge.pool import embed_slice, shared_pool
 from state.db import Database
 from state.embedded import embedded_server_url, server_dsn, stop_embedded_server
 from state.migrate import apply_migrations

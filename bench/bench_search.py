@@ -43,10 +43,10 @@ from context.models import ContextPolicy, ContextRequest, ContextSubject, Resour
 from context.packer import ContextPacker
 from context.policies import FRONT_DOOR
 from context.sources import default_registry
-from knowledge._pool import shared_pool
 from knowledge._sql import QUERIES
 from knowledge.embed import get_embedder
 from knowledge.objects import LocalObjectStore
+from knowledge.pool import shared_pool
 from knowledge.search import DEFAULT_FUSION, DEFAULT_PER_SOURCE, Fusion
 from state.db import Database
 from state.embedded import embedded_server_url, server_dsn, stop_embedded_server

@@ -35,12 +35,12 @@ from functions.cli._common import (
 from functions.cli._ingest_files import collect_files, summary_table
 from functions.events import EVENT_BATCH, EVENT_SWITCH, EVENT_SYNC, MAX_BATCH_SOURCES
 from functions.inngest.client import create_client
-from knowledge._bulk import SourceOutcome, ingest_sources
 from knowledge._ingest_records import RegisteredSource
-from knowledge._pool import shared_pool
-from knowledge._register_many import Document, register_many
+from knowledge.bulk import SourceOutcome, ingest_sources
 from knowledge.db_errors import SourceNotFoundError
 from knowledge.extract import extract_limits
+from knowledge.pool import shared_pool
+from knowledge.register import Document, register_many
 from knowledge.search import DEFAULT_MIN_RELEVANCE, DEFAULT_PER_SOURCE
 from knowledge.search import search as search_knowledge
 from knowledge.settings import begin_switch, cancel_running_switch, live_model

@@ -25,12 +25,12 @@ from uuid import UUID
 import inngest
 
 from functions._services import Services, ServiceSlot
-from knowledge._bulk import ingest_sources
-from knowledge._pool import shared_pool
+from knowledge.bulk import ingest_sources
 from knowledge.db_errors import ModelNotWantedError
 from knowledge.errors import ExtractionError, KnowledgeError
 from knowledge.extract import extract_limits
 from knowledge.ingest import embed_batch, mark_failed, mark_ready, model_wanted, prepare_chunks
+from knowledge.pool import shared_pool
 
 __all__ = [
     "SourceNotReadyError",

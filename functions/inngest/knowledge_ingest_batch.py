@@ -2,7 +2,7 @@
 
 Trigger: `knowledge/sources.batch.requested`, data `{organization_id, source_ids: [...]}` with at most
 `MAX_BATCH_SOURCES` ids (the batch route and `ac-context ingest --send-event` split larger sets). One
-durable step, `ingest`, runs bulk ingestion over the ids (`knowledge._bulk.ingest_sources`) and returns
+durable step, `ingest`, runs bulk ingestion over the ids (`knowledge.bulk.ingest_sources`) and returns
 only counts. A document that can never be read fails itself with its reason inside the step and never its
 batch; a fault that may pass (the database, the object store, a provider) fails the step, which Inngest
 retries, and the retry resumes (ready sources are `unchanged`, an interrupted write rolled back). When the
@@ -23,10 +23,10 @@ from functions._services import ServiceSlot
 from functions.events import EVENT_BATCH, MAX_BATCH_SOURCES
 from functions.inngest._steps import SourceNotReadyError
 from functions.inngest.knowledge_ingest import CONCURRENCY_PER_ORGANIZATION, RETRIES
-from knowledge._bulk import ingest_sources
-from knowledge._pool import shared_pool
+from knowledge.bulk import ingest_sources
 from knowledge.extract import extract_limits
 from knowledge.ingest import mark_failed
+from knowledge.pool import shared_pool
 
 __all__ = ["BATCH_FUNCTION_ID", "EVENT_BATCH", "MAX_BATCH_SOURCES", "make_knowledge_ingest_batch", "source_ids_of"]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 from uuid import UUID
 
-from knowledge._bulk import ingest_sources
 from knowledge._pipeline import ingest_source
+from knowledge.bulk import ingest_sources
 from knowledge.ingest import embed_batch, mark_ready, prepare_chunks, register_uri
 from knowledge.search import search
 from knowledge.sweep import list_sources

@@ -17,11 +17,11 @@ from typing import Any
 
 import pytest
 
-from knowledge._bulk import ingest_sources
 from knowledge._extract_pool import POOLED_PDF_BYTES
 from knowledge._pipeline import ingest_source
-from knowledge._pool import IngestPool
+from knowledge.bulk import ingest_sources
 from knowledge.ingest import register_upload
+from knowledge.pool import IngestPool
 from state.settings import get_settings
 from tests.factories import Factory
 from tests.integration.knowledge.helpers import Kit

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 from knowledge._embedder_base import FakeEmbedder
-from knowledge._pool import Failure, IngestPool, Prepared, prepare_documents
 from knowledge.chunk import DEFAULT_CHUNK_TOKENS
 from knowledge.errors import EmptyDocumentError, UnsupportedDocumentTypeError
 from knowledge.extract import DEFAULT_EXTRACT_LIMITS
+from knowledge.pool import Failure, IngestPool, Prepared, prepare_documents
 
 
 @pytest.fixture(scope="module")

@@ -25,7 +25,6 @@ from typing import Any
 from uuid import UUID
 
 from knowledge._extract_pool import POOLED_PDF_BYTES, extract_pooled
-from knowledge._pool import Failure, IngestPool, Prepared, prepare_document, prepare_documents
 from knowledge._sql import QUERIES, translated
 from knowledge.chunk import DEFAULT_CHUNK_TOKENS, DEFAULT_MAX_CHUNKS, chunk_text
 from knowledge.embed import Embedder, Embeddings, get_embedder
@@ -33,6 +32,7 @@ from knowledge.errors import EmptyDocumentError, ExtractionError, KnowledgeError
 from knowledge.extract import ExtractLimits, extract_limits
 from knowledge.ingest import EmbedderLookup, mark_failed
 from knowledge.objects import ObjectStore
+from knowledge.pool import Failure, IngestPool, Prepared, prepare_document, prepare_documents
 from state.db import Database
 
 __all__ = ["BulkResult", "Progress", "SourceOutcome", "ingest_sources"]
