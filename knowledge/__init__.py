@@ -4,7 +4,6 @@ The database parts (ingestion steps, search, the live model and its switchover) 
 `search_knowledge` is `knowledge.search.search`, renamed so the package attribute never hides the module.
 """
 
-from knowledge._pipeline import IngestOutcome, build_source_model, ingest_source
 from knowledge.chunk import DEFAULT_CHUNK_TOKENS, DEFAULT_OVERLAP_TOKENS, Chunk, chunk_text
 from knowledge.db_errors import (
     EmbedderMismatchError,
@@ -65,6 +64,7 @@ from knowledge.ingest import (
     register_upload,
     register_uri,
 )
+from knowledge.ingestion import Ingestion, IngestOutcome, build_source_model, ingest_batch, ingest_source
 from knowledge.objects import (
     LocalObjectStore,
     ObjectStore,
@@ -129,6 +129,7 @@ __all__ = [
     "FlipResult",
     "Fusion",
     "IngestOutcome",
+    "Ingestion",
     "InvalidObjectKeyError",
     "KnowledgeError",
     "KnowledgeHit",
@@ -172,6 +173,7 @@ __all__ = [
     "extract_text_async",
     "flip_live_model",
     "get_embedder",
+    "ingest_batch",
     "ingest_source",
     "list_sources",
     "live_model",

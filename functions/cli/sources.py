@@ -20,7 +20,7 @@ from functions.cli._common import JsonFlag, OrgOption, console, open_cli_service
 from functions.cli.errors import CliError
 from functions.events import EVENT_RETRY
 from functions.inngest.client import create_client
-from knowledge._pipeline import ingest_source
+from knowledge.ingestion import Ingestion, ingest_source
 from knowledge.sweep import ModelReadiness, SourceView, get_source, list_sources, model_readiness, retry_source
 
 __all__ = ["sources_app"]
@@ -165,7 +165,8 @@ def retry(
                 out["event_ids"] = await create_client().send(inngest.Event(name=EVENT_RETRY, data=data))
                 out["status"] = "pending (event sent)"
                 return out
-            outcome = await ingest_source(svc.db, svc.object_store, source_id, embedders=svc.embedders.get)
+            kit = Ingestion.configured(svc.db, svc.object_store, embedders=svc.embedders.get, settings=svc.settings)
+            outcome = await ingest_source(kit, source_id)  # the core `knowledge-ingest` runs, steps inline
             out |= {"status": "failed" if outcome.failed_reason else "ready", "failure_reason": outcome.failed_reason}
             out["chunks"] = outcome.chunk_count
             return out

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from knowledge import bulk
-from knowledge._embedder_base import FakeEmbedder
 from knowledge.bulk import ingest_sources
 from knowledge.chunk import chunk_text
+from knowledge.embed import FakeEmbedder
 from knowledge.ingest import register_upload, register_uri
 from knowledge.pool import IngestPool
 from knowledge.register import Document, register_many
