@@ -155,9 +155,7 @@ class _Run:
     async def model(self, model: str, rows: list[Any], embedders: EmbedderLookup, wave_documents: int) -> None:
         try:
             embedder = embedders(model)
-        except KnowledgeError as exc:
-            if not fails_document(exc):
-                raise
+        except KnowledgeInputError as exc:  # an unknown model; a keyless one (a runtime error) stops the run
             for row in rows:
                 await self.fail(row["id"], exc, model)
             return
