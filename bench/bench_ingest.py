@@ -44,12 +44,12 @@ from functions.app import create_app
 from functions.cli.knowledge import _ingest_files
 from functions.inngest.knowledge_ingest import CONCURRENCY_PER_ORGANIZATION, FUNCTION_ID, RETRIES
 from functions.inngest.knowledge_ingest_batch import BATCH_FUNCTION_ID, EVENT_BATCH
-from knowledge._pipeline import ingest_source
-from knowledge._pool import embed_slice, shared_pool
 from knowledge.chunk import DEFAULT_MAX_CHUNKS
 from knowledge.embed import WordLlamaEmbedder
 from knowledge.ingest import register_upload
+from knowledge.ingestion import build_source_model
 from knowledge.objects import LocalObjectStore
+from knowledge.pool import embed_slice, shared_pool
 from state.db import Database
 from state.embedded import embedded_server_url, server_dsn, stop_embedded_server
 from state.migrate import apply_migrations
@@ -321,7 +321,7 @@ async def _caps(db: Database, http: _Http, folder: Path) -> dict[str, Any]:
 
 
 async def _legacy(db: Database, store: LocalObjectStore, files: list[Path]) -> dict[str, Any]:
-    """The per-source path this issue replaced (register, then `ingest_source`'s chain of steps, one source
+    """The per-source path this issue replaced (register, then the resumable chain of steps, one source
     at a time), on the same machine in the same run: the ratio is the figure a loaded machine can give."""
     org = await _organization(db, f"legacy {uuid.uuid4().hex[:6]}")
     embedder = WordLlamaEmbedder()
@@ -333,8 +333,8 @@ async def _legacy(db: Database, store: LocalObjectStore, files: list[Path]) -> d
                 db, store, organization_id=org, data=path.read_bytes(), filename=path.name,
                 media_type=mimetypes.guess_type(path.name)[0],
             )  # fmt: skip
-            outcome = await ingest_source(db, store, reg.source_id, embedders=lambda _m: embedder)
-            chunks += outcome.chunk_count
+            check = await build_source_model(db, store, reg.source_id, embedder)  # the resumable steps, inline
+            chunks += check.chunk_count
         return chunks
 
     chunks, seconds, peak = await _timed(ingest_all)

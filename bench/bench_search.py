@@ -43,11 +43,10 @@ from context.models import ContextPolicy, ContextRequest, ContextSubject, Resour
 from context.packer import ContextPacker
 from context.policies import FRONT_DOOR
 from context.sources import default_registry
-from knowledge._pool import shared_pool
-from knowledge._sql import QUERIES
 from knowledge.embed import get_embedder
 from knowledge.objects import LocalObjectStore
-from knowledge.search import DEFAULT_FUSION, DEFAULT_PER_SOURCE, Fusion
+from knowledge.pool import shared_pool
+from knowledge.search import DEFAULT_FUSION, DEFAULT_PER_SOURCE, SEARCH_STATEMENT, Fusion
 from state.db import Database
 from state.embedded import embedded_server_url, server_dsn, stop_embedded_server
 from state.migrate import apply_migrations
@@ -183,7 +182,7 @@ async def _timed_search(
     keeps and flatter the figures); every other parameter is the default.
     """
     vectors = await _query_vectors(texts)
-    sql = QUERIES["knowledge_search"]
+    sql = SEARCH_STATEMENT
     if exact_below is not None:
         sql = sql.replace("$11, p_fusion", f"$11, {int(exact_below)}, p_fusion")
     times, hits = [], []
@@ -384,7 +383,7 @@ async def _small_sources(db: Database, scopes: dict[str, Any]) -> dict[str, Any]
 async def _distinct_sources(db: Database, org: uuid.UUID, texts: list[str]) -> dict[str, float]:
     """Distinct sources among 8 hits, with and without the per-source cap (lexical-heavy fusion)."""
     vectors = await _query_vectors(texts)
-    sql = QUERIES["knowledge_search"]
+    sql = SEARCH_STATEMENT
     out = {}
     for cap in (None, 2, DEFAULT_PER_SOURCE):
         counts = []

@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING
 from state.lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from knowledge._pipeline import IngestOutcome, build_source_model, ingest_source
     from knowledge.chunk import DEFAULT_CHUNK_TOKENS, DEFAULT_OVERLAP_TOKENS, Chunk, chunk_text
     from knowledge.db_errors import (
         EmbedderMismatchError,
@@ -75,6 +74,7 @@ if TYPE_CHECKING:
         register_upload,
         register_uri,
     )
+    from knowledge.ingestion import Ingestion, IngestOutcome, build_source_model, ingest_batch, ingest_source
     from knowledge.objects import (
         LocalObjectStore,
         ObjectStore,
@@ -139,6 +139,7 @@ __all__ = [
     "FlipResult",
     "Fusion",
     "IngestOutcome",
+    "Ingestion",
     "InvalidObjectKeyError",
     "KnowledgeError",
     "KnowledgeHit",
@@ -182,6 +183,7 @@ __all__ = [
     "extract_text_async",
     "flip_live_model",
     "get_embedder",
+    "ingest_batch",
     "ingest_source",
     "list_sources",
     "live_model",

@@ -18,7 +18,6 @@ from pathlib import PurePath
 from typing import Final
 
 from knowledge._budget import TextBudget
-from knowledge._pool import IngestPool, pdf_pages, raise_failure
 from knowledge.extract import (
     DEFAULT_EXTRACT_LIMITS,
     ExtractedDocument,
@@ -30,6 +29,7 @@ from knowledge.extract import (
     pdf_capture_end,
     pdf_title,
 )
+from knowledge.pool import IngestPool, pdf_pages, raise_failure
 
 __all__ = ["POOLED_PDF_BYTES", "POOLED_PDF_PAGES", "extract_pooled"]
 

@@ -26,8 +26,9 @@ from knowledge._sql import QUERIES, translated
 from knowledge.chunk import DEFAULT_CHUNK_TOKENS, DEFAULT_MAX_CHUNKS, DEFAULT_OVERLAP_TOKENS, Chunk, chunk_text
 from knowledge.db_errors import EmbedderMismatchError, ModelNotWantedError, SourceNotFoundError
 from knowledge.embed import Embedder
-from knowledge.errors import EmptyDocumentError
+from knowledge.errors import EmptyDocumentError, KnowledgeError
 from knowledge.extract import ExtractLimits, extract_limits, extract_text_async
+from knowledge.failures import failure_of, stored_reason
 from knowledge.objects import ObjectStore, object_key_for
 from state.db import Connection, Database
 
@@ -44,14 +45,13 @@ __all__ = [
     "model_wanted",
     "models_to_build",
     "prepare_chunks",
+    "record_failure",
     "register_upload",
     "register_uri",
 ]
 
 EmbedderLookup = Callable[[str], Embedder]
 """Model id -> embedder, e.g. `knowledge.embed.get_embedder`."""
-
-MAX_REASON_CHARS = 1000
 
 
 async def register_upload(
@@ -303,9 +303,16 @@ async def mark_ready(db: Database, source_id: UUID, model: str) -> ReadyCheck:
 
 async def mark_failed(db: Database, source_id: UUID, reason: str, *, model: str | None = None) -> FailedMark:
     """Fail the not-ready rows of `model` (every model when None), and the source if it is still pending."""
-    text = " ".join(reason.split())[:MAX_REASON_CHARS] or "ingestion failed"
+    text = stored_reason(reason)
     with translated():
         async with db.connection() as conn, conn.transaction():
             models = await conn.fetch(QUERIES["mark_models_failed"], source_id, model, text)
             failed = await conn.fetchval(QUERIES["mark_source_failed"], source_id, text)
     return FailedMark(source_id, failed is not None, tuple(r["embedding_model"] for r in models))
+
+
+async def record_failure(db: Database, source_id: UUID, exc: KnowledgeError, model: str | None) -> str:
+    """Mark the failure `exc` means for a source built under `model` (`knowledge.failures`); returns its reason."""
+    failure = failure_of(exc, model)
+    await mark_failed(db, source_id, failure.reason, model=failure.model)
+    return failure.reason

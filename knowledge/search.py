@@ -31,6 +31,7 @@ __all__ = [
     "DEFAULT_MIN_RELEVANCE",
     "DEFAULT_PER_SOURCE",
     "MAX_SEARCH_LIMIT",
+    "SEARCH_STATEMENT",
     "Fusion",
     "KnowledgeHit",
     "search",
@@ -38,6 +39,9 @@ __all__ = [
 
 MAX_SEARCH_LIMIT: Final = 1000
 """The most hits one search returns."""
+
+SEARCH_STATEMENT: Final = QUERIES["knowledge_search"]
+"""The statement `search` runs (`knowledge/queries.sql`), for a benchmark that times the SQL alone."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -30,7 +30,6 @@ from __future__ import annotations
 from typing import Any
 from uuid import UUID
 
-from knowledge._pipeline import build_source_model
 from knowledge._sql import QUERIES, translated
 from knowledge._switch_records import FlipResult, LiveModel, RunningSwitch, SwitchPlan, SwitchStatus, WaitingSource
 from knowledge.db_errors import (
@@ -43,6 +42,7 @@ from knowledge.db_errors import (
 from knowledge.embed import EMBEDDING_MODELS, Embedder
 from knowledge.errors import UnknownEmbeddingModelError
 from knowledge.ingest import ReadyCheck
+from knowledge.ingestion import build_source_model
 from knowledge.objects import ObjectStore
 from state.db import Database
 

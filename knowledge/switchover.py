@@ -1,14 +1,21 @@
-"""A switchover run to its end in this process: re-embed the scope, flip one row, delete the old chunks.
+"""The switchover, sequenced once: begin, build the scope, poll it, rescan it, flip one row, drop the old chunks.
 
-`ac-context switch-model` runs it; the Inngest functions run the same steps durably (`knowledge-model-switch`
-fans out `knowledge-reembed-source`). `run_switch` builds every source of the plan, then reads the scope
-again and builds what appeared meanwhile (an upload during the switch is built under the old model and
-the new one, so it serves at once and the flip can happen), until every source in scope is ready under
-the new model; then it flips and deletes the old chunks. A source that cannot be read fails on its own
-with its reason and leaves the scope; it never stops the switch. A source that is ready under the old
-model but fails under the new one stops the switch before the flip (`SwitchNotReadyError` naming it): the
-old model stays live and running the switch again resumes it. A cancel from anywhere (`switch-model
---cancel`, `DELETE /v1/knowledge/switch`) stops the run at its next batch with `SwitchCancelledError`;
+    begin -> fan-out (build the plan's sources) -> per poll <n>: check <n> -> (failures <n> | flip ->
+    delete-old-chunks | rescan <n> -> fan-out <n>) -> wait <n>
+
+`switch_over` is that sequence, run through a `SwitchDriver`: a step runner that also knows how to build
+sources and how to wait. `run_switch` (what `ac-context switch-model` runs) drives it inline: each source
+is built right here through the ingestion core under the old model and the new one (a pending upload
+needs the old one to serve now), waiting costs nothing, and the scope is rescanned after every pass
+until every source in it is ready under the new model. The Inngest `knowledge-model-switch` drives it
+durably: its build sends one `knowledge/source.reembed.requested` per source, its wait is a durable
+sleep, and it rescans only for sources that have no readiness row yet (an upload's own run builds it).
+
+A source that cannot be read fails on its own with its reason and leaves the scope; it never stops the
+switch. A source ready under the old model that failed under the new one stops the switch before the
+flip (`stopped`, with the failures): the old model stays live and running the switch again resumes it. A
+cancel from anywhere (`switch-model --cancel`, `DELETE /v1/knowledge/switch`) ends the run at its next
+check (inline, at its next source or batch) as `cancelled`; `run_switch` raises `SwitchCancelledError`;
 the cancel itself deleted what the run wrote. This module must never flip by itself
 (`knowledge.settings.flip_live_model` checks readiness in the statement that flips) and never build a
 model the switch is not about.
@@ -16,31 +23,222 @@ model the switch is not about.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, TypeVar
 from uuid import UUID
 
-from knowledge._pipeline import ingest_source
 from knowledge._switch_records import FlipResult, SwitchPlan
-from knowledge.db_errors import SwitchNotReadyError
+from knowledge.db_errors import SwitchCancelledError, SwitchNotReadyError
 from knowledge.ingest import EmbedderLookup
+from knowledge.ingestion import Ingestion, ingest_source
 from knowledge.objects import ObjectStore
 from knowledge.settings import (
     drop_unwanted_chunks,
     ensure_running,
     flip_live_model,
     rescan_switch,
+    running_switch,
+    switch_state,
     switch_status,
     switch_waiting,
 )
 from state.db import Database
 
-__all__ = ["MAX_ROUNDS", "SwitchProgress", "run_switch", "switch_failures"]
+__all__ = [
+    "MAX_ROUNDS",
+    "SwitchDriver",
+    "SwitchOutcome",
+    "SwitchProgress",
+    "run_switch",
+    "switch_failures",
+    "switch_over",
+]
 
 MAX_ROUNDS = 50
-"""Passes over the scope before giving up on a scope that keeps growing faster than it is embedded."""
+"""Passes over the scope (inline) before giving up on a scope that keeps growing faster than it is embedded."""
 
 SwitchProgress = Callable[[int, int], None]
 """Called after each source with (sources done, sources known so far)."""
+
+Step = dict[str, Any]
+T = TypeVar("T")
+
+
+class SwitchDriver(Protocol):
+    """How a switch runs its steps, builds sources and waits between polls."""
+
+    durable: bool
+    """True when the driver retries a step that raised a retryable error (a durable engine)."""
+
+    async def run(self, name: str, fn: Callable[[], Awaitable[T]]) -> T:
+        """Run the step `name` (or answer its memoized result) and return what `fn` returned."""
+        ...
+
+    in_place: bool
+    """True when `build` builds each source itself: the scope is rescanned whenever it is not complete."""
+    max_polls: int
+    """Polls before the run gives up (the switch stays open; running it again resumes it)."""
+
+    async def build(self, name: str, source_ids: Sequence[str]) -> int:
+        """Build (or start building) the sources under the new model; returns how many were handed on."""
+        ...
+
+    async def wait(self, name: str) -> None:
+        """Wait before the next poll."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class SwitchOutcome:
+    """How a switch run ended."""
+
+    model: str
+    """The new model."""
+    state: str
+    """`flipped`, `already_live`, `cancelled`, `flipped_elsewhere` (another run flipped it), `stopped` (a source
+    failed under the new model) or `timed_out` (`max_polls` ran out)."""
+    from_model: str | None = None
+    """The model live when the switch began."""
+    switch_id: UUID | None = None
+    """The switch row."""
+    reembeds: int = 0
+    """Sources handed to `build`."""
+    dropped: int = 0
+    """Old chunks deleted after the flip."""
+    failed: int = 0
+    """Sources failed under the new model (`stopped`)."""
+    total: int = 0
+    """Sources in scope at the last check."""
+    reasons: tuple[str, ...] = ()
+    """`title (source id): reason` of the first failed sources (`stopped`)."""
+
+
+async def switch_over(
+    db: Database | Callable[[], Database],
+    organization_id: UUID | None,
+    model: str,
+    *,
+    driver: SwitchDriver,
+    begin: Callable[[], Awaitable[SwitchPlan]],
+) -> SwitchOutcome:
+    """Run the switch of a scope to `model` through `driver` until it flips, stops, is cancelled or times out."""
+
+    def conn() -> Database:
+        return db if isinstance(db, Database) else db()
+
+    async def begin_step() -> Step:
+        plan = await begin()
+        return {
+            "from_model": plan.from_model,
+            "already_live": plan.already_live,
+            "switch_id": None if plan.switch_id is None else str(plan.switch_id),
+            "sources": [str(s) for s in plan.source_ids],
+        }
+
+    plan = dict(await driver.run("begin", begin_step))
+    if plan["already_live"]:
+        return SwitchOutcome(model, "already_live")
+    sent = await driver.build("fan-out", plan["sources"])
+
+    def ended(closed: str, switch_id: UUID | None) -> SwitchOutcome:
+        state = "flipped_elsewhere" if closed == "flipped" else "cancelled"
+        return SwitchOutcome(model, state, plan["from_model"], switch_id, sent)
+
+    if plan.get("switch_id") is None:  # a run begun before `begin` named its switch
+        plan["switch_id"] = await driver.run("switch-id", lambda: _running_id(conn(), organization_id, model))
+    if plan["switch_id"] is None:
+        return ended("cancelled", None)
+    switch_id = UUID(plan["switch_id"])
+
+    async def check() -> Step:
+        state = await switch_state(conn(), switch_id)
+        if state != "running":
+            return {"closed": state}
+        status = await switch_status(conn(), organization_id, model)
+        return {"total": status.total, "ready": status.ready, "pending": status.pending, "failed": status.failed,
+                "missing": status.missing}  # fmt: skip
+
+    async def flip() -> Step:
+        try:
+            flipped = await flip_live_model(conn(), organization_id, model, drop_old=False, switch_id=switch_id)
+        except SwitchCancelledError:
+            return {"closed": "cancelled"}
+        except SwitchNotReadyError:
+            if driver.durable:  # the durable step is retried
+                raise
+            return {"not_ready": True}  # a source arrived between the count and the flip: one more pass
+        return {"from_model": flipped.from_model, "to_model": flipped.to_model}
+
+    async def rescan() -> Step:
+        try:
+            again = await rescan_switch(conn(), switch_id)
+        except SwitchCancelledError:
+            return {"closed": "cancelled", "sources": []}
+        return {"closed": "flipped" if again.already_live else None, "sources": [str(s) for s in again.source_ids]}
+
+    counts: Step = {}
+    for n in range(driver.max_polls):
+        counts = await driver.run(f"check {n}", check)
+        if counts.get("closed"):
+            return ended(counts["closed"], switch_id)
+        if counts["failed"]:
+            reasons = await driver.run(f"failures {n}", lambda: switch_failures(conn(), organization_id, model))
+            return SwitchOutcome(model, "stopped", plan["from_model"], switch_id, sent, failed=counts["failed"],
+                                 total=counts["total"], reasons=tuple(reasons))  # fmt: skip
+        if counts["ready"] == counts["total"]:
+            flipped = await driver.run("flip", flip)
+            if flipped.get("closed"):
+                return ended(flipped["closed"], switch_id)
+            if not flipped.get("not_ready"):
+                old: str = flipped["from_model"]
+                dropped = await driver.run("delete-old-chunks", lambda: drop_unwanted_chunks(conn(), old))  # noqa: B023
+                return SwitchOutcome(model, "flipped", old, switch_id, sent, dropped, total=counts["total"])
+        elif counts["missing"] or driver.in_place:
+            rescanned = await driver.run(f"rescan {n}", rescan)
+            if rescanned["closed"]:
+                return ended(rescanned["closed"], switch_id)
+            sent += await driver.build(f"fan-out {n}", rescanned["sources"])
+        await driver.wait(f"wait {n}")
+    return SwitchOutcome(model, "timed_out", plan["from_model"], switch_id, sent, total=counts.get("total", 0))
+
+
+async def _running_id(db: Database, organization_id: UUID | None, model: str) -> str | None:
+    switch = await running_switch(db, organization_id)
+    if switch is None or switch.to_model != model or switch.switch_id is None:
+        return None
+    return str(switch.switch_id)
+
+
+class _InlineDriver:
+    """Builds each source here through the ingestion core; never waits; stops at the next source on a cancel."""
+
+    durable = False
+    in_place = True
+    max_polls = MAX_ROUNDS
+
+    def __init__(self, kit: Ingestion, plan: SwitchPlan, on_progress: SwitchProgress | None) -> None:
+        self.kit, self.plan, self.on_progress = kit, plan, on_progress
+        self.done = self.known = 0
+
+    async def run(self, name: str, fn: Callable[[], Awaitable[Any]]) -> Any:
+        return await fn()
+
+    async def build(self, name: str, source_ids: Sequence[str]) -> int:
+        assert self.plan.switch_id is not None
+        self.known += len(source_ids)
+        models = {self.plan.from_model, self.plan.to_model}
+        for source_id in source_ids:
+            await ensure_running(self.kit.db, self.plan.switch_id)
+            # Both models: a pending upload needs the old one to serve now; a bad document fails itself.
+            await ingest_source(self.kit, UUID(source_id), models=models)
+            self.done += 1
+            if self.on_progress is not None:
+                self.on_progress(self.done, self.known)
+        return len(source_ids)
+
+    async def wait(self, name: str) -> None:
+        return None
 
 
 async def run_switch(
@@ -52,37 +250,27 @@ async def run_switch(
     on_progress: SwitchProgress | None = None,
     batch_size: int | None = None,
 ) -> FlipResult:
-    """Re-embed the scope of a begun switch until every source is ready under the new model, then flip it."""
+    """Re-embed the scope of a begun switch here until every source is ready under the new model, then flip it."""
     if plan.switch_id is None:
         raise ValueError("the plan has no running switch (is the model already live?)")
     switch_id = plan.switch_id
-    models = {plan.from_model, plan.to_model}
-    todo = list(plan.source_ids)
-    done, known = 0, len(todo)
-    for _ in range(MAX_ROUNDS):
-        for source_id in todo:
-            await ensure_running(db, switch_id)
-            # Both models: a pending upload needs the old one to serve now; a bad document fails itself.
-            await ingest_source(db, store, source_id, embedders=embedders, batch_size=batch_size, models=models)
-            done += 1
-            if on_progress is not None:
-                on_progress(done, known)
-        await ensure_running(db, switch_id)
-        status = await switch_status(db, plan.organization_id, plan.to_model)
-        if status.failed:
-            raise SwitchNotReadyError(await _stopped(db, plan, status.failed, status.total))
-        if status.complete:
-            try:
-                flipped = await flip_live_model(
-                    db, plan.organization_id, plan.to_model, drop_old=False, switch_id=switch_id
-                )
-            except SwitchNotReadyError:
-                pass  # a source arrived between the count and the flip: one more pass
-            else:
-                dropped = await drop_unwanted_chunks(db, flipped.from_model)
-                return FlipResult(flipped.organization_id, flipped.from_model, flipped.to_model, dropped)
-        todo = list((await rescan_switch(db, switch_id)).source_ids)
-        known += len(todo)
+    driver = _InlineDriver(Ingestion(db, store, embedders, batch_size=batch_size), plan, on_progress)
+
+    async def begun() -> SwitchPlan:
+        return plan
+
+    outcome = await switch_over(db, plan.organization_id, plan.to_model, driver=driver, begin=begun)
+    if outcome.state == "flipped":
+        return FlipResult(plan.organization_id, outcome.from_model or plan.from_model, plan.to_model, outcome.dropped)
+    if outcome.state in ("cancelled", "flipped_elsewhere"):
+        await ensure_running(db, switch_id)  # raises the cancel's own `SwitchCancelledError`
+        raise SwitchCancelledError(f"the switch to {plan.to_model} was cancelled while it ran")
+    if outcome.state == "stopped":
+        raise SwitchNotReadyError(
+            f"the switch to {plan.to_model} stopped: {outcome.failed} of {outcome.total} source(s) failed to "
+            f"re-embed, so {plan.from_model} stays live and the switch stays open. Retry them and run the switch "
+            f"again: {'; '.join(outcome.reasons)}"
+        )
     status = await switch_status(db, plan.organization_id, plan.to_model)
     raise SwitchNotReadyError(
         f"{status.ready} of {status.total} sources are ready under {plan.to_model} after {MAX_ROUNDS} passes "
@@ -95,11 +283,3 @@ async def switch_failures(db: Database, organization_id: UUID | None, model: str
     """Why re-embeds of a switch failed: `title (source id): reason` of the first failed sources in scope."""
     waiting = await switch_waiting(db, organization_id, model, limit=limit)
     return [f"{w.title} ({w.source_id}): {w.failure_reason}" for w in waiting if w.status == "failed"]
-
-
-async def _stopped(db: Database, plan: SwitchPlan, failed: int, total: int) -> str:
-    reasons = "; ".join(await switch_failures(db, plan.organization_id, plan.to_model))
-    return (
-        f"the switch to {plan.to_model} stopped: {failed} of {total} source(s) failed to re-embed, so "
-        f"{plan.from_model} stays live and the switch stays open. Retry them and run the switch again: {reasons}"
-    )

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.datastructures import UploadFile
 
 from functions.errors import ApiError
-from knowledge._register_many import Document
+from knowledge.register import Document
 
 __all__ = ["MAX_BATCH_BYTES", "MAX_BATCH_ITEMS", "BatchIn", "BatchItemIn", "read_batch"]
 

@@ -37,8 +37,8 @@ from functions.api._knowledge_batch import MAX_BATCH_ITEMS, read_batch
 from functions.api._scopes import ORGANIZATION, organization_scope
 from functions.errors import ApiError, EventSendError
 from functions.events import EVENT_BATCH, EVENT_RETRY, EVENT_SYNC, EVENT_UPLOADED, MAX_BATCH_SOURCES
-from knowledge._register_many import register_many
 from knowledge.ingest import RegisteredSource, register_upload, register_uri
+from knowledge.register import register_many
 from knowledge.search import DEFAULT_MIN_RELEVANCE, DEFAULT_PER_SOURCE, MAX_SEARCH_LIMIT, search
 from knowledge.sweep import list_sources, retry_source
 

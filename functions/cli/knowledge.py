@@ -37,8 +37,8 @@ from functions.cli._common import (
 from functions.cli._ingest_files import collect_files, summary_table
 
 if TYPE_CHECKING:
-    from knowledge._bulk import SourceOutcome
-    from knowledge._ingest_records import RegisteredSource
+    from knowledge.bulk import SourceOutcome
+    from knowledge.ingest import RegisteredSource
     from state.db import Database
 
 __all__ = ["DEFAULT_MIN_RELEVANCE", "DEFAULT_PER_SOURCE", "register"]
@@ -106,10 +106,8 @@ async def _ingest_files(
     Registration holds one wave's bytes at a time; the bulk run's writes overlap its next waves' extraction.
     `stats`, when given, collects the seconds of each stage.
     """
-    from knowledge._bulk import ingest_sources
-    from knowledge._pool import shared_pool
-    from knowledge._register_many import Document, register_many
-    from knowledge.extract import extract_limits
+    from knowledge.ingestion import Ingestion, ingest_batch
+    from knowledge.register import Document, register_many
 
     seconds = stats if stats is not None else {}
     registered: list[RegisteredSource] = []
@@ -135,12 +133,11 @@ async def _ingest_files(
                 def advance(documents: int, chunks: int) -> None:
                     bar.update(work, completed=documents, description=f"ingesting: {chunks:,} chunks")
 
-                result = await ingest_sources(
-                    svc.db, svc.object_store, pending, embedders=svc.embedders.get,
-                    pool=shared_pool(svc.settings.ingest_workers), max_chunks=svc.settings.max_chunks_per_source,
-                    limits=extract_limits(svc.settings), on_progress=advance,
-                )  # fmt: skip
-                outcomes = {o.source_id: o for o in result.outcomes}
+                kit = Ingestion.configured(svc.db, svc.object_store, embedders=svc.embedders.get, settings=svc.settings)
+                batch = await ingest_batch(kit, pending, on_progress=advance)
+                assert batch.result is not None  # the inline runner ran the step here
+                outcomes = {o.source_id: o for o in batch.result.outcomes}
+                result = batch.result
                 seconds.update(extract=result.extract_s, embed=result.embed_s, write=result.write_s)
         rows = [
             _row(path, reg, outcomes.get(reg.source_id), send_event)

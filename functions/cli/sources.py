@@ -151,7 +151,7 @@ def retry(
     as_json: JsonFlag = False,
 ) -> None:
     """Reset a failed source to pending and ingest it again (here, or through the worker)."""
-    from knowledge._pipeline import ingest_source
+    from knowledge.ingestion import Ingestion, ingest_source
     from knowledge.sweep import get_source, retry_source
 
     async def main() -> dict[str, Any]:
@@ -174,7 +174,8 @@ def retry(
                 out["event_ids"] = await create_client().send(inngest.Event(name=EVENT_RETRY, data=data))
                 out["status"] = "pending (event sent)"
                 return out
-            outcome = await ingest_source(svc.db, svc.object_store, source_id, embedders=svc.embedders.get)
+            kit = Ingestion.configured(svc.db, svc.object_store, embedders=svc.embedders.get, settings=svc.settings)
+            outcome = await ingest_source(kit, source_id)  # the core `knowledge-ingest` runs, steps inline
             out |= {"status": "failed" if outcome.failed_reason else "ready", "failure_reason": outcome.failed_reason}
             out["chunks"] = outcome.chunk_count
             return out

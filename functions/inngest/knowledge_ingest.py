@@ -7,7 +7,8 @@ needs, and which of them embed on this machine), then per model either one `inge
 model: the bulk core, with a large PDF's pages over the process pool and the chunks written with their
 vectors in one COPY) or the resumable chain `extract-and-chunk`, one `embed` step per batch, and
 `mark-ready` (a provider's model, whose batches cost quota). Each step returns only ids and counts; the
-text and the vectors stay in Postgres.
+text and the vectors stay in Postgres. The sequence is `knowledge.ingestion.ingest_source`, the one core
+every caller runs; this function drives its steps durably.
 
 One run at a time per source (a concurrency key), a limit per organization, retries for transient faults.
 Bad input (an encrypted, empty, malformed or too large document, an unknown model) raises
@@ -16,7 +17,7 @@ the `on_failure` handler marks the source failed with the last error. A rerun of
 dashboard is harmless: a ready source has no model left to build, and a failed source is left for the
 retry endpoint, which resets it to pending first.
 
-This function must never hold ingestion logic: it sequences the core's steps.
+This function must never hold ingestion logic: it runs the core and translates its outcome.
 """
 
 from __future__ import annotations
@@ -27,10 +28,9 @@ import inngest
 
 from functions._services import ServiceSlot
 from functions.events import EVENT_RETRY, EVENT_SYNC, EVENT_UPLOADED
-from functions.inngest._steps import build_model_in_one_step, build_model_steps, embeds_locally, source_id_of
-from knowledge.db_errors import SourceNotFoundError
-from knowledge.ingest import mark_failed, models_to_build
-from knowledge.sweep import get_source
+from functions.inngest._steps import drive, source_id_of
+from knowledge.ingest import mark_failed
+from knowledge.ingestion import ingest_source_steps
 
 __all__ = [
     "CONCURRENCY_PER_ORGANIZATION",
@@ -79,32 +79,13 @@ def make_knowledge_ingest(client: inngest.Inngest, slot: ServiceSlot) -> inngest
     )
     async def knowledge_ingest(ctx: inngest.Context) -> dict[str, Any]:
         source_id = source_id_of(ctx.event.data)
-
-        async def plan() -> dict[str, Any]:
-            services = slot.get()
-            try:
-                source = await get_source(services.db, source_id)
-            except SourceNotFoundError as exc:
-                raise inngest.NonRetriableError(f"no knowledge source {source_id}") from exc
-            if source.status == "failed":
-                return {"status": "failed", "models": []}
-            models = list(await models_to_build(services.db, source_id))
-            # Decided here, so every replay of the run takes the same steps.
-            one_step = [m for m in models if embeds_locally(services, m)]
-            return {"status": source.status, "models": models, "one_step": one_step}
-
-        planned = await ctx.step.run("plan", plan)
-        if planned["status"] == "failed":
+        outcome = await drive(ctx, ingest_source_steps(source_id, durable=True), slot)
+        if outcome.status == "missing":
+            raise inngest.NonRetriableError(f"no knowledge source {source_id}")
+        if outcome.status == "skipped":
             return {"source_id": str(source_id), "skipped": "the source is failed; retry it to ingest again"}
-        built: list[dict[str, Any]] = []
-        for model in planned["models"]:
-            if model in planned.get("one_step", ()):  # a run planned before this step existed has no list
-                built.append(await build_model_in_one_step(ctx, slot, source_id, model))
-            else:
-                built.append(await build_model_steps(ctx, slot, source_id, model))
-        ready = all(b["ready"] for b in built if not b.get("not_wanted"))  # a cancelled switch's model is no loss
-        if built and ready:
+        if outcome.built and outcome.ready:
             slot.get().metrics.ingestion_outcomes.labels(outcome="ready").inc()
-        return {"source_id": str(source_id), "models": built, "ready": ready}
+        return {"source_id": str(source_id), "models": list(outcome.built), "ready": outcome.ready}
 
     return knowledge_ingest

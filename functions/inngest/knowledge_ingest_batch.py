@@ -2,11 +2,12 @@
 
 Trigger: `knowledge/sources.batch.requested`, data `{organization_id, source_ids: [...]}` with at most
 `MAX_BATCH_SOURCES` ids (the batch route and `ac-context ingest --send-event` split larger sets). One
-durable step, `ingest`, runs bulk ingestion over the ids (`knowledge._bulk.ingest_sources`) and returns
-only counts. A document that can never be read fails itself with its reason inside the step and never its
-batch; a fault that may pass (the database, the object store, a provider) fails the step, which Inngest
-retries, and the retry resumes (ready sources are `unchanged`, an interrupted write rolled back). When the
-retries run out, `on_failure` fails the batch's still-pending sources with the last error.
+durable step, `ingest`, runs bulk ingestion over the ids (`knowledge.ingestion.ingest_batch`, the core's
+batch sequence) and returns only counts. A document that can never be read fails itself with its reason
+inside the step and never its batch; a fault that may pass (the database, the object store, a provider)
+fails the step, which Inngest retries, and the retry resumes (ready sources are `unchanged`, an
+interrupted write rolled back). When the retries run out, `on_failure` fails the batch's still-pending
+sources with the last error.
 
 The same per-organization concurrency limit as `knowledge-ingest`. This function must never hold
 ingestion logic: it calls the core.
@@ -21,12 +22,10 @@ import inngest
 
 from functions._services import ServiceSlot
 from functions.events import EVENT_BATCH, MAX_BATCH_SOURCES
-from functions.inngest._steps import SourceNotReadyError
+from functions.inngest._steps import drive
 from functions.inngest.knowledge_ingest import CONCURRENCY_PER_ORGANIZATION, RETRIES
-from knowledge._bulk import ingest_sources
-from knowledge._pool import shared_pool
-from knowledge.extract import extract_limits
 from knowledge.ingest import mark_failed
+from knowledge.ingestion import ingest_batch_steps
 
 __all__ = ["BATCH_FUNCTION_ID", "EVENT_BATCH", "MAX_BATCH_SOURCES", "make_knowledge_ingest_batch", "source_ids_of"]
 
@@ -70,25 +69,10 @@ def make_knowledge_ingest_batch(client: inngest.Inngest, slot: ServiceSlot) -> i
     )
     async def knowledge_ingest_batch(ctx: inngest.Context) -> dict[str, Any]:
         ids = source_ids_of(ctx.event.data)
-
-        async def ingest() -> dict[str, Any]:
-            services = slot.get()
-            result = await ingest_sources(
-                services.db, services.object_store, ids, embedders=services.embedders.get,
-                pool=shared_pool(services.settings.ingest_workers),
-                max_chunks=services.settings.max_chunks_per_source,
-                limits=extract_limits(services.settings),
-            )  # fmt: skip
-            counts = {status: result.count(status) for status in ("ready", "failed", "unchanged", "pending")}
-            if counts["pending"]:
-                raise SourceNotReadyError(f"{counts['pending']} source(s) are not ready after the batch; retrying")
-            outcomes = services.metrics.ingestion_outcomes
-            outcomes.labels(outcome="ready").inc(counts["ready"])
-            outcomes.labels(outcome="failed").inc(counts["failed"])
-            seconds = {"extract": result.extract_s, "embed": result.embed_s, "write": result.write_s}
-            return {**counts, "seconds": {stage: round(value, 3) for stage, value in seconds.items()}}
-
-        counts = await ctx.step.run("ingest", ingest)
-        return {"sources": len(ids), **counts}
+        batch = await drive(ctx, ingest_batch_steps(ids, durable=True), slot)
+        outcomes = slot.get().metrics.ingestion_outcomes
+        outcomes.labels(outcome="ready").inc(batch.counts["ready"])
+        outcomes.labels(outcome="failed").inc(batch.counts["failed"])
+        return {"sources": len(ids), **batch.counts, "seconds": batch.seconds}
 
     return knowledge_ingest_batch

@@ -21,12 +21,15 @@ and without flipping; its re-embeds stop at their next batch, and the cancel del
 
 A failed re-embed of a source that serves the old model stops the switch before the flip: the run fails
 with the sources and their reasons, the old model stays live, and the switch stays open so that retrying
-the failed source and sending the request again resumes it. This module must never flip by itself:
-`knowledge.settings.flip_live_model` checks readiness in the statement that flips.
+the failed source and sending the request again resumes it. The sequence is `knowledge.switchover.switch_over`,
+the one the CLI runs inline; this module gives it durable steps, a fan-out of events as its way to build
+and a durable sleep as its way to wait, and turns its outcome into the run's output. It must never flip by
+itself: `knowledge.settings.flip_live_model` checks readiness in the statement that flips.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import timedelta
 from typing import Any
 from uuid import UUID
@@ -35,21 +38,12 @@ import inngest
 
 from functions._services import ServiceSlot
 from functions.events import EVENT_REEMBED, EVENT_SWITCH
-from functions.inngest._steps import build_model_steps, source_id_of
+from functions.inngest._steps import InngestRunner, drive, source_id_of
 from knowledge.db_errors import SwitchCancelledError
-from knowledge.errors import KnowledgeError
 from knowledge.ingest import mark_failed
-from knowledge.settings import (
-    begin_switch,
-    drop_unwanted_chunks,
-    flip_live_model,
-    rescan_switch,
-    running_switch,
-    switch_state,
-    switch_status,
-)
-from knowledge.switchover import switch_failures
-from state.db import Database
+from knowledge.ingestion import build_model_steps
+from knowledge.settings import SwitchPlan, begin_switch
+from knowledge.switchover import SwitchOutcome, switch_over
 
 __all__ = [
     "EVENT_REEMBED",
@@ -96,148 +90,70 @@ def make_knowledge_switch(client: inngest.Inngest, slot: ServiceSlot) -> inngest
     )
     async def knowledge_model_switch(ctx: inngest.Context) -> dict[str, Any]:
         organization_id, model = _scope(ctx.event.data)
-        scope = None if organization_id is None else str(organization_id)
 
-        async def begin() -> dict[str, Any]:
+        async def begin() -> SwitchPlan:
             services = slot.get()
-            try:
-                embedder = services.embedders.get(model)
-                plan = await begin_switch(services.db, organization_id, model, embedder=embedder)
-            except KnowledgeError as exc:
-                if exc.retryable:
-                    raise
-                raise inngest.NonRetriableError(f"{exc.code}: {exc.message}") from exc
-            return {
-                "from_model": plan.from_model,
-                "already_live": plan.already_live,
-                "switch_id": None if plan.switch_id is None else str(plan.switch_id),
-                "sources": [str(s) for s in plan.source_ids],
-            }
+            return await begin_switch(services.db, organization_id, model, embedder=services.embedders.get(model))
 
-        async def fan_out(sources: list[str], step_id: str) -> int:
-            if not sources:
-                return 0
-            events = [
-                inngest.Event(name=EVENT_REEMBED, data={"source_id": s, "model": model, "organization_id": scope})
-                for s in sources
-            ]
-            await ctx.step.send_event(step_id, events)
-            return len(events)
-
-        plan = await ctx.step.run("begin", begin)
-        if plan["already_live"]:
-            return {"model": model, "flipped": False, "reason": f"{model} is already the live model"}
-
-        def ended(closed: str) -> dict[str, Any]:
-            if closed == "flipped":
-                return {"model": model, "flipped": True, "from_model": plan["from_model"], "reembeds": sent,
-                        "reason": f"another run flipped the switch to {model}"}  # fmt: skip
-            return {
-                "model": model,
-                "flipped": False,
-                "code": SwitchCancelledError.code,
-                "reason": f"the switch to {model} was cancelled: {plan['from_model']} stays live and the chunks "
-                f"written under {model} were deleted",
-                "reembeds": sent,
-            }
-
-        sent = await fan_out(plan["sources"], "fan-out")
-        if plan.get("switch_id") is None:  # a run begun before `begin` named its switch
-            plan["switch_id"] = await ctx.step.run("switch-id", lambda: _running_id(slot, organization_id, model))
-        if plan["switch_id"] is None:
-            return ended("cancelled")
-        switch_id = UUID(plan["switch_id"])
-
-        for n in range(MAX_POLLS):
-
-            async def check() -> dict[str, Any]:
-                db = slot.get().db
-                closed = await _closed(db, switch_id)
-                if closed is not None:
-                    return {"closed": closed}
-                status = await switch_status(db, organization_id, model)
-                return {
-                    "total": status.total,
-                    "ready": status.ready,
-                    "pending": status.pending,
-                    "failed": status.failed,
-                    "missing": status.missing,
-                }
-
-            counts = await ctx.step.run(f"check {n}", check)
-            if counts.get("closed"):
-                return ended(counts["closed"])
-            if counts["failed"]:
-                reasons = await ctx.step.run(
-                    f"failures {n}", lambda: switch_failures(slot.get().db, organization_id, model)
-                )
-                raise inngest.NonRetriableError(
-                    f"the switch to {model} stopped: {counts['failed']} of {counts['total']} source(s) failed to "
-                    f"re-embed, so {plan['from_model']} stays live. Retry them and request the switch again. "
-                    + "; ".join(reasons)
-                )
-            if counts["ready"] == counts["total"]:
-                break
-            if counts["missing"]:
-
-                async def rescan() -> dict[str, Any]:
-                    try:
-                        again = await rescan_switch(slot.get().db, switch_id)
-                    except SwitchCancelledError:
-                        return {"closed": "cancelled", "sources": []}
-                    return {"closed": "flipped" if again.already_live else None,
-                            "sources": [str(s) for s in again.source_ids]}  # fmt: skip
-
-                rescanned = await ctx.step.run(f"rescan {n}", rescan)
-                if rescanned["closed"]:
-                    return ended(rescanned["closed"])
-                sent += await fan_out(rescanned["sources"], f"fan-out {n}")
-            await ctx.step.sleep(f"wait {n}", POLL_INTERVAL)
-        else:
-            raise inngest.NonRetriableError(
-                f"the switch to {model} did not finish in {MAX_POLLS} checks; {plan['from_model']} stays live. "
-                "Request the switch again to resume it."
-            )
-
-        async def flip() -> dict[str, Any]:
-            try:
-                flipped = await flip_live_model(
-                    slot.get().db, organization_id, model, drop_old=False, switch_id=switch_id
-                )
-            except SwitchCancelledError:
-                return {"closed": "cancelled"}
-            return {"from_model": flipped.from_model, "to_model": flipped.to_model}
-
-        flipped = await ctx.step.run("flip", flip)
-        if flipped.get("closed"):
-            return ended(flipped["closed"])
-
-        async def delete_old() -> int:
-            return await drop_unwanted_chunks(slot.get().db, flipped["from_model"])
-
-        dropped = await ctx.step.run("delete-old-chunks", delete_old)
-        return {
-            "model": model,
-            "flipped": True,
-            "from_model": flipped["from_model"],
-            "reembeds": sent,
-            "dropped": dropped,
-        }
+        driver = _Driver(ctx, organization_id, model)
+        outcome = await switch_over(lambda: slot.get().db, organization_id, model, driver=driver, begin=begin)
+        return _answer(outcome)
 
     return knowledge_model_switch
 
 
-async def _closed(db: Database, switch_id: UUID) -> str | None:
-    """None while the switch runs; else how it ended (`cancelled`, or `flipped` by another run)."""
-    state = await switch_state(db, switch_id)
-    return None if state == "running" else state
+class _Driver(InngestRunner):
+    """The switch's durable steps: a build sends one re-embed event per source, a wait sleeps `POLL_INTERVAL`."""
+
+    in_place = False
+    max_polls = MAX_POLLS
+
+    def __init__(self, ctx: inngest.Context, organization_id: UUID | None, model: str) -> None:
+        super().__init__(ctx)
+        self.scope = None if organization_id is None else str(organization_id)
+        self.model = model
+
+    async def build(self, name: str, source_ids: Sequence[str]) -> int:
+        if not source_ids:
+            return 0
+        data = [{"source_id": s, "model": self.model, "organization_id": self.scope} for s in source_ids]
+        await self.ctx.step.send_event(name, [inngest.Event(name=EVENT_REEMBED, data=d) for d in data])
+        return len(data)
+
+    async def wait(self, name: str) -> None:
+        await self.ctx.step.sleep(name, POLL_INTERVAL)
 
 
-async def _running_id(slot: ServiceSlot, organization_id: UUID | None, model: str) -> str | None:
-    switch = await running_switch(slot.get().db, organization_id)
-    if switch is None or switch.to_model != model or switch.switch_id is None:
-        return None
-    return str(switch.switch_id)
+def _answer(outcome: SwitchOutcome) -> dict[str, Any]:
+    """The run's output for each way the core's switch ended; a stop or a timeout fails the run for good."""
+    model, from_model = outcome.model, outcome.from_model
+    if outcome.state == "already_live":
+        return {"model": model, "flipped": False, "reason": f"{model} is already the live model"}
+    if outcome.state == "flipped":
+        return {"model": model, "flipped": True, "from_model": from_model, "reembeds": outcome.reembeds,
+                "dropped": outcome.dropped}  # fmt: skip
+    if outcome.state == "flipped_elsewhere":
+        return {"model": model, "flipped": True, "from_model": from_model, "reembeds": outcome.reembeds,
+                "reason": f"another run flipped the switch to {model}"}  # fmt: skip
+    if outcome.state == "cancelled":
+        return {
+            "model": model,
+            "flipped": False,
+            "code": SwitchCancelledError.code,
+            "reason": f"the switch to {model} was cancelled: {from_model} stays live and the chunks "
+            f"written under {model} were deleted",
+            "reembeds": outcome.reembeds,
+        }
+    if outcome.state == "stopped":
+        raise inngest.NonRetriableError(
+            f"the switch to {model} stopped: {outcome.failed} of {outcome.total} source(s) failed to "
+            f"re-embed, so {from_model} stays live. Retry them and request the switch again. "
+            + "; ".join(outcome.reasons)
+        )
+    raise inngest.NonRetriableError(
+        f"the switch to {model} did not finish in {MAX_POLLS} checks; {from_model} stays live. "
+        "Request the switch again to resume it."
+    )
 
 
 def make_knowledge_reembed(client: inngest.Inngest, slot: ServiceSlot) -> inngest.Function[Any]:
@@ -271,6 +187,6 @@ def make_knowledge_reembed(client: inngest.Inngest, slot: ServiceSlot) -> innges
         model = ctx.event.data.get("model")
         if not isinstance(model, str) or not model:
             raise inngest.NonRetriableError("the event names no model")
-        return await build_model_steps(ctx, slot, source_id, model)
+        return await drive(ctx, build_model_steps(source_id, model, one_step=False, durable=True), slot)
 
     return knowledge_reembed_source

@@ -163,3 +163,42 @@ def test_nothing_outside_bench_imports_bench_except_the_lazy_entry() -> None:
                 if path != BENCH_ENTRY or id(node) in top_level:
                     offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}")
     assert offenders == []
+
+
+PRIVATE_ROOMS = (*PACKAGES, "bench")
+PRIVATE_FILES = sorted(p for pkg in PRIVATE_ROOMS for p in (ROOT / pkg).rglob("*.py"))
+
+
+def _is_module(package: str, name: str) -> bool:
+    base = ROOT.joinpath(*package.split("."), name)
+    return base.with_suffix(".py").exists() or (base / "__init__.py").exists()
+
+
+def _private_imports(path: Path) -> list[tuple[int, str]]:
+    """Every `_`-prefixed module of a project package that `path` imports, with the line."""
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            # `from knowledge._bulk import x` names the module `knowledge._bulk`; `from knowledge import _bulk`
+            # names it too, but `from functions.cli.knowledge import _ingest_files` names a function, not a module.
+            names = [node.module, *(f"{node.module}.{a.name}" for a in node.names if _is_module(node.module, a.name))]
+        elif isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        else:
+            continue
+        for name in names:
+            parts = name.split(".")
+            if parts[0] in PRIVATE_ROOMS and any(p.startswith("_") and not p.startswith("__") for p in parts[1:]):
+                found.append((node.lineno, name))
+    return found
+
+
+@pytest.mark.parametrize("path", PRIVATE_FILES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_module_imports_another_packages_private_modules(path: Path) -> None:
+    """A package's `_` modules are its own (CONVENTIONS 12): a caller in another package uses a public module.
+
+    Within one top-level package (`functions/api` importing `functions._services`) a private module is fine.
+    """
+    own = path.relative_to(ROOT).parts[0]
+    foreign = [f"{line}: {name}" for line, name in _private_imports(path) if name.split(".")[0] != own]
+    assert foreign == [], f"{path.relative_to(ROOT)} imports private modules of another package: {foreign}"

@@ -8,10 +8,9 @@ from uuid import UUID
 
 import numpy as np
 
-from knowledge._embedder_base import Embeddings, FakeEmbedder
-from knowledge._pipeline import ingest_source
-from knowledge.embed import Embedder, EmbedderRegistry
+from knowledge.embed import Embedder, EmbedderRegistry, Embeddings, FakeEmbedder
 from knowledge.ingest import register_upload
+from knowledge.ingestion import Ingestion, ingest_source
 from knowledge.objects import LocalObjectStore
 from knowledge.settings import SWITCH_PROBE_TEXT, register_embedding_model
 from state.db import Database
@@ -55,6 +54,10 @@ class Kit:
         """The embedder lookup the code under test receives."""
         return self.embedders[model]
 
+    def ingestion(self, lookup: Callable[[str], Embedder] | None = None) -> Ingestion:
+        """What the ingestion core runs against here: the kit's database, store and embedders (or `lookup`)."""
+        return Ingestion(self.db, self.store, lookup or self.lookup)
+
     async def use_platform_model(self, model: str = FAKE) -> None:
         """Register `model` and name it the platform default (only before any source exists)."""
         await register_embedding_model(self.db, model, dimensions=self.embedders[model].dimensions)
@@ -82,7 +85,7 @@ class Kit:
     ) -> UUID:
         """Register and ingest a Markdown document; it is ready when this returns."""
         source_id = await self.register(organization_id, text, title=title)
-        outcome = await ingest_source(self.db, self.store, source_id, embedders=lookup)
+        outcome = await ingest_source(self.ingestion(lookup), source_id)
         assert outcome.failed_reason is None, outcome.failed_reason
         return source_id
 

@@ -76,12 +76,12 @@ async def test_wordllama_finds_the_fastapi_page_a_question_is_about(
     pages = corpus / "markdown" / "fastapi-docs"
     names = ["query-params.md", "path-params.md", "body.md", "cookie-params.md"]
     paths = {p.name: p for p in pages.rglob("*.md") if p.name in names and "tutorial" in str(p)}
-    from knowledge._pipeline import ingest_source
+    from knowledge.ingestion import Ingestion, ingest_source
 
     ids = {}
     for name, path in sorted(paths.items()):
         registered = await register_upload(db, store, organization_id=org, data=path.read_bytes(), filename=name)
-        await ingest_source(db, store, registered.source_id)
+        await ingest_source(Ingestion(db, store), registered.source_id)
         ids[registered.source_id] = name
     request = _request(org, "How do I declare optional query parameters with a default value?")
     items = await KnowledgeContextSource(db, get_embedder).retrieve(request, _spec(5, include_organization=True))

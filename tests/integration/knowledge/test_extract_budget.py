@@ -17,11 +17,11 @@ from typing import Any
 
 import pytest
 
-from knowledge._bulk import ingest_sources
 from knowledge._extract_pool import POOLED_PDF_BYTES
-from knowledge._pipeline import ingest_source
-from knowledge._pool import IngestPool
+from knowledge.bulk import ingest_sources
 from knowledge.ingest import register_upload
+from knowledge.ingestion import ingest_source
+from knowledge.pool import IngestPool
 from state.settings import get_settings
 from tests.factories import Factory
 from tests.integration.knowledge.helpers import Kit
@@ -103,7 +103,7 @@ async def test_the_bulk_core_and_the_step_chain_read_the_bounds_from_the_setting
         result = await ingest_sources(kit.db, kit.store, [bulk.source_id], embedders=kit.lookup)
         assert (result.outcomes[0].reason or "").startswith("document_text_too_large: page 1 gives more text")
         chain = await register_upload(kit.db, kit.store, organization_id=org, data=data + b"\n", filename="c.pdf")
-        outcome = await ingest_source(kit.db, kit.store, chain.source_id, embedders=kit.lookup)
+        outcome = await ingest_source(kit.ingestion(), chain.source_id)
         assert (outcome.failed_reason or "").startswith("document_text_too_large: page 1 gives more text")
     finally:
         get_settings.cache_clear()

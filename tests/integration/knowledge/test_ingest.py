@@ -7,9 +7,9 @@ from uuid import UUID
 
 import pytest
 
-from knowledge._pipeline import ingest_source
 from knowledge.db_errors import EmbedderMismatchError
 from knowledge.ingest import embed_batch, mark_failed, mark_ready, prepare_chunks, register_upload, register_uri
+from knowledge.ingestion import ingest_source
 from knowledge.objects import LocalObjectStore
 from state.db import Database
 from tests.factories import Factory
@@ -58,7 +58,7 @@ async def test_registering_a_uri_twice_with_the_same_bytes_is_a_no_op_that_says_
 async def test_ingesting_a_source_writes_ordered_embedded_chunks_and_marks_it_ready(kit: Kit) -> None:
     source = await kit.register(None, LONG)
     assert await _status(kit.db, source) == ("pending", None)
-    outcome = await ingest_source(kit.db, kit.store, source, embedders=kit.lookup)
+    outcome = await ingest_source(kit.ingestion(), source)
     assert outcome.ready_models == (FAKE,)
     rows = await _chunk_rows(kit.db, source)
     assert [ordinal for _, ordinal, _ in rows] == list(range(len(rows)))
@@ -82,14 +82,14 @@ async def test_a_crash_between_embedding_batches_leaves_the_source_pending_and_a
     source = await kit.register(None, LONG)
     flaky = FlakyEmbedder(batch_size=4, fail_on=2)
     with pytest.raises(RuntimeError, match="died between two embedding batches"):
-        await ingest_source(kit.db, kit.store, source, embedders=lambda model: flaky)
+        await ingest_source(kit.ingestion(lambda model: flaky), source)
     rows = await _chunk_rows(kit.db, source)
     assert sum(embedded for *_, embedded in rows) == 4  # the first batch committed, the second never did
     assert await _status(kit.db, source) == ("pending", None)
     half = await mark_ready(kit.db, source, FAKE)
     assert not half.ready and (half.chunk_count, half.embedded_count) == (len(rows), 4)
 
-    outcome = await ingest_source(kit.db, kit.store, source, embedders=lambda model: flaky)  # fail_on is past
+    outcome = await ingest_source(kit.ingestion(lambda model: flaky), source)  # fail_on is past
     after = await _chunk_rows(kit.db, source)
     assert outcome.ready_models == (FAKE,)
     assert [(i, o) for i, o, _ in after] == [(i, o) for i, o, _ in rows]  # same rows: no duplicate, none new
@@ -138,7 +138,7 @@ async def test_the_encrypted_image_only_and_malformed_corpus_pdfs_fail_with_thre
         registered = await register_upload(
             kit.db, kit.store, organization_id=None, data=path.read_bytes(), filename=path.name
         )
-        outcome = await ingest_source(kit.db, kit.store, registered.source_id, embedders=kit.lookup)
+        outcome = await ingest_source(kit.ingestion(), registered.source_id)
         status, reason = await _status(kit.db, registered.source_id)
         assert status == "failed" and reason == outcome.failed_reason
         reasons.append(reason)

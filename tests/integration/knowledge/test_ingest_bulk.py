@@ -9,13 +9,13 @@ from uuid import UUID
 import numpy as np
 import pytest
 
-from knowledge import _bulk
-from knowledge._bulk import ingest_sources
-from knowledge._embedder_base import FakeEmbedder
-from knowledge._pool import IngestPool
-from knowledge._register_many import Document, register_many
+from knowledge import bulk
+from knowledge.bulk import ingest_sources
 from knowledge.chunk import chunk_text
+from knowledge.embed import FakeEmbedder
 from knowledge.ingest import register_upload, register_uri
+from knowledge.pool import IngestPool
+from knowledge.register import Document, register_many
 from state.db import Database
 from tests.factories import Factory
 from tests.integration.knowledge.helpers import FAKE, Kit
@@ -164,7 +164,7 @@ class RecordingPool(IngestPool):
 async def test_a_large_text_is_prepared_in_this_process_not_copied_to_a_worker(
     kit: Kit, factory: Factory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(_bulk, "IN_PROCESS_BYTES", 2000)  # so a small text counts as large
+    monkeypatch.setattr(bulk, "IN_PROCESS_BYTES", 2000)  # so a small text counts as large
     org = await factory.organization()
     large = small_doc(1).encode() * 3
     assert len(large) > 2000 > len(small_doc(2).encode())

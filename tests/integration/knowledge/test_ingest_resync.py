@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 from uuid import UUID
 
-from knowledge._bulk import ingest_sources
-from knowledge._pipeline import ingest_source
+from knowledge.bulk import ingest_sources
 from knowledge.ingest import embed_batch, mark_ready, prepare_chunks, register_uri
+from knowledge.ingestion import ingest_source
 from knowledge.search import search
 from knowledge.sweep import list_sources
 from tests.factories import Factory
@@ -35,7 +35,7 @@ async def test_a_resynced_uri_answers_with_the_old_text_until_the_new_one_is_rea
     org = await factory.organization()
     old_id, outcome, _ = await _sync(kit, org, OLD)
     assert outcome == "created"
-    await ingest_source(kit.db, kit.store, old_id, embedders=kit.lookup)
+    await ingest_source(kit.ingestion(), old_id)
     assert await _texts(kit, org) == {"old"}
 
     new_id, outcome, replaces = await _sync(kit, org, NEW)
@@ -57,7 +57,7 @@ async def test_a_resynced_uri_answers_with_the_old_text_until_the_new_one_is_rea
 async def test_searches_during_a_bulk_resync_see_exactly_one_version(kit: Kit, factory: Factory) -> None:
     org = await factory.organization()
     old_id, _, _ = await _sync(kit, org, OLD * 20)
-    await ingest_source(kit.db, kit.store, old_id, embedders=kit.lookup)
+    await ingest_source(kit.ingestion(), old_id)
     new_id, _, _ = await _sync(kit, org, NEW * 20)
     seen: list[set[str]] = []
     done = asyncio.Event()
@@ -82,7 +82,7 @@ async def test_unchanged_content_is_a_no_op_and_a_failed_new_version_leaves_the_
 ) -> None:
     org = await factory.organization()
     old_id, _, _ = await _sync(kit, org, OLD)
-    await ingest_source(kit.db, kit.store, old_id, embedders=kit.lookup)
+    await ingest_source(kit.ingestion(), old_id)
     same_id, outcome, _ = await _sync(kit, org, OLD)
     assert (same_id, outcome) == (old_id, "unchanged")
 
@@ -106,7 +106,7 @@ async def test_unchanged_content_is_a_no_op_and_a_failed_new_version_leaves_the_
 async def test_a_sync_back_to_the_live_text_drops_a_pending_newer_version(kit: Kit, factory: Factory) -> None:
     org = await factory.organization()
     old_id, _, _ = await _sync(kit, org, OLD)
-    await ingest_source(kit.db, kit.store, old_id, embedders=kit.lookup)
+    await ingest_source(kit.ingestion(), old_id)
     new_id, _, _ = await _sync(kit, org, NEW)
     again, outcome, _ = await _sync(kit, org, OLD)
     assert (again, outcome) == (old_id, "unchanged")

@@ -7,8 +7,8 @@ from uuid import UUID
 
 import pytest
 
-from knowledge._pipeline import ingest_source
 from knowledge.db_errors import SourceNotFoundError
+from knowledge.ingestion import ingest_source
 from knowledge.settings import begin_switch
 from knowledge.sweep import list_sources, retry_source, sweep_pending
 from tests.factories import Factory
@@ -49,7 +49,7 @@ async def test_a_retried_source_is_pending_again_and_ingests_to_ready(kit: Kit, 
     view = (await list_sources(kit.db, org))[0]
     assert (view.status, view.failure_reason, view.attempts) == ("pending", None, 2)
     assert view.pending_since is not None
-    outcome = await ingest_source(kit.db, kit.store, stuck, embedders=kit.lookup)
+    outcome = await ingest_source(kit.ingestion(), stuck)
     assert outcome.failed_reason is None
     assert (await list_sources(kit.db, org))[0].status == "ready"
 

@@ -10,8 +10,8 @@ from uuid import UUID
 
 import pytest
 
-from knowledge._bulk import ingest_sources
 from knowledge._sql import QUERIES
+from knowledge.bulk import ingest_sources
 from knowledge.db_errors import ModelNotWantedError, SwitchCancelledError
 from knowledge.ingest import prepare_chunks, register_upload
 from knowledge.search import search

@@ -12,7 +12,6 @@ import pytest
 
 from knowledge._budget import TextBudget
 from knowledge._extract_pool import extract_pooled
-from knowledge._pool import Failure, IngestPool, pdf_pages, prepare_documents
 from knowledge.chunk import DEFAULT_CHUNK_TOKENS, TooManyChunksError, chunk_text
 from knowledge.errors import (
     DocumentTextTooLargeError,
@@ -24,6 +23,7 @@ from knowledge.errors import (
 )
 from knowledge.extract import EXPANSION_FLOOR, ExtractLimits, extract_limits, extract_text, open_pdf_checked
 from knowledge.extract import pdf_pages_text as read_pages
+from knowledge.pool import Failure, IngestPool, pdf_pages, prepare_documents
 from state.settings import load_settings
 from tests.unit.knowledge.pdf_bombs import FIGURE, form_bomb, shared_stream_bomb, text_pages
 from tests.unit.knowledge.test_extract import GEOTOPO

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from knowledge._extract_pool import extract_pooled
-from knowledge._pool import IngestPool
 from knowledge.errors import ExtractionError
 from knowledge.extract import ExtractedDocument, ExtractLimits, extract_text
+from knowledge.pool import IngestPool
 from tests.unit.knowledge.test_extract import PDF_DIR, PDFS, extracted
 
 

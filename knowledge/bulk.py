@@ -9,10 +9,10 @@ chunks and vectors arrive together, so no chunk row is ever rewritten by an UPDA
 loses at most the wave in flight, whose transaction rolls back; a rerun merges under the unique key, so no
 chunk is duplicated or lost. A document that can never be read fails itself with its reason, never its
 wave; a fault that may pass (the database, the object store, a provider outage) propagates and leaves the
-sources pending for a retry or the sweep. A write takes the model's write lock and writes only the
-sources still wanted under the model (a switch cancelled meanwhile wants none), so a cancel never races it
-into leaving chunks behind. This module must never mark a source ready except through
-`mark_staged_ready`, and never search.
+sources pending for a retry or the sweep (`knowledge.failures` tells one from the other, on every path). A
+write takes the model's write lock and writes only the sources still wanted under the model (a switch
+cancelled meanwhile wants none), so a cancel never races it into leaving chunks behind. This module must never
+mark a source ready except through `mark_staged_ready`, and never search.
 """
 
 from __future__ import annotations
@@ -25,14 +25,15 @@ from typing import Any
 from uuid import UUID
 
 from knowledge._extract_pool import POOLED_PDF_BYTES, extract_pooled
-from knowledge._pool import Failure, IngestPool, Prepared, prepare_document, prepare_documents
 from knowledge._sql import QUERIES, translated
 from knowledge.chunk import DEFAULT_CHUNK_TOKENS, DEFAULT_MAX_CHUNKS, chunk_text
 from knowledge.embed import Embedder, Embeddings, get_embedder
-from knowledge.errors import EmptyDocumentError, ExtractionError, KnowledgeError, KnowledgeInputError
+from knowledge.errors import EmptyDocumentError, KnowledgeError, KnowledgeInputError
 from knowledge.extract import ExtractLimits, extract_limits
-from knowledge.ingest import EmbedderLookup, mark_failed
+from knowledge.failures import fails_document
+from knowledge.ingest import EmbedderLookup, record_failure
 from knowledge.objects import ObjectStore
+from knowledge.pool import Failure, IngestPool, Prepared, prepare_document, prepare_documents
 from state.db import Database
 
 __all__ = ["BulkResult", "Progress", "SourceOutcome", "ingest_sources"]
@@ -154,7 +155,7 @@ class _Run:
     async def model(self, model: str, rows: list[Any], embedders: EmbedderLookup, wave_documents: int) -> None:
         try:
             embedder = embedders(model)
-        except KnowledgeInputError as exc:
+        except KnowledgeInputError as exc:  # an unknown model; a keyless one (a runtime error) stops the run
             for row in rows:
                 await self.fail(row["id"], exc, model)
             return
@@ -214,7 +215,10 @@ class _Run:
         prepared: dict[UUID, Prepared] = {}
         for source_id, out in results.items():
             if isinstance(out, Failure):
-                await self.fail(source_id, out.error(out.message), None)
+                error = out.error(out.message)
+                if not fails_document(error):
+                    raise error
+                await self.fail(source_id, error, None)
             else:
                 prepared[source_id] = out
         self.result.extract_s += time.perf_counter() - started
@@ -240,7 +244,7 @@ class _Run:
         try:
             flat = await (self.pool.embed(embedder, texts) if self.pool else embedder.embed(texts))
         except KnowledgeError as exc:
-            if exc.retryable:
+            if not fails_document(exc):
                 raise
             return await self.embed_one_by_one(embedder, prepared)  # find the source that cannot be embedded
         vectors: dict[UUID, Embeddings] = {}
@@ -257,7 +261,7 @@ class _Run:
             try:
                 vectors[source_id] = await embedder.embed(p.texts)
             except KnowledgeError as exc:
-                if exc.retryable:
+                if not fails_document(exc):
                     raise
                 del prepared[source_id]
                 await self.fail(source_id, exc, embedder.model_id)
@@ -303,8 +307,6 @@ class _Run:
             self.on_progress(self.done, self.chunks)
 
     async def fail(self, source_id: UUID, exc: KnowledgeError, model: str | None) -> None:
-        reason = f"{exc.code}: {exc.message}"
-        scope = None if isinstance(exc, ExtractionError) or model is None else model
-        await mark_failed(self.db, source_id, reason, model=scope)
+        reason = await record_failure(self.db, source_id, exc, model)  # the one taxonomy: knowledge.failures
         self.final[source_id] = SourceOutcome(source_id, "failed", reason)
         self.done += 1
