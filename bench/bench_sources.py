@@ -28,20 +28,14 @@ from context.builder import DefaultContextBuilder
 from context.models import (
     ContextPolicy,
     ContextRequest,
-    ContextSource,
     ContextSourceSpec,
     ContextSubject,
     ResourceRef,
 )
 from context.packer import ContextPacker
 from context.registry import ContextSourceRegistry
-from context.sources.application import ApplicationContextSource
-from context.sources.conversation import ConversationContextSource
-from context.sources.definition_summary import DefinitionSummaryContextSource
 from context.sources.dossier import DossierContextSource
-from context.sources.outreach import OutreachContextSource
-from context.sources.outreach_thread import OutreachThreadContextSource
-from context.sources.run_history import RunHistoryContextSource
+from context.sources.standard import application_sources
 from state.db import Database
 from state.embedded import embedded_server_url, server_dsn, stop_embedded_server
 from state.migrate import apply_migrations
@@ -246,15 +240,7 @@ async def _measure(db: Database, org: uuid.UUID, a: dict[str, Any], seed_s: floa
         conversation_id=a["conversation"],
     )
     dossier = DossierContextSource(db)
-    sources: list[ContextSource] = [
-        ConversationContextSource(db),
-        OutreachThreadContextSource(db),
-        OutreachContextSource(db),
-        ApplicationContextSource(db),
-        dossier,
-        DefinitionSummaryContextSource(db),
-        RunHistoryContextSource(db),
-    ]
+    sources = application_sources(db, dossier=dossier)
     specs = {s.name: s for s in POLICY.sources}
     per_source: dict[str, dict[str, float]] = {}
     item_counts: dict[str, int] = {}

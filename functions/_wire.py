@@ -11,7 +11,7 @@ This module must never read a database or decide anything: it only parses and co
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 from uuid import UUID
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
@@ -21,6 +21,9 @@ from context.models import ContextBrief, ContextPolicy, ContextRequest, ContextS
 from state.ids import OrganizationId
 from state.refs import DroppedRef, normalize_refs
 
+if TYPE_CHECKING:
+    from state.api_keys import ApiKey
+
 __all__ = [
     "CleanJson",
     "CleanText",
@@ -28,6 +31,7 @@ __all__ = [
     "SegmentBriefInput",
     "SegmentBriefOutput",
     "SubjectIn",
+    "key_json",
     "refuse_bad_text",
 ]
 
@@ -174,3 +178,15 @@ class SegmentBriefOutput(BaseModel):
     """Why, in a few words."""
     brief: ContextBrief | None = None
     """The new brief when `action` is `build`."""
+
+
+def key_json(key: ApiKey) -> dict[str, Any]:
+    """An API key as JSON, without its secret: the one shape `/v1/keys` and `ac-context keys` answer with."""
+    return {
+        "id": key.id,
+        "scope": key.scope,
+        "organization_id": None if key.organization_id is None else str(key.organization_id),
+        "name": key.name,
+        "created_at": key.created_at.isoformat(),
+        "revoked_at": None if key.revoked_at is None else key.revoked_at.isoformat(),
+    }

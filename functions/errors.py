@@ -1,11 +1,12 @@
 """The errors of the `functions` layer, and the one map from every package's error codes to HTTP statuses.
 
-    FunctionsError                  root; `code` is stable and machine readable
-    ├── InngestConfigError          the Inngest client cannot start (production without a signing key)
-    ├── ServiceNotReadyError        a function or endpoint ran before the app opened its database
-    ├── ApiError                    an HTTP error with a status and a code (bad input, auth, not found)
-    ├── OverloadedError             the process builds as many briefs as it may; retry after a moment
-    └── EventSendError              an event could not be sent to Inngest
+    CodedError                      the shared root of `state.errors` (message defaults to the docstring)
+    └── FunctionsError              root of this layer; `code` is stable and machine readable
+        ├── InngestConfigError      the Inngest client cannot start (production without a signing key)
+        ├── ServiceNotReadyError    a function or endpoint ran before the app opened its database
+        ├── ApiError                an HTTP error with a status and a code (bad input, auth, not found)
+        ├── OverloadedError         the process builds as many briefs as it may; retry after a moment
+        └── EventSendError          an event could not be sent to Inngest
 
 `http_status(code)` maps the `code` of any error the core raises (state, context, knowledge, memory) to the
 status the HTTP API answers with. This module must never import FastAPI or Inngest, so the CLI and the
@@ -17,6 +18,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
+
+from state.errors import CodedError
 
 __all__ = [
     "CODE_STATUS",
@@ -30,13 +33,10 @@ __all__ = [
 ]
 
 
-class FunctionsError(Exception):
+class FunctionsError(CodedError):
     """An error of the functions layer."""
 
     code = "functions_error"
-
-    def __init__(self, message: str | None = None) -> None:
-        super().__init__(message or (self.__doc__ or self.code).strip())
 
 
 class InngestConfigError(FunctionsError, RuntimeError):

@@ -26,10 +26,14 @@ KnowledgeError                      knowledge_error                 no   (the ro
 
 A caller decides about retries from `error.retryable` alone: an Inngest function raises `NonRetriableError`
 for a non-retryable error (a bad document never becomes good by running again) and lets the rest retry.
-The message defaults to the class docstring. This module must never import a third-party library.
+The root subclasses `state.errors.CodedError` (the message defaults to the class docstring) and adds
+`retryable` and `message`, which only knowledge errors carry. This module must never import a third-party
+library, nor more of `state` than its errors.
 """
 
 from __future__ import annotations
+
+from state.errors import CodedError
 
 __all__ = [
     "DocumentTextTooLargeError",
@@ -56,17 +60,17 @@ __all__ = [
 ]
 
 
-class KnowledgeError(Exception):
+class KnowledgeError(CodedError):
     """A knowledge operation failed."""
 
-    code: str = "knowledge_error"
+    code = "knowledge_error"
     retryable: bool = False
 
     def __init__(self, message: str | None = None, *, retryable: bool | None = None) -> None:
-        self.message = message or (self.__doc__ or self.code).strip()
+        super().__init__(message)
+        self.message: str = self.args[0]
         if retryable is not None:
             self.retryable = retryable
-        super().__init__(self.message)
 
 
 class KnowledgeInputError(KnowledgeError):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Final
+from typing import Any, Final
 from uuid import UUID
 
 import asyncpg
@@ -85,6 +85,19 @@ class SourceView:
     """When the current attempt started, while pending."""
     updated_at: datetime
     """The last change."""
+
+    def identity_json(self) -> dict[str, Any]:
+        """What every interface shows of the source, as JSON: id, scope, kind, title, uri, status, why, attempts."""
+        return {
+            "id": str(self.id),
+            "organization_id": None if self.organization_id is None else str(self.organization_id),
+            "kind": self.kind,
+            "title": self.title,
+            "uri": self.uri,
+            "status": self.status,
+            "failure_reason": self.failure_reason,
+            "attempts": self.attempts,
+        }
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,13 +1,16 @@
-"""Small helpers shared by tests that are not fixtures: a private folder, a free port, a server coming up."""
+"""Small helpers shared by tests that are not fixtures: a private folder, a free port, a server coming up, a
+CLI error line."""
 
 from __future__ import annotations
 
+import re
 import socket
 import subprocess
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -41,3 +44,18 @@ def wait_until_answering(
         assert process.poll() is None, exited()
         time.sleep(0.1)
     raise AssertionError(f"{url} never answered 200")
+
+
+CLI_ERROR_LINE = re.compile(r"^error: ([a-z_]+): \S.*$")
+"""The one line a CLI command prints on stderr for a project error."""
+
+
+def cli_error_line(result: Any, code: str, *, progress: re.Pattern[str]) -> str:
+    """Assert one line `error: <code>: …` on stderr (beside lines matching `progress`), exit 1; return the line."""
+    assert result.exit_code == 1, (result.exit_code, result.output, result.exception)
+    lines = [line for line in result.stderr.strip().splitlines() if not progress.match(line)]
+    assert len(lines) == 1, f"one line, got: {result.stderr!r}"
+    match = CLI_ERROR_LINE.match(lines[0])
+    assert match and match.group(1) == code, lines[0]
+    assert "Traceback" not in result.output
+    return lines[0]

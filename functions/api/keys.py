@@ -14,11 +14,11 @@ from uuid import UUID
 from fastapi import APIRouter, Path, Query
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from functions._wire import CleanText
+from functions._wire import CleanText, key_json
 from functions.api._deps import ServicesDep
 from functions.api._http import ERROR_RESPONSES
 from functions.api._scopes import OPERATOR
-from state.api_keys import KEY_ID_PATTERN, MAX_KEY_NAME, ApiKey, list_keys, mint_key, revoke_key
+from state.api_keys import KEY_ID_PATTERN, MAX_KEY_NAME, list_keys, mint_key, revoke_key
 
 __all__ = ["KeyIn", "key_json", "router"]
 
@@ -42,18 +42,6 @@ class KeyIn(BaseModel):
         if (self.scope == "organization") != (self.organization_id is not None):
             raise ValueError("an organization key names its organization_id; an operator key names none")
         return self
-
-
-def key_json(key: ApiKey) -> dict[str, Any]:
-    """A key as JSON, without its secret."""
-    return {
-        "id": key.id,
-        "scope": key.scope,
-        "organization_id": None if key.organization_id is None else str(key.organization_id),
-        "name": key.name,
-        "created_at": key.created_at.isoformat(),
-        "revoked_at": None if key.revoked_at is None else key.revoked_at.isoformat(),
-    }
 
 
 @router.post("", status_code=201, dependencies=[OPERATOR])

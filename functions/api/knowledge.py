@@ -258,14 +258,7 @@ async def get_sources(
     return {
         "sources": [
             {
-                "id": str(v.id),
-                "organization_id": None if v.organization_id is None else str(v.organization_id),
-                "kind": v.kind,
-                "title": v.title,
-                "uri": v.uri,
-                "status": v.status,
-                "failure_reason": v.failure_reason,
-                "attempts": v.attempts,
+                **v.identity_json(),
                 "pending_since": None if v.pending_since is None else v.pending_since.isoformat(),
                 "updated_at": v.updated_at.isoformat(),
             }

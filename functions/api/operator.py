@@ -58,14 +58,7 @@ def readiness_json(r: ModelReadiness) -> dict[str, Any]:
 def source_json(v: SourceView, models: list[ModelReadiness]) -> dict[str, Any]:
     """A source with its readiness per model, as JSON."""
     return {
-        "id": str(v.id),
-        "organization_id": None if v.organization_id is None else str(v.organization_id),
-        "kind": v.kind,
-        "title": v.title,
-        "uri": v.uri,
-        "status": v.status,
-        "failure_reason": v.failure_reason,
-        "attempts": v.attempts,
+        **v.identity_json(),
         "pending_age_s": _age_s(v.pending_since) if v.status == "pending" else None,
         "updated_at": v.updated_at.isoformat(),
         "models": [readiness_json(m) for m in models],

@@ -23,14 +23,9 @@ keys_app = typer.Typer(help="Mint, list and revoke the API keys of /v1/.", no_ar
 
 
 def _json(key: ApiKey) -> dict[str, Any]:
-    return {
-        "id": key.id,
-        "scope": key.scope,
-        "organization_id": None if key.organization_id is None else str(key.organization_id),
-        "name": key.name,
-        "created_at": key.created_at.isoformat(),
-        "revoked_at": None if key.revoked_at is None else key.revoked_at.isoformat(),
-    }
+    from functions._wire import key_json  # only here: --help must not load pydantic or the core
+
+    return key_json(key)
 
 
 def _name(value: str) -> str:

@@ -43,14 +43,7 @@ def _age(since: datetime | None) -> str:
 
 def _json(v: SourceView, models: list[ModelReadiness]) -> dict[str, Any]:
     return {
-        "id": str(v.id),
-        "organization_id": None if v.organization_id is None else str(v.organization_id),
-        "title": v.title,
-        "kind": v.kind,
-        "uri": v.uri,
-        "status": v.status,
-        "failure_reason": v.failure_reason,
-        "attempts": v.attempts,
+        **v.identity_json(),
         "pending_since": None if v.pending_since is None else v.pending_since.isoformat(),
         "pending_age": _age(v.pending_since) if v.status == "pending" else None,
         "models": [

@@ -20,7 +20,6 @@ from context.models import (
     ContextBrief,
     ContextPolicy,
     ContextRequest,
-    ContextSource,
     ContextSourceSpec,
     ContextSubject,
     ResourceRef,
@@ -28,13 +27,8 @@ from context.models import (
 from context.packer import ContextPacker
 from context.policies import OUTREACH_PLANNER
 from context.registry import ContextSourceRegistry
-from context.sources.application import ApplicationContextSource
-from context.sources.conversation import ConversationContextSource
-from context.sources.definition_summary import DefinitionSummaryContextSource
 from context.sources.dossier import DossierContextSource
-from context.sources.outreach import OutreachContextSource
-from context.sources.outreach_thread import OutreachThreadContextSource
-from context.sources.run_history import RunHistoryContextSource
+from context.sources.standard import application_sources
 from state.db import Database
 from state.demo_tenant import DEMO, seed_demo_sources, seed_demo_tenant
 
@@ -79,15 +73,7 @@ async def demo_brief(db: Database, console: Console) -> None:
     await seed_demo_tenant(db)
     await seed_demo_sources(db)
     dossier = DossierContextSource(db)
-    sources: list[ContextSource] = [
-        ConversationContextSource(db),
-        OutreachThreadContextSource(db),
-        OutreachContextSource(db),
-        ApplicationContextSource(db),
-        dossier,
-        DefinitionSummaryContextSource(db),
-        RunHistoryContextSource(db),
-    ]
+    sources = application_sources(db, dossier=dossier)
     registry = ContextSourceRegistry(sources)
     registry.validate(DEMO_POLICY)
     # The planner's policy is the one that may hold the outreach classes, so it is the one published; the

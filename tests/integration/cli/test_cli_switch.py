@@ -14,6 +14,7 @@ import re
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Awaitable
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 from uuid import UUID
@@ -31,9 +32,9 @@ from state.db import Database
 from state.settings import get_settings
 from tests.factories import Factory
 from tests.integration.knowledge.helpers import FAKE, GATE, GateEmbedder, Kit, chunk_counts, ensure_gate_registered
+from tests.support import cli_error_line
 
 AC_CONTEXT = str(Path(sys.executable).with_name("ac-context"))
-ONE_LINE = re.compile(r"^error: ([a-z_]+): \S.*$")
 PROGRESS = re.compile(r"^re-embedding under \S+ .*\d+/\d+ \d+:\d\d:\d\d$")
 T = TypeVar("T")
 
@@ -79,13 +80,7 @@ async def env(db: Database, db_url: str, tmp_path: Path, monkeypatch: pytest.Mon
     get_settings.cache_clear()
 
 
-def project_error(result: Any, code: str) -> str:
-    assert result.exit_code == 1, (result.exit_code, result.output, result.exception)
-    lines = [line for line in result.stderr.strip().splitlines() if not PROGRESS.match(line)]
-    assert len(lines) == 1, f"one line, got: {result.stderr!r}"
-    match = ONE_LINE.match(lines[0])
-    assert match and match.group(1) == code, lines[0]
-    return lines[0]
+project_error = partial(cli_error_line, progress=PROGRESS)
 
 
 async def scope(kit: Kit, org: UUID, *, own: int, platform: int = 0) -> list[UUID]:

@@ -12,6 +12,7 @@ import json
 import re
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from pathlib import Path
 from typing import Any
 from uuid import UUID, uuid4
@@ -24,10 +25,10 @@ from knowledge.settings import begin_switch, running_switch
 from state.db import Database
 from state.settings import get_settings
 from tests.factories import Factory
+from tests.support import cli_error_line
 
 Invoke = Callable[..., Any]
 UNKNOWN = "00000000-0000-4000-8000-00000000dead"
-ONE_LINE = re.compile(r"^error: ([a-z_]+): \S.*$")
 # The progress bars ingest draws on stderr first (registering, then ingesting with a chunk count).
 PROGRESS = re.compile(r"^(registering|ingesting)\b.* \d+/\d+ \d+:\d\d:\d\d$")
 
@@ -48,15 +49,8 @@ def cli(db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterato
     get_settings.cache_clear()
 
 
-def project_error(result: Any, code: str) -> str:
-    """Assert one line `error: <code>: …` on stderr (beside a progress bar), exit 1; return the line."""
-    assert result.exit_code == 1, (result.exit_code, result.output, result.exception)
-    lines = [line for line in result.stderr.strip().splitlines() if not PROGRESS.match(line)]
-    assert len(lines) == 1, f"one line, got: {result.stderr!r}"
-    match = ONE_LINE.match(lines[0])
-    assert match and match.group(1) == code, lines[0]
-    assert "Traceback" not in result.output
-    return lines[0]
+project_error = partial(cli_error_line, progress=PROGRESS)
+"""Assert one line `error: <code>: …` on stderr (beside a progress bar), exit 1; return the line."""
 
 
 def usage_error(result: Any, words: str) -> None:

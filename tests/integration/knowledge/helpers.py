@@ -9,7 +9,7 @@ from uuid import UUID
 import numpy as np
 
 from knowledge.embed import Embedder, EmbedderRegistry, Embeddings, FakeEmbedder
-from knowledge.ingest import register_upload
+from knowledge.ingest import embed_batch, prepare_chunks, register_upload
 from knowledge.ingestion import Ingestion, ingest_source
 from knowledge.objects import LocalObjectStore
 from knowledge.settings import SWITCH_PROBE_TEXT, register_embedding_model
@@ -92,6 +92,23 @@ class Kit:
     async def ingest(self, organization_id: UUID | None, text: str, *, title: str | None = None) -> UUID:
         """`add` with the kit's own embedders."""
         return await self.add(organization_id, text, title=title, lookup=self.lookup)
+
+    async def embedded_pending(self, organization_id: UUID | None, text: str) -> UUID:
+        """A pending source whose chunks all hold vectors: the real steps, all but the last one (mark_ready)."""
+        source_id = await self.register(organization_id, text)
+        await prepare_chunks(self.db, self.store, source_id, FAKE)
+        while (await embed_batch(self.db, source_id, self.lookup(FAKE))).remaining:
+            pass
+        return source_id
+
+    async def set_failed(self, source_id: UUID) -> None:
+        """Fail a source behind the code's back (reason `x`), whatever it was, leaving its chunks in place."""
+        async with self.db.connection() as conn:
+            await conn.execute(
+                "UPDATE agent.knowledge_sources SET status = 'failed', failure_reason = 'x', pending_since = NULL "
+                "WHERE id = $1",
+                source_id,
+            )
 
 
 def unit(dimensions: int, seed: int) -> np.ndarray:

@@ -64,12 +64,8 @@ async def test_moves_between_pending_and_failed_count_nothing_and_ready_again_co
     org = await factory.organization()
     ready = await kit.ingest(org, "lifecycle of a ready document")
     other = await kit.register(org, "lifecycle of a document that fails, then is retried")
+    await kit.set_failed(other)
     async with kit.db.connection() as conn:
-        await conn.execute(
-            "UPDATE agent.knowledge_sources SET status = 'failed', failure_reason = 'x', pending_since = NULL "
-            "WHERE id = $1",
-            other,
-        )
         await conn.execute(
             "UPDATE agent.knowledge_sources SET status = 'pending', failure_reason = NULL, pending_since = now() "
             "WHERE id = $1",

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from uuid import UUID
 
-from knowledge.ingest import embed_batch, prepare_chunks
 from knowledge.search import Fusion, search
 from knowledge.settings import begin_switch, flip_live_model, reembed_source
 from tests.factories import Factory
@@ -41,21 +40,14 @@ async def test_pending_and_failed_sources_never_count_and_are_never_returned(kit
     org = await factory.organization()
     ready = await kit.ingest(org, "lifecycle of a ready document")
     # Pending, with every chunk embedded: the real steps, all but the last one (mark_ready).
-    pending = await kit.register(org, "lifecycle of a pending document whose chunks all hold vectors")
-    await prepare_chunks(kit.db, kit.store, pending, FAKE)
-    while (await embed_batch(kit.db, pending, kit.lookup(FAKE))).remaining:
-        pass
+    pending = await kit.embedded_pending(org, "lifecycle of a pending document whose chunks all hold vectors")
     # Failed after its chunks were written and embedded.
     failed = await kit.ingest(org, "lifecycle of a document that failed later")
     async with kit.db.connection() as conn:
         embedded = await conn.fetchval(
             "SELECT count(*) FROM agent.knowledge_chunks WHERE source_id = $1 AND embedding IS NOT NULL", pending
         )
-        await conn.execute(
-            "UPDATE agent.knowledge_sources SET status = 'failed', failure_reason = 'x', pending_since = NULL "
-            "WHERE id = $1",
-            failed,
-        )
+    await kit.set_failed(failed)
     assert embedded == 1
     stats = await assert_consistent(kit.db)
     assert stats[(org, FAKE)]["chunks"] == 1 and stats[(org, FAKE)]["df"]["lifecycl"] == 1

@@ -214,23 +214,13 @@ async def test_the_exact_path_of_a_small_scope_and_the_index_path_agree(kit: Kit
 async def test_the_index_path_checks_each_candidates_pair_and_plans_no_array_of_source_ids(
     kit: Kit, factory: Factory, db: Database
 ) -> None:
-    from knowledge.ingest import embed_batch, prepare_chunks
-
     org, other = await factory.organization(), await factory.organization()
     ready = {await kit.ingest(org, f"lifecycle note {i} of a ready document") for i in range(3)}
     platform = await kit.ingest(None, "lifecycle page of the platform")
     foreign = await kit.ingest(other, "lifecycle note of another organization")
-    pending = await kit.register(org, "lifecycle note of a pending document whose chunks all hold vectors")
-    await prepare_chunks(kit.db, kit.store, pending, FAKE)
-    while (await embed_batch(kit.db, pending, kit.lookup(FAKE))).remaining:
-        pass
+    await kit.embedded_pending(org, "lifecycle note of a pending document whose chunks all hold vectors")
     failed = await kit.ingest(org, "lifecycle note of a document that failed later")
-    async with db.connection() as conn:
-        await conn.execute(
-            "UPDATE agent.knowledge_sources SET status = 'failed', failure_reason = 'x', pending_since = NULL "
-            "WHERE id = $1",
-            failed,
-        )
+    await kit.set_failed(failed)
     query = Vector((await kit.lookup(FAKE).embed(["lifecycle note"]))[0])
     sql = (
         "SELECT source_id FROM public.knowledge_search($1, $2, 'lifecycle note', true, true, 20, "

@@ -58,7 +58,7 @@ def test_bad_input_never_retries_and_runtime_failures_usually_do() -> None:
 def test_retryable_can_be_set_per_instance_and_the_message_defaults_to_the_docstring() -> None:
     error = EmbeddingProviderError("bad request", retryable=False)
     assert (error.retryable, str(error), EmbeddingProviderError.retryable) == (False, "bad request", True)
-    assert str(ObjectNotFoundError()) == "No object is stored under this key."
+    assert str(ObjectNotFoundError()) == ObjectNotFoundError().message == "No object is stored under this key."
 
 
 def test_the_tree_in_the_docstring_names_every_error_and_code() -> None:

@@ -6,6 +6,8 @@ import asyncpg
 import pytest
 
 from context.errors import ContextError, ContextMisuseError
+from functions.errors import FunctionsError, ServiceNotReadyError
+from knowledge.errors import KnowledgeError, KnowledgeInputError
 from memory.errors import MemoryMisuseError, MemoryStoreError
 from state.errors import (
     CodedError,
@@ -22,6 +24,8 @@ def test_every_root_shares_the_coded_error_rule_and_keeps_its_own_tree() -> None
         (StateError, MigrationError),
         (ContextError, ContextMisuseError),
         (MemoryStoreError, MemoryMisuseError),
+        (KnowledgeError, KnowledgeInputError),
+        (FunctionsError, ServiceNotReadyError),
     ):
         assert root.__bases__ == (CodedError,), "each package root subclasses the shared root directly"
         assert str(child()) == (child.__doc__ or "").strip(), "a message defaults to the class docstring"
