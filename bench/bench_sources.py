@@ -13,7 +13,6 @@ timing; the numbers are reported.
 from __future__ import annotations
 
 import asyncio
-import os
 import statistics
 import tempfile
 import time
@@ -24,6 +23,7 @@ from typing import Any
 
 import asyncpg
 
+from bench._scratch import bench_server, scratch_database
 from context.builder import DefaultContextBuilder
 from context.models import (
     ContextPolicy,
@@ -37,7 +37,6 @@ from context.registry import ContextSourceRegistry
 from context.sources.dossier import DossierContextSource
 from context.sources.standard import application_sources
 from state.db import Database
-from state.embedded import embedded_server_url, server_dsn, stop_embedded_server
 from state.migrate import apply_migrations
 from state.settings import load_settings
 
@@ -201,11 +200,7 @@ async def _time(call: Callable[[], Awaitable[Any]], *, before: Callable[[], None
 
 
 async def _main(url: str) -> dict[str, Any]:
-    admin = await asyncpg.connect(url)
-    name = f"ac_bench_sources_{uuid.uuid4().hex[:8]}"
-    await admin.execute(f'CREATE DATABASE "{name}"')
-    db_url = server_dsn(url, name)
-    try:
+    async with scratch_database(url, "ac_bench_sources") as db_url:
         await apply_migrations(db_url)
         seed_started = time.perf_counter()
         org_a, org_b = uuid.uuid4(), uuid.uuid4()
@@ -222,9 +217,6 @@ async def _main(url: str) -> dict[str, Any]:
             return await _measure(db, org_a, a, seed_s)
         finally:
             await db.close()
-    finally:
-        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        await admin.close()
 
 
 async def _measure(db: Database, org: uuid.UUID, a: dict[str, Any], seed_s: float) -> dict[str, Any]:
@@ -278,11 +270,5 @@ async def _measure(db: Database, org: uuid.UUID, a: dict[str, Any], seed_s: floa
 
 def run() -> dict[str, Any]:
     """Seed, measure and return the numbers (uses DATABASE_URL, else an embedded server in a temp folder)."""
-    url = os.environ.get("DATABASE_URL")
-    if url:
-        return asyncio.run(_main(url))
-    with tempfile.TemporaryDirectory(prefix="ac-bench-sources-") as tmp:
-        try:
-            return asyncio.run(_main(embedded_server_url(Path(tmp))))
-        finally:
-            stop_embedded_server(Path(tmp))
+    with tempfile.TemporaryDirectory(prefix="ac-bench-sources-") as tmp, bench_server(Path(tmp)) as server:
+        return asyncio.run(_main(server))

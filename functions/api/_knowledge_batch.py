@@ -14,12 +14,12 @@ from uuid import UUID
 
 from fastapi import Request
 from pydantic import BaseModel, ConfigDict, Field
-from starlette.datastructures import UploadFile
+from starlette.datastructures import FormData, UploadFile
 
 from functions.errors import ApiError
 from knowledge.register import Document
 
-__all__ = ["MAX_BATCH_BYTES", "MAX_BATCH_ITEMS", "BatchIn", "BatchItemIn", "read_batch"]
+__all__ = ["MAX_BATCH_BYTES", "MAX_BATCH_ITEMS", "BatchIn", "BatchItemIn", "form_scope", "read_batch"]
 
 MAX_BATCH_ITEMS: Final = 5_000
 """Most documents one batch request registers."""
@@ -57,6 +57,16 @@ class BatchIn(BaseModel):
     """The documents."""
 
 
+def form_scope(form: FormData) -> tuple[UUID | None, bool]:
+    """The `organization_id` and `platform` fields of a multipart body (the caller checks they agree)."""
+    raw_org = form.get("organization_id")
+    platform = str(form.get("platform", "false")).lower() in {"1", "true", "yes"}
+    try:
+        return (UUID(str(raw_org)) if raw_org else None), platform
+    except ValueError:
+        raise ApiError(422, "invalid_request", "organization_id is not a UUID") from None
+
+
 def _checked(data: bytes, limit: int, position: int) -> bytes:
     if len(data) > limit:
         raise ApiError(413, "document_too_large", f"item {position} is larger than the {limit}-byte limit")
@@ -82,12 +92,7 @@ async def read_batch(request: Request, limit: int) -> tuple[UUID | None, bool, l
         return body.organization_id, body.platform, docs
     if content_type.startswith("multipart/form-data"):
         async with request.form(max_files=MAX_BATCH_ITEMS, max_fields=8) as form:
-            raw_org = form.get("organization_id")
-            platform = str(form.get("platform", "false")).lower() in {"1", "true", "yes"}
-            try:
-                organization_id = UUID(str(raw_org)) if raw_org else None
-            except ValueError:
-                raise ApiError(422, "invalid_request", "organization_id is not a UUID") from None
+            organization_id, platform = form_scope(form)
             files = [f for f in form.getlist("file") if isinstance(f, UploadFile)]
             if not files:
                 raise ApiError(422, "file_missing", "send the documents in multipart fields named 'file'")

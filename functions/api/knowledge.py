@@ -33,7 +33,7 @@ from functions._services import Services
 from functions._wire import CleanText
 from functions.api._deps import ServicesDep
 from functions.api._http import ERROR_RESPONSES
-from functions.api._knowledge_batch import MAX_BATCH_ITEMS, read_batch
+from functions.api._knowledge_batch import MAX_BATCH_ITEMS, form_scope, read_batch
 from functions.api._scopes import ORGANIZATION, organization_scope
 from functions.errors import ApiError, EventSendError
 from functions.events import EVENT_BATCH, EVENT_RETRY, EVENT_SYNC, EVENT_UPLOADED, MAX_BATCH_SOURCES
@@ -185,13 +185,7 @@ async def _upload(request: Request, svc: Services, limit: int) -> JSONResponse:
         upload = form.get("file")
         if not isinstance(upload, UploadFile):
             raise ApiError(422, "file_missing", "send the document in a multipart field named 'file'")
-        raw_org = form.get("organization_id")
-        platform = str(form.get("platform", "false")).lower() in {"1", "true", "yes"}
-        try:
-            organization_id = UUID(str(raw_org)) if raw_org else None
-        except ValueError:
-            raise ApiError(422, "invalid_request", "organization_id is not a UUID") from None
-        organization_id = _scope(organization_id, platform)
+        organization_id = _scope(*form_scope(form))
         data = await upload.read(limit + 1)
         _check_size(len(data), limit)
         title = form.get("title")
