@@ -1,0 +1,36 @@
+"""`knowledge.sweep.SourceView.identity_json`: the one JSON of a source that the API and the CLI extend."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from uuid import uuid4
+
+from knowledge.sweep import SourceView
+
+
+def test_the_identity_holds_the_eight_fields_every_interface_shows_as_json_values() -> None:
+    source_id, org = uuid4(), uuid4()
+    view = SourceView(
+        id=source_id,
+        organization_id=org,
+        kind="upload",
+        title="Pricing",
+        uri=None,
+        status="failed",
+        failure_reason="document_empty: the document contains no text",
+        attempts=2,
+        pending_since=None,
+        updated_at=datetime.now(UTC),
+    )
+    assert view.identity_json() == {
+        "id": str(source_id),
+        "organization_id": str(org),
+        "kind": "upload",
+        "title": "Pricing",
+        "uri": None,
+        "status": "failed",
+        "failure_reason": "document_empty: the document contains no text",
+        "attempts": 2,
+    }
+    platform = SourceView(**{**{f: getattr(view, f) for f in SourceView.__slots__}, "organization_id": None})
+    assert platform.identity_json()["organization_id"] is None
