@@ -49,6 +49,12 @@ def uploaded(source_id: UUID, org: UUID | None) -> dict[str, Any]:
     return {"name": EVENT_UPLOADED, "data": {"source_id": str(source_id), "organization_id": str(org) if org else None}}
 
 
+async def ingest(service: Service, org: UUID | None, path: Path) -> tuple[UUID, Any]:
+    """Upload `path` and play its `knowledge-ingest` run: the source and the run."""
+    source_id = await upload(service, org, path)
+    return source_id, await service.executor.run(FUNCTION_ID, uploaded(source_id, org), retries=RETRIES)
+
+
 def _small_and_textless(run: Any) -> None:
     for name, output in run.step_outputs.items():
         encoded = json.dumps(output)
@@ -77,8 +83,7 @@ async def test_an_ingestion_under_a_local_model_is_one_ingest_step_that_returns_
     service: Service, factory: Factory
 ) -> None:
     org = await factory.organization()
-    source_id = await upload(service, org, FEATURES)
-    run = await service.executor.run(FUNCTION_ID, uploaded(source_id, org), retries=RETRIES)
+    source_id, run = await ingest(service, org, FEATURES)
 
     assert run.status == "completed", run.output
     assert run.output["ready"] is True
@@ -94,14 +99,12 @@ async def test_a_providers_model_keeps_one_resumable_step_per_batch_and_writes_t
     service: Service, factory: Factory
 ) -> None:
     org = await factory.organization()
-    local_id = await upload(service, org, FEATURES)
-    local = await service.executor.run(FUNCTION_ID, uploaded(local_id, org), retries=RETRIES)
+    local_id, local = await ingest(service, org, FEATURES)
     provider = EmbedderRegistry()
     provider.register(FAKE_MODEL, lambda: ProviderEmbedder(batch_size=FAKE_BATCH), dimensions=FakeEmbedder.dimensions)
     service.services.embedders = provider
     other = await factory.organization()
-    source_id = await upload(service, other, FEATURES)
-    run = await service.executor.run(FUNCTION_ID, uploaded(source_id, other), retries=RETRIES)
+    source_id, run = await ingest(service, other, FEATURES)
 
     assert local.status == run.status == "completed", run.output
     row = await source_row(service, source_id)
@@ -120,8 +123,7 @@ async def test_a_non_retriable_bad_pdf_marks_the_source_failed_in_one_attempt(
     service: Service, factory: Factory
 ) -> None:
     org = await factory.organization()
-    source_id = await upload(service, org, ENCRYPTED)
-    run = await service.executor.run(FUNCTION_ID, uploaded(source_id, org), retries=RETRIES)
+    source_id, run = await ingest(service, org, ENCRYPTED)
 
     assert run.status == "failed"
     assert run.function_attempts == 1, "bad input is not retried"
@@ -157,8 +159,7 @@ async def test_retries_exhausted_reach_on_failure(
     broken.register(FAKE_MODEL, embedder, dimensions=FakeEmbedder.dimensions)
     service.services.embedders = broken
     org = await factory.organization()
-    source_id = await upload(service, org, FEATURES)
-    run = await service.executor.run(FUNCTION_ID, uploaded(source_id, org), retries=RETRIES)
+    source_id, run = await ingest(service, org, FEATURES)
 
     assert run.status == "failed"
     assert run.step_errors == [failing_step] * (RETRIES + 1), "the transient fault is retried"
@@ -173,8 +174,7 @@ async def test_retries_exhausted_reach_on_failure(
 
 async def test_a_rerun_of_a_finished_ingestion_is_harmless(service: Service, factory: Factory) -> None:
     org = await factory.organization()
-    source_id = await upload(service, org, FEATURES)
-    first = await service.executor.run(FUNCTION_ID, uploaded(source_id, org), retries=RETRIES)
+    source_id, first = await ingest(service, org, FEATURES)
     before = await source_row(service, source_id)
     rerun = await service.executor.run(FUNCTION_ID, uploaded(source_id, org), retries=RETRIES)
     after = await source_row(service, source_id)

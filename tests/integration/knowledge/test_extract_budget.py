@@ -14,6 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 from typing import Any
+from uuid import UUID
 
 import pytest
 
@@ -48,6 +49,15 @@ async def _cli(args: list[str], env: dict[str, str]) -> dict[str, Any]:
     return measured
 
 
+async def _ingest_folder(tmp_path: Path, db_url: str, org: UUID, name: str, files: dict[str, bytes]) -> dict[str, Any]:
+    """Write `files` into a new folder and run `ac-context ingest FOLDER --org ORG --json` on it, measured."""
+    docs = tmp_path / name
+    docs.mkdir()
+    for filename, data in files.items():
+        (docs / filename).write_bytes(data)
+    return await _cli([*CLI, "ingest", str(docs), "--org", str(org), "--json"], _env(db_url, tmp_path))
+
+
 async def _sources(kit: Kit) -> dict[str, Any]:
     async with kit.db.connection() as conn:
         rows = await conn.fetch(
@@ -61,11 +71,8 @@ async def test_the_2000_page_shared_stream_bomb_and_its_64_kib_variant_are_refus
     kit: Kit, factory: Factory, db_url: str, tmp_path: Path
 ) -> None:
     org = await factory.organization()
-    docs = tmp_path / "bombs"
-    docs.mkdir()
-    (docs / "shared-400k.pdf").write_bytes(shared_stream_bomb())
-    (docs / "shared-64k.pdf").write_bytes(shared_stream_bomb(stream_bytes=64 * 1024))
-    done = await _cli([*CLI, "ingest", str(docs), "--org", str(org), "--json"], _env(db_url, tmp_path))
+    bombs = {"shared-400k.pdf": shared_stream_bomb(), "shared-64k.pdf": shared_stream_bomb(stream_bytes=64 * 1024)}
+    done = await _ingest_folder(tmp_path, db_url, org, "bombs", bombs)
     assert done["status"] == 1, done["err"]
     rows = {Path(r["file"]).name: r for r in json.loads(done["out"])}
     sources = await _sources(kit)
@@ -81,11 +88,9 @@ async def test_a_large_ordinary_pdf_still_ingests_beside_a_form_bomb(
     kit: Kit, factory: Factory, db_url: str, tmp_path: Path
 ) -> None:
     org = await factory.organization()
-    docs = tmp_path / "mixed"
-    docs.mkdir()
-    (docs / GEOTOPO.name).write_bytes(GEOTOPO.read_bytes())
-    (docs / "form.pdf").write_bytes(form_bomb())
-    done = await _cli([*CLI, "ingest", str(docs), "--org", str(org), "--json"], _env(db_url, tmp_path))
+    done = await _ingest_folder(
+        tmp_path, db_url, org, "mixed", {GEOTOPO.name: GEOTOPO.read_bytes(), "form.pdf": form_bomb()}
+    )
     rows = {Path(r["file"]).name: r for r in json.loads(done["out"])}
     assert rows[GEOTOPO.name]["status"] == "ready" and rows[GEOTOPO.name]["chunks"] > 100, rows
     assert rows["form.pdf"]["failure_reason"].startswith("pdf_content_too_large:")
