@@ -425,6 +425,32 @@ CREATE FUNCTION agent.memory_subject_refs_well_formed(refs jsonb) RETURNS boolea
 $$;
 
 --
+-- Name: removal_receipt_add(uuid, jsonb, text[]); Type: FUNCTION; Schema: agent; Owner: -
+--
+
+CREATE FUNCTION agent.removal_receipt_add(p_id uuid, p_counts jsonb, p_object_keys text[]) RETURNS void
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'public'
+    AS $$
+BEGIN
+    UPDATE agent.removal_receipts r
+       SET counts = (
+               SELECT coalesce(jsonb_object_agg(k, total), '{}'::jsonb)
+                 FROM (SELECT k, sum(v) AS total
+                         FROM (SELECT key AS k, value::bigint AS v FROM jsonb_each_text(r.counts)
+                               UNION ALL
+                               SELECT key, value::bigint FROM jsonb_each_text(coalesce(p_counts, '{}'::jsonb))) AS c
+                        GROUP BY k) AS s),
+           object_keys = ARRAY(SELECT DISTINCT unnest(r.object_keys || coalesce(p_object_keys, '{}')) ORDER BY 1)
+     WHERE r.id = p_id AND r.status = 'running';
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'removal receipt % is not running', p_id
+            USING ERRCODE = 'check_violation', CONSTRAINT = 'removal_receipts_add_running';
+    END IF;
+END
+$$;
+
+--
 -- Name: current_organization_id(); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -1093,6 +1119,33 @@ CREATE VIEW agent.memory_heads WITH (security_invoker='true') AS
           WHERE (c.supersedes_id = m.id))));
 
 --
+-- Name: removal_receipts; Type: TABLE; Schema: agent; Owner: -
+--
+
+CREATE TABLE agent.removal_receipts (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    kind text NOT NULL,
+    organization_id uuid,
+    target_id uuid NOT NULL,
+    subject text DEFAULT ''::text NOT NULL,
+    requested_by text NOT NULL,
+    status text DEFAULT 'running'::text NOT NULL,
+    counts jsonb DEFAULT '{}'::jsonb NOT NULL,
+    object_keys text[] DEFAULT '{}'::text[] NOT NULL,
+    resumed integer DEFAULT 0 NOT NULL,
+    started_at timestamp with time zone DEFAULT now() NOT NULL,
+    finished_at timestamp with time zone,
+    CONSTRAINT removal_receipts_counts_check CHECK ((jsonb_typeof(counts) = 'object'::text)),
+    CONSTRAINT removal_receipts_finished_when_complete CHECK (((status = 'complete'::text) = (finished_at IS NOT NULL))),
+    CONSTRAINT removal_receipts_kind_check CHECK ((kind = ANY (ARRAY['source'::text, 'user'::text, 'organization'::text]))),
+    CONSTRAINT removal_receipts_organization_kind CHECK (((kind = 'source'::text) OR (organization_id IS NOT NULL))),
+    CONSTRAINT removal_receipts_requested_by_check CHECK (((btrim(requested_by) <> ''::text) AND (length(requested_by) <= 200))),
+    CONSTRAINT removal_receipts_resumed_check CHECK ((resumed >= 0)),
+    CONSTRAINT removal_receipts_status_check CHECK ((status = ANY (ARRAY['running'::text, 'complete'::text]))),
+    CONSTRAINT removal_receipts_subject_check CHECK ((length(subject) <= 300))
+);
+
+--
 -- Name: runs; Type: TABLE; Schema: agent; Owner: -
 --
 
@@ -1591,6 +1644,13 @@ ALTER TABLE ONLY agent.memories
     ADD CONSTRAINT memories_pkey PRIMARY KEY (id);
 
 --
+-- Name: removal_receipts removal_receipts_pkey; Type: CONSTRAINT; Schema: agent; Owner: -
+--
+
+ALTER TABLE ONLY agent.removal_receipts
+    ADD CONSTRAINT removal_receipts_pkey PRIMARY KEY (id);
+
+--
 -- Name: runs runs_pkey; Type: CONSTRAINT; Schema: agent; Owner: -
 --
 
@@ -1887,6 +1947,24 @@ CREATE UNIQUE INDEX memories_one_root_per_chain ON agent.memories USING btree (o
 --
 
 CREATE INDEX memories_run_idx ON agent.memories USING btree (proposed_by_run_id) WHERE (proposed_by_run_id IS NOT NULL);
+
+--
+-- Name: removal_receipts_one_running; Type: INDEX; Schema: agent; Owner: -
+--
+
+CREATE UNIQUE INDEX removal_receipts_one_running ON agent.removal_receipts USING btree (kind, organization_id, target_id, subject) NULLS NOT DISTINCT WHERE (status = 'running'::text);
+
+--
+-- Name: removal_receipts_organization; Type: INDEX; Schema: agent; Owner: -
+--
+
+CREATE INDEX removal_receipts_organization ON agent.removal_receipts USING btree (organization_id, started_at DESC);
+
+--
+-- Name: removal_receipts_target; Type: INDEX; Schema: agent; Owner: -
+--
+
+CREATE INDEX removal_receipts_target ON agent.removal_receipts USING btree (target_id, started_at DESC);
 
 --
 -- Name: runs_org_recent_idx; Type: INDEX; Schema: agent; Owner: -
@@ -2618,6 +2696,12 @@ ALTER TABLE agent.knowledge_sources ENABLE ROW LEVEL SECURITY;
 ALTER TABLE agent.memories ENABLE ROW LEVEL SECURITY;
 
 --
+-- Name: removal_receipts; Type: ROW SECURITY; Schema: agent; Owner: -
+--
+
+ALTER TABLE agent.removal_receipts ENABLE ROW LEVEL SECURITY;
+
+--
 -- Name: runs; Type: ROW SECURITY; Schema: agent; Owner: -
 --
 
@@ -2958,6 +3042,12 @@ GRANT USAGE ON SCHEMA public TO authenticated;
 --
 
 REVOKE ALL ON FUNCTION agent.memories_refuse_rewrite() FROM PUBLIC;
+
+--
+-- Name: FUNCTION removal_receipt_add(p_id uuid, p_counts jsonb, p_object_keys text[]); Type: ACL; Schema: agent; Owner: -
+--
+
+REVOKE ALL ON FUNCTION agent.removal_receipt_add(p_id uuid, p_counts jsonb, p_object_keys text[]) FROM PUBLIC;
 
 --
 -- Name: FUNCTION knowledge_search(p_organization_id uuid, p_query_embedding public.vector, p_query_text text, p_include_platform boolean, p_include_organization boolean, p_limit integer, p_query_model text, p_dense_weight double precision, p_lexical_weight double precision, p_candidates integer, p_rrf_k integer, p_exact_below integer, p_fusion text, p_min_relevance double precision, p_per_source integer, p_lexical_depth integer, p_ef_search integer, p_k1 double precision, p_b double precision); Type: ACL; Schema: public; Owner: -

@@ -154,6 +154,7 @@ CODE_STATUS: Mapping[str, int] = MappingProxyType(
         "table_unknown": 500,
         "organization_not_found": 404,
         "api_key_not_found": 404,
+        "receipt_not_found": 404,
         "rate_limited": 429,
         # functions
         "service_not_ready": 503,

@@ -10,6 +10,7 @@
         ├── UnknownQueryError           a named query that no queries.sql defines
         ├── OrganizationNotFoundError   no organization has this id
         ├── ApiKeyNotFoundError         no API key has this id
+        ├── ReceiptNotFoundError        no removal receipt has this id
         ├── RateLimitedError            too many of one operation in its window; retry after `retry_after_s`
         └── DatabaseError               the database refused or failed a statement (original as __cause__)
             └── DatabaseUnavailableError  no connection could be made
@@ -33,6 +34,7 @@ __all__ = [
     "MigrationError",
     "OrganizationNotFoundError",
     "RateLimitedError",
+    "ReceiptNotFoundError",
     "SettingsError",
     "StateError",
     "UnknownQueryError",
@@ -98,6 +100,12 @@ class ApiKeyNotFoundError(StateError, LookupError):
     """No API key has this id."""
 
     code = "api_key_not_found"
+
+
+class ReceiptNotFoundError(StateError, LookupError):
+    """No removal receipt has this id."""
+
+    code = "receipt_not_found"
 
 
 class RateLimitedError(StateError):

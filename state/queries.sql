@@ -224,3 +224,56 @@ SELECT m.id, m.supersedes_id, m.text, m.forgotten_at, h.id IS NOT NULL AS is_hea
   FROM agent.memories m
   LEFT JOIN agent.memory_heads h ON h.id = m.id
  WHERE m.organization_id = $1 AND m.definition_id = $2 AND m.subject_key = $3;
+
+-- name: begin_removal_receipt
+-- Open a running receipt for a removal, or find the running one of the same request (a rerun after a crash,
+-- which counts one more resume). $1 kind, $2 organization id or NULL, $3 target id, $4 subject ('' for none),
+-- $5 requested by.
+WITH opened AS (
+    INSERT INTO agent.removal_receipts (kind, organization_id, target_id, subject, requested_by)
+    VALUES ($1, $2, $3, $4, $5)
+    ON CONFLICT (kind, organization_id, target_id, subject) WHERE status = 'running'
+    DO UPDATE SET resumed = agent.removal_receipts.resumed + 1
+    RETURNING *
+)
+SELECT id, kind, organization_id, target_id, subject, requested_by, status, counts, object_keys, resumed,
+       started_at, finished_at
+  FROM opened;
+
+-- name: add_to_removal_receipt
+-- Add one batch's counts (JSON object of integers) and object keys to a running receipt. $1 receipt id,
+-- $2 counts, $3 object keys.
+SELECT agent.removal_receipt_add($1, $2::jsonb, $3::text[]);
+
+-- name: finish_removal_receipt
+-- Mark a running receipt complete (a complete one is left as it is). $1 receipt id.
+UPDATE agent.removal_receipts
+   SET status = 'complete', finished_at = now()
+ WHERE id = $1 AND status = 'running'
+RETURNING id;
+
+-- name: get_removal_receipt
+-- One receipt by id, or no row. $1 receipt id.
+SELECT id, kind, organization_id, target_id, subject, requested_by, status, counts, object_keys, resumed,
+       started_at, finished_at
+  FROM agent.removal_receipts
+ WHERE id = $1;
+
+-- name: latest_removal_receipt
+-- The newest receipt of one request, running or complete, or no row. $1 kind, $2 organization id or NULL,
+-- $3 target id, $4 subject.
+SELECT id, kind, organization_id, target_id, subject, requested_by, status, counts, object_keys, resumed,
+       started_at, finished_at
+  FROM agent.removal_receipts
+ WHERE kind = $1 AND organization_id IS NOT DISTINCT FROM $2 AND target_id = $3 AND subject = $4
+ ORDER BY started_at DESC, id DESC
+ LIMIT 1;
+
+-- name: list_removal_receipts
+-- The newest receipts, optionally of one organization. $1 organization id or NULL for all, $2 most rows.
+SELECT id, kind, organization_id, target_id, subject, requested_by, status, counts, object_keys, resumed,
+       started_at, finished_at
+  FROM agent.removal_receipts
+ WHERE $1::uuid IS NULL OR organization_id = $1
+ ORDER BY started_at DESC, id DESC
+ LIMIT $2;
