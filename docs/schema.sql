@@ -795,6 +795,15 @@ CREATE TABLE agent.api_keys (
 );
 
 --
+-- Name: created_organizations; Type: TABLE; Schema: agent; Owner: -
+--
+
+CREATE TABLE agent.created_organizations (
+    organization_id uuid NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+--
 -- Name: definitions; Type: TABLE; Schema: agent; Owner: -
 --
 
@@ -1532,6 +1541,13 @@ ALTER TABLE ONLY agent.api_keys
     ADD CONSTRAINT api_keys_pkey PRIMARY KEY (id);
 
 --
+-- Name: created_organizations created_organizations_pkey; Type: CONSTRAINT; Schema: agent; Owner: -
+--
+
+ALTER TABLE ONLY agent.created_organizations
+    ADD CONSTRAINT created_organizations_pkey PRIMARY KEY (organization_id);
+
+--
 -- Name: definitions definitions_pkey; Type: CONSTRAINT; Schema: agent; Owner: -
 --
 
@@ -2202,6 +2218,13 @@ ALTER TABLE ONLY agent.api_keys
     ADD CONSTRAINT api_keys_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE;
 
 --
+-- Name: created_organizations created_organizations_organization_id_fkey; Type: FK CONSTRAINT; Schema: agent; Owner: -
+--
+
+ALTER TABLE ONLY agent.created_organizations
+    ADD CONSTRAINT created_organizations_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE;
+
+--
 -- Name: definitions definitions_organization_id_fkey; Type: FK CONSTRAINT; Schema: agent; Owner: -
 --
 
@@ -2640,6 +2663,12 @@ ALTER TABLE ONLY public.users
 --
 
 ALTER TABLE agent.api_keys ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: created_organizations; Type: ROW SECURITY; Schema: agent; Owner: -
+--
+
+ALTER TABLE agent.created_organizations ENABLE ROW LEVEL SECURITY;
 
 --
 -- Name: definitions; Type: ROW SECURITY; Schema: agent; Owner: -

@@ -2,9 +2,15 @@
 -- parameters, then the statement.
 
 -- name: create_organization
--- Create an organization (for a standalone deployment; the platform owns this table). $1 name.
-INSERT INTO public.organizations (name) VALUES ($1)
-RETURNING id, name, created_at;
+-- Create an organization (for a standalone deployment; the platform owns this table), marked as created
+-- here so an erasure may delete its row. $1 name.
+WITH created AS (
+    INSERT INTO public.organizations (name) VALUES ($1)
+    RETURNING id, name, created_at
+), marked AS (
+    INSERT INTO agent.created_organizations (organization_id) SELECT id FROM created
+)
+SELECT id, name, created_at FROM created;
 
 -- name: list_organizations
 -- The organizations, oldest first. $1 the most rows to answer.
@@ -30,7 +36,7 @@ SELECT pg_advisory_xact_lock(hashtextextended('ac_context.organization_create', 
 
 -- name: create_organization_within_rate
 -- Create an organization unless $2 or more were created in the last minute. $1 name, $2 the most per
--- minute. Answers the row (id NULL when refused) and the seconds until the oldest creation of the window
+-- minute; marks it as created here. Answers the row (id NULL when refused) and the seconds until the oldest creation of the window
 -- leaves it.
 WITH recent AS (
     SELECT count(*) AS n, min(created_at) AS oldest
@@ -40,6 +46,8 @@ WITH recent AS (
     INSERT INTO public.organizations (name)
     SELECT $1 FROM recent WHERE recent.n < $2
     RETURNING id, name, created_at
+), marked AS (
+    INSERT INTO agent.created_organizations (organization_id) SELECT id FROM created
 )
 SELECT c.id, c.name, c.created_at,
        greatest(1, ceil(extract(epoch FROM (r.oldest + interval '60 seconds' - clock_timestamp()))))::int AS retry_after_s
@@ -277,3 +285,33 @@ SELECT id, kind, organization_id, target_id, subject, requested_by, status, coun
  WHERE $1::uuid IS NULL OR organization_id = $1
  ORDER BY started_at DESC, id DESC
  LIMIT $2;
+
+-- name: organization_created_here
+-- Whether this deployment created the organization (so its row is the layer's to delete). $1 organization id.
+SELECT EXISTS (SELECT 1 FROM agent.created_organizations WHERE organization_id = $1);
+
+-- name: erase_organization_api_keys
+-- Delete every API key of one organization; answers how many. $1 organization id.
+WITH gone AS (DELETE FROM agent.api_keys WHERE organization_id = $1 RETURNING 1)
+SELECT count(*) FROM gone;
+
+-- name: evict_organization_dossier
+-- Tell every worker process to evict the organization's cached dossier (the channel of migration 0030).
+-- $1 organization id.
+SELECT pg_notify('ac_dossier_changed', ($1::uuid)::text);
+
+-- name: delete_organization_row
+-- Delete the organization row (only for one this deployment created; the caller checks); answers how
+-- many. $1 organization id.
+WITH gone AS (DELETE FROM public.organizations WHERE id = $1 RETURNING 1)
+SELECT count(*) FROM gone;
+
+-- name: discard_empty_receipt
+-- Delete a running receipt that removed nothing (a repeated request that found nothing new answers the
+-- earlier receipt instead); answers whether it was discarded. $1 receipt id.
+WITH gone AS (
+    DELETE FROM agent.removal_receipts
+     WHERE id = $1 AND status = 'running' AND counts = '{}'::jsonb AND object_keys = '{}'
+    RETURNING 1
+)
+SELECT count(*) > 0 FROM gone;

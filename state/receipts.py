@@ -29,6 +29,7 @@ __all__ = [
     "ReceiptKind",
     "add_to_receipt",
     "begin_receipt",
+    "discard_empty_receipt",
     "finish_receipt",
     "get_receipt",
     "latest_receipt",
@@ -158,6 +159,12 @@ async def finish_receipt(conn: Connection, receipt_id: UUID) -> Receipt:
     if row is None:
         raise ReceiptNotFoundError(f"no removal receipt has id {receipt_id}")
     return Receipt.from_row(row)
+
+
+async def discard_empty_receipt(conn: Connection, receipt_id: UUID) -> bool:
+    """Delete a running receipt that removed nothing; True when it was (a repeat answers the earlier one)."""
+    with translated_db_errors():
+        return bool(await conn.fetchval(QUERIES["discard_empty_receipt"], receipt_id))
 
 
 async def get_receipt(db: Database, receipt_id: UUID) -> Receipt:
