@@ -31,7 +31,9 @@ async def _hits(kit: Kit, org: UUID, query: str) -> list[str]:
 async def _rows_of(kit: Kit, source_id: UUID) -> dict[str, int]:
     async with kit.db.connection() as conn:
         return {
-            "chunks": await conn.fetchval("SELECT count(*) FROM agent.knowledge_chunks WHERE source_id = $1", source_id),
+            "chunks": await conn.fetchval(
+                "SELECT count(*) FROM agent.knowledge_chunks WHERE source_id = $1", source_id
+            ),
             "models": await conn.fetchval(
                 "SELECT count(*) FROM agent.knowledge_source_models WHERE source_id = $1", source_id
             ),
@@ -169,7 +171,8 @@ async def test_erasing_an_organization_removes_all_its_knowledge_and_nothing_of_
     platform = await kit.ingest(None, KEEP)
     async with kit.db.connection() as conn:
         await conn.execute(
-            "INSERT INTO public.knowledge_settings (organization_id, active_embedding_model) VALUES ($1, 'test/hash-64')",
+            "INSERT INTO public.knowledge_settings (organization_id, active_embedding_model)"
+            " VALUES ($1, 'test/hash-64')",
             org,
         )
         receipt = await begin_receipt(conn, "organization", organization_id=org, target_id=org, requested_by="t")

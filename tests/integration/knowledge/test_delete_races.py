@@ -13,7 +13,6 @@ from tests.integration.knowledge.lexical import assert_consistent
 from tests.integration.knowledge.test_delete import GONE, KEEP, _by_model, _rows_of
 
 
-
 class ProviderShaped(FakeEmbedder):
     """The fake model as a provider's would run: the resumable steps, one embed step per paid batch."""
 
