@@ -108,7 +108,7 @@ async def delete_source(
                 await conn.execute(QUERIES["mark_sources_deleting"], ids)
                 await add_to_receipt(conn, receipt_id, {SEARCHABLE: counts["pairs"], POSTINGS: counts["postings"]})
     if ids:
-        await _delete_chunks(db, receipt_id, "delete_source_chunk_batch", ids, batch_size, on_batch)
+        await _delete_chunks(db, receipt_id, QUERIES["delete_source_chunk_batch"], ids, batch_size, on_batch)
         if key is not None:
             async with db.connection() as conn:
                 with translated():
@@ -147,7 +147,7 @@ async def _delete_chunks(
     while True:
         with translated():
             async with db.connection() as conn, conn.transaction():
-                row = await conn.fetchrow(QUERIES[query], target, batch_size)
+                row = await conn.fetchrow(query, target, batch_size)
                 assert row is not None
                 await add_to_receipt(conn, receipt_id, {CHUNKS: row["chunks"], POSTINGS: row["postings"]})
         if row["chunks"] == 0:
@@ -194,7 +194,9 @@ async def erase_organization_knowledge(
                 assert counts is not None
                 marked = await conn.fetch(QUERIES["mark_organization_deleting"], organization_id)
                 await add_to_receipt(conn, receipt_id, {SEARCHABLE: counts["pairs"], POSTINGS: counts["postings"]})
-        await _delete_chunks(db, receipt_id, "delete_organization_chunk_batch", organization_id, batch_size, on_batch)
+        await _delete_chunks(
+            db, receipt_id, QUERIES["delete_organization_chunk_batch"], organization_id, batch_size, on_batch
+        )
         while await _erase_source_batch(db, store, organization_id, receipt_id, batch_size):
             if on_batch is not None:
                 await on_batch()
