@@ -363,6 +363,19 @@ CREATE FUNCTION agent.knowledge_model_wanted(p_source_id uuid, p_model text) RET
 $$;
 
 --
+-- Name: knowledge_source_stays_deleting(); Type: FUNCTION; Schema: agent; Owner: -
+--
+
+CREATE FUNCTION agent.knowledge_source_stays_deleting() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'public'
+    AS $$
+BEGIN
+    RETURN NULL;  -- skip the row: a deleting source is never made pending, ready or failed again
+END
+$$;
+
+--
 -- Name: knowledge_switch_scope(uuid); Type: FUNCTION; Schema: agent; Owner: -
 --
 
@@ -372,7 +385,7 @@ CREATE FUNCTION agent.knowledge_switch_scope(p_organization_id uuid) RETURNS TAB
     AS $$
     SELECT s.id
       FROM agent.knowledge_sources s
-     WHERE s.status <> 'failed'
+     WHERE s.status NOT IN ('failed', 'deleting')
        AND (s.organization_id IS NULL
             OR (p_organization_id IS NOT NULL AND s.organization_id = p_organization_id)
             OR (p_organization_id IS NULL AND NOT EXISTS (
@@ -982,7 +995,7 @@ CREATE TABLE agent.knowledge_sources (
     CONSTRAINT knowledge_sources_pending_has_since CHECK (((status = 'pending'::text) = (pending_since IS NOT NULL))),
     CONSTRAINT knowledge_sources_replacement_is_a_uri CHECK (((replaces IS NULL) OR (kind = 'uri'::text))),
     CONSTRAINT knowledge_sources_replaces_another CHECK ((replaces IS DISTINCT FROM id)),
-    CONSTRAINT knowledge_sources_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'ready'::text, 'failed'::text]))),
+    CONSTRAINT knowledge_sources_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'ready'::text, 'failed'::text, 'deleting'::text]))),
     CONSTRAINT knowledge_sources_title_check CHECK (((btrim(title) <> ''::text) AND (length(title) <= 500))),
     CONSTRAINT knowledge_sources_uri_check CHECK (((uri IS NULL) OR (btrim(uri) <> ''::text)))
 );
@@ -1025,13 +1038,13 @@ CREATE VIEW agent.knowledge_wanted_models AS
    FROM ((agent.knowledge_sources s
      JOIN public.knowledge_settings platform ON ((platform.organization_id IS NULL)))
      LEFT JOIN public.knowledge_settings own ON ((own.organization_id = s.organization_id)))
-  WHERE (s.organization_id IS NOT NULL)
+  WHERE ((s.organization_id IS NOT NULL) AND (s.status <> 'deleting'::text))
 UNION
  SELECT s.id AS source_id,
     w.to_model AS embedding_model
    FROM (agent.knowledge_sources s
      JOIN agent.knowledge_switches w ON ((w.status = 'running'::text)))
-  WHERE ((s.organization_id IS NOT NULL) AND ((w.organization_id = s.organization_id) OR ((w.organization_id IS NULL) AND (NOT (EXISTS ( SELECT 1
+  WHERE ((s.organization_id IS NOT NULL) AND (s.status <> 'deleting'::text) AND ((w.organization_id = s.organization_id) OR ((w.organization_id IS NULL) AND (NOT (EXISTS ( SELECT 1
            FROM public.knowledge_settings own
           WHERE (own.organization_id = s.organization_id)))))))
 UNION
@@ -1039,13 +1052,13 @@ UNION
     k.active_embedding_model AS embedding_model
    FROM (agent.knowledge_sources s
      CROSS JOIN public.knowledge_settings k)
-  WHERE (s.organization_id IS NULL)
+  WHERE ((s.organization_id IS NULL) AND (s.status <> 'deleting'::text))
 UNION
  SELECT s.id AS source_id,
     w.to_model AS embedding_model
    FROM (agent.knowledge_sources s
      JOIN agent.knowledge_switches w ON ((w.status = 'running'::text)))
-  WHERE (s.organization_id IS NULL);
+  WHERE ((s.organization_id IS NULL) AND (s.status <> 'deleting'::text));
 
 --
 -- Name: memories; Type: TABLE; Schema: agent; Owner: -
@@ -2173,6 +2186,12 @@ CREATE TRIGGER knowledge_lexical_source_delete AFTER DELETE ON agent.knowledge_s
 --
 
 CREATE TRIGGER knowledge_lexical_source_update AFTER UPDATE ON agent.knowledge_sources REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION agent.knowledge_lexical_on_source();
+
+--
+-- Name: knowledge_sources knowledge_source_stays_deleting; Type: TRIGGER; Schema: agent; Owner: -
+--
+
+CREATE TRIGGER knowledge_source_stays_deleting BEFORE UPDATE OF status ON agent.knowledge_sources FOR EACH ROW WHEN (((old.status = 'deleting'::text) AND (new.status IS DISTINCT FROM 'deleting'::text))) EXECUTE FUNCTION agent.knowledge_source_stays_deleting();
 
 --
 -- Name: memories memories_append_only; Type: TRIGGER; Schema: agent; Owner: -

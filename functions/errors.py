@@ -125,6 +125,10 @@ CODE_STATUS: Mapping[str, int] = MappingProxyType(
         "knowledge_model_not_wanted": 409,
         "knowledge_store_unavailable": 503,
         "knowledge_source_not_ready": 409,
+        "source_not_found": 404,
+        "platform_source_forbidden": 403,
+        "source_deleted": 410,
+        "source_deleting": 409,
         # memory
         "memory_misuse": 422,
         "invalid_input": 422,

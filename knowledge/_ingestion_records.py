@@ -80,9 +80,11 @@ class IngestOutcome:
     """Chunk rows of the last model built."""
     status: str = "done"
     """`done` (every model built ran), `failed` (a step failed it), `skipped` (it was failed before the run:
-    retry it first) or `missing` (no such source)."""
+    retry it first), `deleted` (deleted before or while its steps ran: nothing recorded) or `missing` (no
+    such source, and none was deleted)."""
     built: tuple[Json, ...] = field(default=())
-    """One small record per model built: `model`, `chunks`, `ready`, and `not_wanted` for a cancelled switch's."""
+    """One small record per model built: `model`, `chunks`, `ready`, and `not_wanted` for a cancelled switch's
+    (`deleted` for the build a delete stopped)."""
 
     @property
     def ready(self) -> bool:

@@ -115,7 +115,9 @@ async def ingest_sources(
     """
     with translated():
         async with db.connection() as conn:
-            rows = {r["id"]: r for r in await conn.fetch(QUERIES["bulk_plan"], list(dict.fromkeys(source_ids)))}
+            planned = await conn.fetch(QUERIES["bulk_plan"], list(dict.fromkeys(source_ids)))
+    # A source being deleted (`knowledge.delete`) is no work: it answers no outcome, as a deleted one.
+    rows = {r["id"]: r for r in planned if r["status"] != "deleting"}
     result = BulkResult()
     final: dict[UUID, SourceOutcome] = {}
     by_model: dict[str, list[Any]] = {}

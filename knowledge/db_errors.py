@@ -116,12 +116,18 @@ _BY_SQLSTATE: dict[str, type[KnowledgeRuntimeError | KnowledgeInputError]] = {
 }
 
 
+_SOURCE_GONE = frozenset({"knowledge_chunks_source_id_fkey", "knowledge_source_models_source_id_fkey"})
+"""The foreign keys a chunk or readiness write breaks when its source was deleted meanwhile."""
+
+
 def translate_knowledge_db_error(exc: asyncpg.PostgresError) -> KnowledgeRuntimeError | KnowledgeInputError:
     """The knowledge error for a driver error (raise it `from exc`)."""
     error_type = _BY_SQLSTATE.get(getattr(exc, "sqlstate", "") or "")
     message = getattr(exc, "message", None) or str(exc)
     if error_type is not None:
         return error_type(message)
+    if getattr(exc, "sqlstate", "") == "23503" and getattr(exc, "constraint_name", None) in _SOURCE_GONE:
+        return SourceNotFoundError(f"the knowledge source was deleted while it was written: {message}")
     if getattr(exc, "sqlstate", "") == "22023":
         return KnowledgeInputError(message)
     return KnowledgeStoreError(f"knowledge store error: {message}")

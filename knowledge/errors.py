@@ -15,7 +15,11 @@ KnowledgeError                      knowledge_error                 no   (the ro
 │   │   ├── EmptyDocumentError          document_empty
 │   │   └── UnsupportedDocumentTypeError document_type_unsupported
 │   ├── UnknownEmbeddingModelError  embedding_model_unknown
-│   └── InvalidObjectKeyError       object_key_invalid
+│   ├── InvalidObjectKeyError       object_key_invalid
+│   ├── UnknownSourceError          source_not_found                    (a delete: no such source here)
+│   ├── PlatformSourceForbiddenError platform_source_forbidden          (a delete of a platform source)
+│   ├── SourceDeletedError          source_deleted                      (a delete of a deleted source)
+│   └── SourceDeletingError         source_deleting                     (a write to a source being deleted)
 └── KnowledgeRuntimeError           knowledge_unavailable           yes  (the world failed, try again)
     ├── EmbeddingProviderError      embedding_provider_unavailable  per instance
     │   └── EmbeddingAuthError      embedding_auth_failed           no
@@ -54,8 +58,12 @@ __all__ = [
     "ObjectNotFoundError",
     "ObjectStoreError",
     "PdfContentTooLargeError",
+    "PlatformSourceForbiddenError",
+    "SourceDeletedError",
+    "SourceDeletingError",
     "TooManyPagesError",
     "UnknownEmbeddingModelError",
+    "UnknownSourceError",
     "UnsupportedDocumentTypeError",
 ]
 
@@ -156,6 +164,34 @@ class InvalidObjectKeyError(KnowledgeInputError, ValueError):
     """The object key is not a safe relative key."""
 
     code = "object_key_invalid"
+
+
+class UnknownSourceError(KnowledgeInputError, LookupError):
+    """No knowledge source has this id in the caller's scope (another organization's answers the same)."""
+
+    code = "source_not_found"
+
+
+class PlatformSourceForbiddenError(KnowledgeInputError):
+    """A platform source is deleted only with the operator's rights."""
+
+    code = "platform_source_forbidden"
+
+
+class SourceDeletedError(KnowledgeInputError):
+    """The knowledge source is already deleted; `receipt_id` names the receipt of its deletion."""
+
+    code = "source_deleted"
+
+    def __init__(self, message: str | None = None, *, receipt_id: str | None = None) -> None:
+        super().__init__(message)
+        self.receipt_id = receipt_id
+
+
+class SourceDeletingError(KnowledgeInputError):
+    """The knowledge source is being deleted; nothing is written to it (register it again afterwards)."""
+
+    code = "source_deleting"
 
 
 class KnowledgeRuntimeError(KnowledgeError):

@@ -5,6 +5,7 @@ Every ingestion path (the in-process core, its Inngest steps, the bulk core) dec
 - a retryable `KnowledgeError` (a provider outage, the database, the object store) is no failure: it
   propagates, and the source stays pending for a retry or the sweep;
 - `ModelNotWantedError` is no failure either: a switch toward the model was cancelled, nothing is marked;
+- nor is `SourceNotFoundError`: the source is gone or being deleted (`knowledge.delete`), the steps end;
 - every other `KnowledgeError` fails: its stored reason is `"<code>: <message>"` (whitespace folded, at
   most `MAX_REASON_CHARS`), and an `ExtractionError` (the document itself cannot be read) fails the whole
   source, any other error only the readiness row of the model it happened under.
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from knowledge.db_errors import ModelNotWantedError
+from knowledge.db_errors import ModelNotWantedError, SourceNotFoundError
 from knowledge.errors import ExtractionError, KnowledgeError, KnowledgeInputError
 
 __all__ = [
@@ -57,7 +58,11 @@ def stored_reason(text: str) -> str:
 
 def fails_document(exc: BaseException) -> bool:
     """Whether `exc` fails the document (or its model), rather than propagating for a retry."""
-    return isinstance(exc, KnowledgeError) and not exc.retryable and not isinstance(exc, ModelNotWantedError)
+    return (
+        isinstance(exc, KnowledgeError)
+        and not exc.retryable
+        and not isinstance(exc, (ModelNotWantedError, SourceNotFoundError))
+    )
 
 
 def failure_of(exc: KnowledgeError, model: str | None) -> Failure:

@@ -26,7 +26,7 @@ from knowledge._sql import QUERIES, translated
 from knowledge.chunk import DEFAULT_CHUNK_TOKENS, DEFAULT_MAX_CHUNKS, DEFAULT_OVERLAP_TOKENS, Chunk, chunk_text
 from knowledge.db_errors import EmbedderMismatchError, ModelNotWantedError, SourceNotFoundError
 from knowledge.embed import Embedder
-from knowledge.errors import EmptyDocumentError, KnowledgeError
+from knowledge.errors import EmptyDocumentError, KnowledgeError, SourceDeletingError
 from knowledge.extract import ExtractLimits, extract_limits, extract_text_async
 from knowledge.failures import failure_of, stored_reason
 from knowledge.objects import ObjectStore, object_key_for
@@ -134,6 +134,8 @@ async def _existing_or_new_version(
     live = await conn.fetchrow(QUERIES["existing_version"], organization_id, identity)
     if live is None:  # deleted between the conflict and the read
         raise SourceNotFoundError(f"the source {identity!r} vanished while it was registered")
+    if live["status"] == "deleting":
+        raise SourceDeletingError(f"the knowledge source {live['id']} is being deleted; register it again afterwards")
     if live["content_sha256"] == digest:
         if live["next_id"] is not None:  # the latest sync says the live text: a pending newer one is stale
             await conn.execute(QUERIES["delete_replacement"], live["next_id"])
@@ -243,8 +245,11 @@ async def prepare_chunks(
 
 async def _raise_gone(conn: Connection, source_id: UUID, model: str) -> NoReturn:
     """Raise why a (source, model) cannot be written: the source is gone, or no longer wanted under the model."""
-    if await conn.fetchrow(QUERIES["source_document"], source_id) is None:
+    document = await conn.fetchrow(QUERIES["source_document"], source_id)
+    if document is None:
         raise SourceNotFoundError(f"no knowledge source {source_id}")
+    if document["status"] == "deleting":
+        raise SourceNotFoundError(f"the knowledge source {source_id} is being deleted; nothing was written")
     raise ModelNotWantedError(f"the source {source_id} is no longer wanted under {model}; nothing was written")
 
 

@@ -17,9 +17,10 @@ Failures follow `knowledge.failures` on every path: a non-retryable error is mar
 an unreadable document, else the model's readiness row) and raised as `SourceFailedError` from the step;
 thrown back into the sequence, it ends it with the outcome `failed` and the stored reason (a durable
 driver makes it non-retriable instead). A retryable error propagates; a model no longer wanted (a
-cancelled switch) ends its steps with `not_wanted`. With `durable=True`, a source left not ready raises
-`SourceNotReadyError` inside its step, for the engine to retry. This module must never import Inngest,
-hold SQL, or mark a source ready except through `mark_ready` and the bulk core.
+cancelled switch) ends its steps with `not_wanted`; a source deleted (or being deleted, `knowledge.delete`)
+while its steps run ends them with the outcome `deleted`, recording no failure. With `durable=True`, a
+source left not ready raises `SourceNotReadyError` inside its step, for the engine to retry. This module
+must never import Inngest, hold SQL, or mark a source ready except through `mark_ready` and the bulk core.
 """
 
 from __future__ import annotations
@@ -32,9 +33,10 @@ from uuid import UUID
 from knowledge._ingestion_records import BatchOutcome, Ingestion, IngestOutcome, Json, SourceNotReadyError, Step, Steps
 from knowledge.bulk import BulkResult, Progress, ingest_sources
 from knowledge.db_errors import ModelNotWantedError, SourceNotFoundError
+from knowledge.delete import was_deleted
 from knowledge.embed import Embedder
 from knowledge.errors import KnowledgeError
-from knowledge.failures import SourceFailedError, fails_document, reason_of
+from knowledge.failures import SourceFailedError, fails_document
 from knowledge.ingest import (
     EmbedderLookup,
     ReadyCheck,
@@ -107,7 +109,10 @@ def ingest_source_steps(
         try:
             source = await get_source(k.db, source_id)
         except SourceNotFoundError:
-            return {"status": "missing", "models": []}
+            deleted = await was_deleted(k.db, source_id)
+            return {"status": "deleted" if deleted else "missing", "models": []}
+        if source.status == "deleting":
+            return {"status": "deleted", "models": []}
         if source.status == "failed":
             return {"status": "failed", "models": []}
         wanted = [m for m in await models_to_build(k.db, source_id) if models is None or m in models]
@@ -116,6 +121,8 @@ def ingest_source_steps(
         return {"status": source.status, "models": wanted, "one_step": one_step}
 
     planned = yield Step("plan", plan)
+    if planned["status"] == "deleted":
+        return IngestOutcome(source_id, (), status="deleted")
     if planned["status"] in ("missing", "failed"):
         return IngestOutcome(source_id, (), status="skipped" if planned["status"] == "failed" else "missing")
     built: list[Json] = []
@@ -123,6 +130,8 @@ def ingest_source_steps(
         for model in planned["models"]:
             one_step = model in planned.get("one_step", ())  # a run planned before the list existed has none
             built.append((yield from build_model_steps(source_id, model, one_step=one_step, durable=durable)))
+            if built[-1].get("deleted"):
+                return IngestOutcome(source_id, (), status="deleted", built=tuple(built))
     except SourceFailedError as exc:
         ready = tuple(b["model"] for b in built if b["ready"])
         return IngestOutcome(source_id, ready, exc.message, status="failed", built=tuple(built))
@@ -161,6 +170,19 @@ async def _embedder(k: Ingestion, source_id: UUID, model: str) -> Embedder:
     return await _failing(k, source_id, model, lookup)
 
 
+def _deleted(model: str) -> Json:
+    """What a build stopped by a delete of its source returns: not ready, not failed, nothing to keep."""
+    return {"model": model, "chunks": 0, "ready": False, "deleted": True}
+
+
+async def _gone(k: Ingestion, source_id: UUID) -> bool:
+    """Whether the source is deleted or being deleted (`knowledge.delete`)."""
+    try:
+        return (await get_source(k.db, source_id)).status == "deleting"
+    except SourceNotFoundError:
+        return True
+
+
 def _not_wanted(model: str) -> Json:
     """What a build stopped by a cancelled switch returns: not ready, not failed, nothing left written."""
     return {"model": model, "chunks": 0, "ready": False, "not_wanted": True}
@@ -177,6 +199,8 @@ def _resumable(source_id: UUID, model: str, durable: bool) -> Steps[Json]:
             )  # fmt: skip
         except ModelNotWantedError:
             return {"not_wanted": True}
+        except SourceNotFoundError:
+            return {"deleted": True}
         batch_size = k.batch_size or (await _embedder(k, source_id, model)).batch_size
         return {"chunks": prepared.chunk_count, "embedded": prepared.embedded_count, "batch_size": batch_size}
 
@@ -188,10 +212,14 @@ def _resumable(source_id: UUID, model: str, durable: bool) -> Steps[Json]:
             )
         except ModelNotWantedError:
             return {"not_wanted": True}
+        except SourceNotFoundError:
+            return {"deleted": True}
         return {"embedded": batch.embedded, "remaining": batch.remaining}
 
     async def ready(k: Ingestion) -> Json:
         check = await mark_ready(k.db, source_id, model)
+        if not check.source_ready and await _gone(k, source_id):
+            return {"deleted": True}
         if not check.ready and not await model_wanted(k.db, source_id, model):
             return {"not_wanted": True}
         if not check.ready and durable:
@@ -201,6 +229,8 @@ def _resumable(source_id: UUID, model: str, durable: bool) -> Steps[Json]:
         return {"ready": check.ready, "source_ready": check.source_ready, "chunks": check.chunk_count}
 
     prepared = yield Step(f"extract-and-chunk {model}", extract_and_chunk)
+    if prepared.get("deleted"):
+        return _deleted(model)
     if prepared.get("not_wanted"):
         return _not_wanted(model)
     remaining = prepared["chunks"] - prepared["embedded"]
@@ -209,10 +239,14 @@ def _resumable(source_id: UUID, model: str, durable: bool) -> Steps[Json]:
         if remaining <= 0:
             break
         result = yield Step(f"embed {model} batch {n}", embed)
+        if result.get("deleted"):
+            return _deleted(model)
         if result.get("not_wanted"):
             return _not_wanted(model)
         remaining = result["remaining"]
     marked = yield Step(f"mark-ready {model}", ready)
+    if marked.get("deleted"):
+        return _deleted(model)
     if marked.get("not_wanted"):
         return _not_wanted(model)
     return {"model": model, "chunks": marked["chunks"], "ready": marked["ready"]}
@@ -226,8 +260,8 @@ def _one_step(source_id: UUID, model: str, durable: bool) -> Steps[Json]:
             k.db, k.store, [source_id], embedders=k.embedders, pool=k.pool, max_chunks=k.max_chunks,
             models=(model,), limits=k.limits,
         )  # fmt: skip
-        if not result.outcomes:  # deleted since the plan: nothing to mark
-            raise SourceFailedError(reason_of(SourceNotFoundError(f"no knowledge source {source_id}")))
+        if not result.outcomes or (result.outcomes[0].status != "ready" and await _gone(k, source_id)):
+            return {"deleted": True}  # deleted since the plan (or while it was written): nothing to mark
         outcome = result.outcomes[0]
         if outcome.status == "failed":  # the bulk core marked it, through the same taxonomy
             raise SourceFailedError(outcome.reason or "ingestion failed")
@@ -238,6 +272,8 @@ def _one_step(source_id: UUID, model: str, durable: bool) -> Steps[Json]:
         return {"ready": True, "chunks": outcome.chunks}
 
     built = yield Step(f"ingest {model}", build_model_in_one_step)
+    if built.get("deleted"):
+        return _deleted(model)
     return {"model": model, "chunks": built["chunks"], "ready": built["ready"]}
 
 

@@ -544,3 +544,157 @@ SELECT source_id, embedding_model FROM added
 UNION
 SELECT source_id, embedding_model FROM agent.knowledge_source_models
  WHERE source_id = ANY($1::uuid[]) AND status <> 'ready';
+
+-- name: lock_source_for_delete
+-- Lock a source (and any replacement of it: a re-sync's pending version) for a delete, in this
+-- transaction. $1 source id. Returns the rows, the asked one first; nothing when it does not exist.
+SELECT s.id, s.organization_id, s.status, s.object_key, s.replaces
+  FROM agent.knowledge_sources s
+ WHERE s.id = $1 OR s.replaces = $1
+ ORDER BY (s.id = $1) DESC, s.id
+   FOR UPDATE;
+
+-- name: source_deletion_receipt
+-- The newest deletion receipt of a source, whatever its organization. $1 source id.
+SELECT id, organization_id, status
+  FROM agent.removal_receipts
+ WHERE kind = 'source' AND target_id = $1
+ ORDER BY started_at DESC, id DESC
+ LIMIT 1;
+
+-- name: count_unsearchable_rows
+-- What making these sources unsearchable removes: their searchable pairs and their postings. Run before
+-- `mark_sources_deleting` in the same transaction. $1 source ids uuid[].
+SELECT (SELECT count(*) FROM agent.knowledge_searchable sp WHERE sp.source_id = ANY($1::uuid[]))::bigint AS pairs,
+       (SELECT count(*) FROM agent.knowledge_postings p
+          JOIN agent.knowledge_chunks c ON c.id = p.chunk_id
+         WHERE c.source_id = ANY($1::uuid[]))::bigint AS postings;
+
+-- name: mark_sources_deleting
+-- Make sources unsearchable at once (migrations/0081: the lexical trigger of 0040 unlists their pairs and
+-- uncounts their postings in this statement). $1 source ids uuid[]. Returns the sources marked.
+UPDATE agent.knowledge_sources
+   SET status = 'deleting', failure_reason = NULL, pending_since = NULL, updated_at = now()
+ WHERE id = ANY($1::uuid[]) AND status <> 'deleting'
+RETURNING id;
+
+-- name: delete_source_chunk_batch
+-- Delete up to $2 chunks (of every model) of deleting sources $1 (uuid[]), with their postings (the
+-- chunk trigger of 0040). Returns the chunks and postings deleted.
+WITH batch AS (
+    SELECT c.id FROM agent.knowledge_chunks c
+     WHERE c.source_id = ANY($1::uuid[])
+     ORDER BY c.source_id, c.embedding_model, c.ordinal
+     LIMIT $2
+), postings AS (
+    SELECT count(*) AS n FROM agent.knowledge_postings p WHERE p.chunk_id IN (SELECT id FROM batch)
+), deleted AS (
+    DELETE FROM agent.knowledge_chunks c WHERE c.id IN (SELECT id FROM batch) RETURNING 1
+)
+SELECT (SELECT count(*) FROM deleted)::bigint AS chunks, (SELECT n FROM postings)::bigint AS postings;
+
+-- name: object_key_shared
+-- Whether a source other than these still names an object key. $1 key, $2 the deleted source ids uuid[].
+SELECT EXISTS (SELECT 1 FROM agent.knowledge_sources WHERE object_key = $1 AND NOT (id = ANY($2::uuid[])));
+
+-- name: delete_source_rows
+-- Delete deleting sources (after `lock_source_for_delete`): any chunk a raced write left, their readiness
+-- rows, then the rows. $1 source ids uuid[], replacements before the row they replace. Returns the counts.
+WITH chunks AS (
+    DELETE FROM agent.knowledge_chunks c WHERE c.source_id = ANY($1::uuid[]) RETURNING 1
+), models AS (
+    DELETE FROM agent.knowledge_source_models r WHERE r.source_id = ANY($1::uuid[]) RETURNING 1
+)
+SELECT (SELECT count(*) FROM chunks)::bigint AS chunks, (SELECT count(*) FROM models)::bigint AS source_models;
+
+-- name: delete_sources_by_id
+-- The rows themselves, once `delete_source_rows` emptied them. $1 source ids uuid[]. Returns the count.
+WITH gone AS (
+    DELETE FROM agent.knowledge_sources s WHERE s.id = ANY($1::uuid[]) AND s.status = 'deleting' RETURNING 1
+)
+SELECT count(*)::bigint FROM gone;
+
+-- name: organization_unsearchable_counts
+-- What making an organization's sources unsearchable removes: its searchable pairs and postings. $1 org.
+SELECT (SELECT count(*) FROM agent.knowledge_searchable sp
+          JOIN agent.knowledge_sources s ON s.id = sp.source_id
+         WHERE s.organization_id = $1)::bigint AS pairs,
+       (SELECT count(*) FROM agent.knowledge_postings p
+          JOIN agent.knowledge_chunks c ON c.id = p.chunk_id
+          JOIN agent.knowledge_sources s ON s.id = c.source_id
+         WHERE s.organization_id = $1)::bigint AS postings;
+
+-- name: mark_organization_deleting
+-- Make every source of one organization unsearchable (as `mark_sources_deleting`). $1 organization id.
+-- Returns the sources marked.
+UPDATE agent.knowledge_sources
+   SET status = 'deleting', failure_reason = NULL, pending_since = NULL, updated_at = now()
+ WHERE organization_id = $1 AND status <> 'deleting'
+RETURNING id;
+
+-- name: delete_organization_chunk_batch
+-- Delete up to $2 chunks (of every model) of one organization's sources ($1), with their postings.
+-- Returns the chunks and postings deleted.
+WITH batch AS (
+    SELECT c.id FROM agent.knowledge_chunks c
+      JOIN agent.knowledge_sources s ON s.id = c.source_id
+     WHERE s.organization_id = $1 AND s.status = 'deleting'
+     LIMIT $2
+), postings AS (
+    SELECT count(*) AS n FROM agent.knowledge_postings p WHERE p.chunk_id IN (SELECT id FROM batch)
+), deleted AS (
+    DELETE FROM agent.knowledge_chunks c WHERE c.id IN (SELECT id FROM batch) RETURNING 1
+)
+SELECT (SELECT count(*) FROM deleted)::bigint AS chunks, (SELECT n FROM postings)::bigint AS postings;
+
+-- name: organization_source_batch
+-- Up to $2 deleting sources of one organization ($1) with their object keys, replacements first.
+SELECT s.id, s.object_key
+  FROM agent.knowledge_sources s
+ WHERE s.organization_id = $1 AND s.status = 'deleting'
+ ORDER BY (s.replaces IS NULL), s.id
+ LIMIT $2;
+
+-- name: lock_deleting_sources
+-- Lock these deleting sources for this transaction (a write in flight to one commits first). $1 ids uuid[].
+SELECT s.id FROM agent.knowledge_sources s
+ WHERE s.id = ANY($1::uuid[]) AND s.status = 'deleting'
+ ORDER BY s.id
+   FOR UPDATE;
+
+-- name: organization_scopes
+-- The lexical scope ids of one organization (every model). $1 organization id.
+SELECT id FROM agent.knowledge_lexical_scopes WHERE organization_id = $1 ORDER BY id;
+
+-- name: delete_scope_lexeme_batch
+-- Delete up to $2 lexeme rows of these scopes ($1 integer[]). Returns the count.
+WITH batch AS (
+    SELECT l.scope_id, l.lexeme FROM agent.knowledge_lexemes l WHERE l.scope_id = ANY($1::integer[]) LIMIT $2
+), gone AS (
+    DELETE FROM agent.knowledge_lexemes l USING batch b
+     WHERE l.scope_id = b.scope_id AND l.lexeme = b.lexeme
+    RETURNING 1
+)
+SELECT count(*)::bigint FROM gone;
+
+-- name: delete_scope_rows
+-- The rest of these scopes once their lexemes are gone: stray postings and searchable pairs, then the
+-- scope rows. $1 scope ids integer[]. Returns the counts.
+WITH postings AS (
+    DELETE FROM agent.knowledge_postings p WHERE p.scope_id = ANY($1::integer[]) RETURNING 1
+), pairs AS (
+    DELETE FROM agent.knowledge_searchable sp WHERE sp.scope_id = ANY($1::integer[]) RETURNING 1
+), scopes AS (
+    DELETE FROM agent.knowledge_lexical_scopes sc WHERE sc.id = ANY($1::integer[]) RETURNING 1
+)
+SELECT (SELECT count(*) FROM postings)::bigint AS postings, (SELECT count(*) FROM pairs)::bigint AS pairs,
+       (SELECT count(*) FROM scopes)::bigint AS scopes;
+
+-- name: delete_organization_settings
+-- An organization's own live-model row and its switchovers. $1 organization id. Returns the counts.
+WITH settings AS (
+    DELETE FROM public.knowledge_settings WHERE organization_id = $1 RETURNING 1
+), switches AS (
+    DELETE FROM agent.knowledge_switches WHERE organization_id = $1 RETURNING 1
+)
+SELECT (SELECT count(*) FROM settings)::bigint AS settings, (SELECT count(*) FROM switches)::bigint AS switches;

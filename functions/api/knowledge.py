@@ -14,8 +14,12 @@ content again is a no-op that says so (`outcome: unchanged`).
 
 `POST /v1/knowledge/sources:batch` registers many documents of one scope at once (JSON `items`, each a URI
 with its content or an upload's content with a file name; or multipart with many `file` fields) and sends
-`knowledge/sources.batch.requested` events of at most `MAX_BATCH_SOURCES` ids each. This module must
-never extract, chunk or embed: the functions do.
+`knowledge/sources.batch.requested` events of at most `MAX_BATCH_SOURCES` ids each.
+
+`DELETE /v1/knowledge/sources/{id}` deletes a source (`knowledge.delete`) and answers its receipt: an
+organization key deletes its own organization's sources only (another's answers 404, as an unknown one);
+an operator key any source, a platform source included. This module must never extract, chunk or embed:
+the functions do.
 """
 
 from __future__ import annotations
@@ -34,9 +38,10 @@ from functions._wire import CleanText
 from functions.api._deps import ServicesDep
 from functions.api._http import ERROR_RESPONSES
 from functions.api._knowledge_batch import MAX_BATCH_ITEMS, form_scope, read_batch
-from functions.api._scopes import ORGANIZATION, organization_scope
+from functions.api._scopes import ORGANIZATION, OrganizationCaller, organization_scope
 from functions.errors import ApiError, EventSendError
 from functions.events import EVENT_BATCH, EVENT_RETRY, EVENT_SYNC, EVENT_UPLOADED, MAX_BATCH_SOURCES
+from knowledge.delete import delete_source
 from knowledge.ingest import RegisteredSource, register_upload, register_uri
 from knowledge.register import register_many
 from knowledge.search import DEFAULT_MIN_RELEVANCE, DEFAULT_PER_SOURCE, MAX_SEARCH_LIMIT, search
@@ -281,6 +286,20 @@ async def retry(
         "status": retried.status,
         "event_id": ids[0] if ids else None,
     }
+
+
+@router.delete("/sources/{source_id}")
+async def delete_knowledge_source(
+    svc: ServicesDep, caller: OrganizationCaller, source_id: UUID, organization_id: UUID | None = None
+) -> dict[str, Any]:
+    """Delete a source: its chunks of every model, its statistics, its object; answers the receipt."""
+    receipt = await delete_source(
+        svc.db, svc.object_store, source_id,
+        organization_id=organization_id if caller.operator else caller.organization_id,
+        operator=caller.operator,
+        requested_by=f"api-key:{caller.key_id}" if caller.key_id else "operator",
+    )  # fmt: skip
+    return receipt.as_json()
 
 
 @router.post("/search", dependencies=[ORGANIZATION])

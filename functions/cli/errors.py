@@ -58,6 +58,7 @@ PROJECT_ERRORS: tuple[type[Exception], ...] = (
 """Errors with a stable code: one line, exit 1."""
 
 HINTS: dict[str, str] = {
+    "platform_source_forbidden": "add --platform to delete a platform source (the operator's right)",
     "organization_not_found": "create one with `ac-context org create NAME`, or list them with `ac-context org list`",
     "settings_invalid": "fix or unset the variable it names (every setting is in state/settings.py)",
     "embedding_model_unknown": "choose one of the models it lists",

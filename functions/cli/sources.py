@@ -1,8 +1,10 @@
-"""`ac-context sources list|show|retry`: the knowledge sources as an operator sees them.
+"""`ac-context sources list|show|retry|delete`: the knowledge sources as an operator sees them.
 
 `list` answers the sources of one scope with their status, failure reason, pending age and chunk counts
 per model; `show` one source in full; `retry` resets a failed source and runs its ingestion here (or, with
-`--send-event`, sends `knowledge/source.retry.requested` for the worker). This module must never extract,
+`--send-event`, sends `knowledge/source.retry.requested` for the worker); `delete ID --yes` deletes one
+(`knowledge.delete`) and prints its receipt: `--org` limits it to that organization's sources, and a
+platform source needs `--platform`, since the command line holds the database's rights. This module must never extract,
 chunk or embed itself: it calls the ingestion the `knowledge-ingest` function runs.
 """
 
@@ -22,7 +24,7 @@ if TYPE_CHECKING:
 
 __all__ = ["sources_app"]
 
-sources_app = typer.Typer(help="List, show and retry knowledge sources.", no_args_is_help=True)
+sources_app = typer.Typer(help="List, show, retry and delete knowledge sources.", no_args_is_help=True)
 PlatformFlag = Annotated[bool, typer.Option("--platform", help="The platform documents.")]
 
 
@@ -182,3 +184,37 @@ def retry(
     if out["status"] == "failed":
         raise CliError("source_failed", f"source {source_id} failed again: {out['failure_reason']}")
     console.print(plain(f"{source_id}: {out['status']}"))
+
+
+@sources_app.command("delete")
+def delete(
+    source_id: Annotated[UUID, typer.Argument(help="The source id.")],
+    yes: Annotated[bool, typer.Option("--yes", help="Delete it: its chunks, statistics and object.")] = False,
+    org: OrgOption = None,
+    platform: Annotated[
+        bool, typer.Option("--platform", help="Allow deleting a platform source (the operator's right).")
+    ] = False,
+    as_json: JsonFlag = False,
+) -> None:
+    """Delete a source for good (with --yes): chunks of every model, statistics, object; prints the receipt."""
+    from knowledge.delete import delete_source
+
+    if not yes:
+        raise CliError("confirmation_required", f"deleting source {source_id} removes it for good; add --yes")
+
+    async def main() -> dict[str, Any]:
+        async with open_cli_services() as svc:
+            receipt = await delete_source(
+                svc.db, svc.object_store, source_id, organization_id=org, operator=platform, requested_by="cli"
+            )
+            return receipt.as_json()
+
+    out = run(main)
+    if as_json:
+        print_json(out)
+        return
+    console.print(plain(f"deleted source {source_id}: receipt {out['id']} ({out['status']})"))
+    for name, n in sorted(out["counts"].items()):
+        console.print(plain(f"  {name}: {n}"))
+    for key in out["object_keys"]:
+        console.print(plain(f"  object {key}"))

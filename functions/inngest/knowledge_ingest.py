@@ -80,6 +80,8 @@ def make_knowledge_ingest(client: inngest.Inngest, slot: ServiceSlot) -> inngest
     async def knowledge_ingest(ctx: inngest.Context) -> dict[str, Any]:
         source_id = source_id_of(ctx.event.data)
         outcome = await drive(ctx, ingest_source_steps(source_id, durable=True), slot)
+        if outcome.status == "deleted":  # deleted before or while it ran (knowledge.delete): nothing to do
+            return {"source_id": str(source_id), "deleted": True}
         if outcome.status == "missing":
             raise inngest.NonRetriableError(f"no knowledge source {source_id}")
         if outcome.status == "skipped":

@@ -42,6 +42,7 @@ EXPECTED_SCOPES = {
     ("POST", "/v1/knowledge/sources:batch"): ["organization"],
     ("GET", "/v1/knowledge/sources"): ["organization"],
     ("POST", "/v1/knowledge/sources/{source_id}/retry"): ["organization"],
+    ("DELETE", "/v1/knowledge/sources/{source_id}"): ["organization"],
     ("POST", "/v1/knowledge/search"): ["organization"],
     ("GET", "/v1/knowledge/switch"): ["organization"],
     ("DELETE", "/v1/knowledge/switch"): ["operator"],
