@@ -2,13 +2,25 @@
 
 from __future__ import annotations
 
+from typing import Any
 from uuid import UUID
 
+from context.models import ContextRequest, ContextSourceSpec, ContextSubject
+from context.sources.knowledge import KnowledgeContextSource
 from knowledge.delete import delete_source
 from knowledge.embed import FakeEmbedder
-from knowledge.ingestion import Ingestion, Step, ingest_source_steps
+from knowledge.ingest import register_uri
+from knowledge.ingestion import (
+    Ingestion,
+    Step,
+    build_model_steps,
+    build_source_model,
+    ingest_source,
+    ingest_source_steps,
+)
+from knowledge.settings import begin_switch, switch_ready
 from tests.factories import Factory
-from tests.integration.knowledge.helpers import FAKE, Kit
+from tests.integration.knowledge.helpers import FAKE, FAKE2, Kit
 from tests.integration.knowledge.lexical import assert_consistent
 from tests.integration.knowledge.test_delete import GONE, KEEP, _by_model, _rows_of
 
@@ -83,3 +95,80 @@ async def test_a_write_to_a_deleting_source_never_makes_it_ready_again(kit: Kit,
         wanted = await conn.fetchval("SELECT agent.knowledge_model_wanted($1, $2)", source_id, FAKE)
         listed = await conn.fetchval("SELECT count(*) FROM agent.knowledge_searchable WHERE source_id = $1", source_id)
     assert (status, wanted, listed) == ("deleting", False, 0)
+
+
+async def _drive(kit_ingestion: Ingestion, steps: Any, between: Any, n: int) -> tuple[Any, int]:
+    """Run `steps` one by one, awaiting `between()` after the `n`-th; the sequence's result and steps run."""
+    ran = 0
+    try:
+        step: Step = next(steps)
+        while True:
+            result = await step.fn(kit_ingestion)
+            ran += 1
+            if ran == n:
+                await between()
+            step = steps.send(result)
+    except StopIteration as done:
+        return done.value, ran
+
+
+async def test_a_resync_racing_a_delete_of_its_source_ends_deleted_and_leaves_neither_version(
+    kit: Kit, factory: Factory
+) -> None:
+    org = await factory.organization()
+    uri = "https://help.example/zeppelin"
+    old = await register_uri(kit.db, kit.store, organization_id=org, uri=uri, data=GONE.encode(),
+                             media_type="text/markdown")  # fmt: skip
+    await ingest_source(kit.ingestion(), old.source_id)
+    remote = ProviderShaped(batch_size=4)
+    ingestion = Ingestion(kit.db, kit.store, lambda _model: remote, batch_size=4)
+    for n in (1, 2, 3):
+        new = await register_uri(kit.db, kit.store, organization_id=org, uri=uri,
+                                 data=(GONE + f"\n\nrevision {n}").encode(), media_type="text/markdown")  # fmt: skip
+        assert new.replaces == old.source_id
+
+        async def delete_old(source_id: UUID = old.source_id) -> None:
+            await delete_source(kit.db, kit.store, source_id, organization_id=org, operator=False,
+                                requested_by="t")  # fmt: skip
+
+        outcome, ran = await _drive(ingestion, ingest_source_steps(new.source_id), delete_old, n)
+        assert str(outcome.status) == "deleted", (n, ran, outcome)
+        assert await _rows_of(kit, new.source_id) == NOTHING, "the replacement is deleted with its source"
+        assert await _rows_of(kit, old.source_id) == NOTHING
+        old = await register_uri(kit.db, kit.store, organization_id=org, uri=uri, data=GONE.encode(),
+                                 media_type="text/markdown")  # fmt: skip
+        await ingest_source(kit.ingestion(), old.source_id)
+    await assert_consistent(kit.db)
+
+
+async def test_a_switch_reembed_racing_a_delete_ends_deleted_and_the_switch_does_not_wait_for_it(
+    kit: Kit, factory: Factory
+) -> None:
+    org = await factory.organization()
+    kept = await kit.ingest(org, KEEP)
+    doomed = await kit.ingest(org, GONE)
+    await begin_switch(kit.db, org, FAKE2, dimensions=32)
+    await build_source_model(kit.db, kit.store, kept, kit.embedders[FAKE2])
+
+    async def delete_doomed() -> None:
+        await delete_source(kit.db, kit.store, doomed, organization_id=org, operator=False, requested_by="t")
+
+    result, _ran = await _drive(kit.ingestion(), build_model_steps(doomed, FAKE2, one_step=False), delete_doomed, 1)
+    assert result["deleted"] is True and result["ready"] is False
+    assert await _rows_of(kit, doomed) == NOTHING, "no chunk of either model comes back"
+    assert await switch_ready(kit.db, org, FAKE2), "a deleted source never holds a switch back"
+    await assert_consistent(kit.db)
+
+
+async def test_a_brief_never_quotes_a_deleted_source(kit: Kit, factory: Factory) -> None:
+    org = await factory.organization()
+    await kit.ingest(org, KEEP)
+    doomed = await kit.ingest(org, GONE)
+    source = KnowledgeContextSource(kit.db, kit.lookup)
+    request = ContextRequest(
+        subject=ContextSubject.of_actor(org, None), query="zeppelin quartermaster ballast", entities=[]
+    )
+    spec = ContextSourceSpec(name="knowledge", token_budget=1500, options={"include_organization": True})
+    assert any("zeppelin" in item.body for item in await source.retrieve(request, spec)), "seen before the delete"
+    await delete_source(kit.db, kit.store, doomed, organization_id=org, operator=False, requested_by="t")
+    assert not any("zeppelin" in item.body for item in await source.retrieve(request, spec))
