@@ -309,3 +309,20 @@ async def test_a_uri_resynced_over_http_answers_old_until_its_sync_event_ran_the
     run = await _play(service, sync)
     assert run.status == "completed" and run.output["ready"] is True
     assert await _search(service, org) == {"new"}
+
+
+async def test_an_ingestion_run_of_a_source_deleted_under_it_completes_as_deleted_without_retries(
+    service: Service, factory: Factory
+) -> None:
+    from knowledge.delete import delete_source
+
+    org = await factory.organization()
+    source_id = await upload(service, org, FEATURES)
+    await delete_source(service.db, service.services.object_store, source_id, organization_id=org, operator=False,
+                        requested_by="t")  # fmt: skip
+    run = await service.executor.run(FUNCTION_ID, uploaded(source_id, org), retries=RETRIES)
+    assert run.status == "completed", "a deleted source is not a failure: the run ends, nothing is retried"
+    assert run.output["deleted"] is True and not run.output.get("ready")
+    async with service.db.connection() as conn:
+        left = await conn.fetchval("SELECT count(*) FROM agent.knowledge_chunks WHERE source_id = $1", source_id)
+    assert left == 0
