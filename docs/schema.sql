@@ -401,10 +401,12 @@ CREATE FUNCTION agent.memories_refuse_rewrite() RETURNS trigger
     AS $$
 BEGIN
     IF (NEW.id, NEW.organization_id, NEW.definition_id, NEW.scope, NEW.user_id, NEW.scope_owner_id,
-        NEW.subject_key, NEW.text, NEW.subject_refs, NEW.supersedes_id, NEW.forgotten_at, NEW.created_at)
+        NEW.subject_key, NEW.text, NEW.subject_refs, NEW.supersedes_id, NEW.forgotten_at, NEW.created_at,
+        NEW.expires_at)
        IS DISTINCT FROM
        (OLD.id, OLD.organization_id, OLD.definition_id, OLD.scope, OLD.user_id, OLD.scope_owner_id,
-        OLD.subject_key, OLD.text, OLD.subject_refs, OLD.supersedes_id, OLD.forgotten_at, OLD.created_at)
+        OLD.subject_key, OLD.text, OLD.subject_refs, OLD.supersedes_id, OLD.forgotten_at, OLD.created_at,
+        OLD.expires_at)
        OR (NEW.proposed_by_run_id IS DISTINCT FROM OLD.proposed_by_run_id AND NEW.proposed_by_run_id IS NOT NULL)
     THEN
         RAISE EXCEPTION 'agent.memories is append only: append a revision instead of rewriting %', OLD.id
@@ -1078,6 +1080,8 @@ CREATE TABLE agent.memories (
     supersedes_id uuid,
     forgotten_at timestamp with time zone,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
+    expires_at timestamp with time zone,
+    CONSTRAINT memories_expiry_after_creation CHECK (((expires_at IS NULL) OR (expires_at > created_at))),
     CONSTRAINT memories_live_revision_has_text CHECK (((forgotten_at IS NOT NULL) OR ((text IS NOT NULL) AND (NOT agent.is_blank(text))))),
     CONSTRAINT memories_not_own_parent CHECK ((supersedes_id IS DISTINCT FROM id)),
     CONSTRAINT memories_scope_owner_matches CHECK ((((scope = 'organization'::text) AND (user_id IS NULL) AND (scope_owner_id = organization_id)) OR ((scope = 'user'::text) AND (user_id IS NOT NULL) AND (scope_owner_id = user_id)))),
@@ -1092,6 +1096,7 @@ END),
     CONSTRAINT memories_subject_ref_elements_well_formed CHECK (agent.memory_subject_refs_well_formed(subject_refs)),
     CONSTRAINT memories_subject_refs_at_most_one CHECK (((jsonb_typeof(subject_refs) = 'array'::text) AND (jsonb_array_length(subject_refs) <= 1))),
     CONSTRAINT memories_text_length CHECK (((text IS NULL) OR (char_length(text) <= 4000))),
+    CONSTRAINT memories_tombstone_has_no_expiry CHECK (((forgotten_at IS NULL) OR (expires_at IS NULL))),
     CONSTRAINT memories_tombstone_has_no_text CHECK (((forgotten_at IS NULL) OR (text IS NULL))),
     CONSTRAINT memories_tombstone_supersedes CHECK (((forgotten_at IS NULL) OR (supersedes_id IS NOT NULL)))
 );
@@ -1111,9 +1116,10 @@ CREATE VIEW agent.live_memories WITH (security_invoker='true') AS
     subject_refs,
     proposed_by_run_id,
     supersedes_id,
-    created_at
+    created_at,
+    expires_at
    FROM agent.memories m
-  WHERE ((forgotten_at IS NULL) AND (NOT (EXISTS ( SELECT 1
+  WHERE ((forgotten_at IS NULL) AND ((expires_at IS NULL) OR (expires_at > now())) AND (NOT (EXISTS ( SELECT 1
            FROM agent.memories c
           WHERE (c.supersedes_id = m.id)))));
 
@@ -1134,7 +1140,8 @@ CREATE VIEW agent.memory_heads WITH (security_invoker='true') AS
     proposed_by_run_id,
     supersedes_id,
     forgotten_at,
-    created_at
+    created_at,
+    expires_at
    FROM agent.memories m
   WHERE (NOT (EXISTS ( SELECT 1
            FROM agent.memories c
@@ -1952,6 +1959,12 @@ CREATE UNIQUE INDEX knowledge_switches_one_running ON agent.knowledge_switches U
 --
 
 CREATE INDEX memories_chain_idx ON agent.memories USING btree (organization_id, definition_id, scope_owner_id, subject_key);
+
+--
+-- Name: memories_expiry_idx; Type: INDEX; Schema: agent; Owner: -
+--
+
+CREATE INDEX memories_expiry_idx ON agent.memories USING btree (expires_at) WHERE (expires_at IS NOT NULL);
 
 --
 -- Name: memories_live_definition_recent_idx; Type: INDEX; Schema: agent; Owner: -

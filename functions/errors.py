@@ -148,6 +148,7 @@ CODE_STATUS: Mapping[str, int] = MappingProxyType(
         "memory_conflict": 409,
         "memory_error": 500,
         "memory_invalid_subject_key": 422,
+        "memory_invalid_expiry": 422,
         # state
         "database_unavailable": 503,
         "database_error": 500,

@@ -6,6 +6,7 @@ write itself and from a runtime failure. A tool caller maps `code`, never the me
     MemoryStoreError                      memory_error
     ├── MemoryMisuseError                 memory_misuse
     │   ├── InvalidToolInputError         invalid_input              (also ValueError)
+    │   │   └── InvalidExpiryError        memory_invalid_expiry      (an expiry refused at its field path)
     │   ├── UnknownMemoryToolError        unknown_tool               (also LookupError)
     │   ├── WorkflowMemoryToolError       memory_tool_in_workflow    (also ValueError)
     │   └── InvalidInvocationError        invalid_invocation         (also ValueError)
@@ -36,6 +37,7 @@ from state.errors import CodedError
 __all__ = [
     "AttributeNamespaceError",
     "DuplicateMemoryError",
+    "InvalidExpiryError",
     "InvalidInvocationError",
     "InvalidSubjectKeyError",
     "InvalidToolInputError",
@@ -79,6 +81,16 @@ class InvalidToolInputError(MemoryMisuseError, ValueError):
             f"{'.'.join(str(p) for p in e.get('loc', ())) or '<input>'}: {e.get('msg')}" for e in errors
         )
         super().__init__(f"{tool}: invalid input ({problems})")
+
+
+class InvalidExpiryError(InvalidToolInputError):
+    """memory.remember's expiry is refused: in the past, too far, both forms given, or forbidden here."""
+
+    code = "memory_invalid_expiry"
+
+    def __init__(self, field: str, message: str, *, kind: str) -> None:
+        self.field = field
+        super().__init__("memory.remember", [{"loc": (field,), "msg": message, "type": kind}])
 
 
 class UnknownMemoryToolError(MemoryMisuseError, LookupError):

@@ -23,9 +23,19 @@ from datetime import datetime
 from typing import Annotated, Any, Literal
 from uuid import UUID
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    AfterValidator,
+    AwareDatetime,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
 
 from memory._blank import BLANK_CHARACTERS, is_blank
+from state.durations import parse_duration
 from state.ids import CANONICAL_UUID_PATTERN, EntityKind
 from state.refs import ResourceRef
 
@@ -44,6 +54,7 @@ __all__ = [
     "attribute_of",
     "check_key_part",
     "is_memory_attribute",
+    "namespace_of",
     "parse_stored_refs",
 ]
 
@@ -60,6 +71,16 @@ MAX_MEMORY_TEXT = 4000
 def is_memory_attribute(value: str) -> bool:
     """True when `value` is a namespaced memory attribute (`observation.` or `preference.`)."""
     return len(value) <= MAX_ATTRIBUTE and _ATTRIBUTE.fullmatch(value) is not None
+
+
+def namespace_of(attribute: str) -> Literal["observation", "preference"]:
+    """The namespace of a memory attribute: `observation` or `preference` (ValueError for neither)."""
+    namespace = attribute.split(".", 1)[0]
+    if namespace == "observation":
+        return "observation"
+    if namespace == "preference":
+        return "preference"
+    raise ValueError(f"{attribute!r} is in neither the observation. nor the preference. namespace")
 
 
 def check_key_part(value: str) -> str:
@@ -129,6 +150,24 @@ class MemoryCandidate(BaseModel):
     """`user`: this person in this definition; `organization`: every user of this definition."""
     subject_refs: list[CanonicalSubjectRef] = Field(default_factory=list, max_length=1)
     """Zero or one row the memory is about, named canonically."""
+    expires_at: AwareDatetime | None = Field(
+        default=None,
+        description=(
+            "When the memory stops being read: an RFC 3339 date-time with its offset, e.g. "
+            "2027-03-31T00:00:00Z; in the future and within the longest expiry. Give this or ttl, not both; "
+            "with neither, the namespace default applies (observations expire, preferences do not)."
+        ),
+    )
+    """An absolute expiry; None leaves it to `ttl` or the namespace default."""
+    ttl: str | None = Field(
+        default=None,
+        description=(
+            "How long the memory is read from now, as an ISO 8601 duration of whole weeks, days, hours, "
+            "minutes or seconds (P30D, PT12H, P1DT6H; no years or months). Give this or expires_at, not both."
+        ),
+        json_schema_extra={"format": "duration", "examples": ["P30D", "PT12H"]},
+    )
+    """A time to live from the write; None leaves it to `expires_at` or the namespace default."""
 
     @field_validator("attribute")
     @classmethod
@@ -148,6 +187,16 @@ class MemoryCandidate(BaseModel):
         if not stripped:
             raise ValueError("text must not be empty or blank")
         return stripped
+
+    @field_validator("ttl")
+    @classmethod
+    def _ttl(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if value is None:
+            return None
+        if info.data.get("expires_at") is not None:
+            raise ValueError("give expires_at or ttl, not both")
+        parse_duration(value)  # its ValueError names the format
+        return value
 
 
 @dataclass(frozen=True)
@@ -234,11 +283,17 @@ class AgentMemory(BaseModel):
     """Set on a tombstone only."""
     created_at: datetime
     """When the revision was written."""
+    expires_at: datetime | None = None
+    """When the revision stops being live; None keeps it (a tombstone never has one)."""
 
     @property
     def is_tombstone(self) -> bool:
         """True when this revision forgets its chain."""
         return self.forgotten_at is not None
+
+    def is_expired(self, now: datetime) -> bool:
+        """True when the revision has an expiry at or before `now` (it is then no longer live)."""
+        return self.expires_at is not None and self.expires_at <= now
 
     @property
     def attribute(self) -> str:

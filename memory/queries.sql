@@ -17,7 +17,7 @@ SELECT
 -- The current revision of one chain (a tombstone included), or no row when the chain does not exist.
 -- $1 organization id, $2 definition id, $3 scope, $4 scope owner id, $5 subject key.
 SELECT id, organization_id, definition_id, scope, user_id, scope_owner_id, subject_key, text, subject_refs,
-       proposed_by_run_id, supersedes_id, forgotten_at, created_at
+       proposed_by_run_id, supersedes_id, forgotten_at, created_at, expires_at
 FROM agent.memory_heads
 WHERE organization_id = $1 AND definition_id = $2 AND scope = $3 AND scope_owner_id = $4 AND subject_key = $5;
 
@@ -25,7 +25,7 @@ WHERE organization_id = $1 AND definition_id = $2 AND scope = $3 AND scope_owner
 -- One revision of the organization by id, and whether it is the current head of its chain.
 -- $1 organization id, $2 memory id.
 SELECT m.id, m.organization_id, m.definition_id, m.scope, m.user_id, m.scope_owner_id, m.subject_key, m.text,
-       m.subject_refs, m.proposed_by_run_id, m.supersedes_id, m.forgotten_at, m.created_at,
+       m.subject_refs, m.proposed_by_run_id, m.supersedes_id, m.forgotten_at, m.created_at, m.expires_at,
        NOT EXISTS (SELECT 1 FROM agent.memories AS c WHERE c.supersedes_id = m.id) AS is_head
 FROM agent.memories AS m
 WHERE m.organization_id = $1 AND m.id = $2;
@@ -34,16 +34,17 @@ WHERE m.organization_id = $1 AND m.id = $2;
 -- Append one live revision; supersedes_id NULL starts a chain. The chain constraints refuse a second root
 -- or a second child, which is how two writers that read one head race.
 -- $1 organization id, $2 definition id, $3 scope, $4 user id or NULL, $5 scope owner id, $6 subject key,
--- $7 text, $8 subject_refs (jsonb array), $9 run id, $10 supersedes id or NULL.
+-- $7 text, $8 subject_refs (jsonb array), $9 run id, $10 supersedes id or NULL, $11 expires at or NULL.
 INSERT INTO agent.memories (organization_id, definition_id, scope, user_id, scope_owner_id, subject_key, text,
-                            subject_refs, proposed_by_run_id, supersedes_id)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10)
+                            subject_refs, proposed_by_run_id, supersedes_id, expires_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10, $11)
 RETURNING id, organization_id, definition_id, scope, user_id, scope_owner_id, subject_key, text, subject_refs,
-          proposed_by_run_id, supersedes_id, forgotten_at, created_at;
+          proposed_by_run_id, supersedes_id, forgotten_at, created_at, expires_at;
 
 -- name: insert_tombstone
--- Append a tombstone after one revision of the organization, copying its chain identity and subject refs.
--- $1 organization id, $2 the revision it forgets, $3 run id.
+-- Append a tombstone after one revision of the organization, copying its chain identity and subject refs
+-- (never its expiry: a tombstone carries none). The expiry sweep writes it too, with no run.
+-- $1 organization id, $2 the revision it forgets, $3 run id or NULL (the sweep).
 INSERT INTO agent.memories (organization_id, definition_id, scope, user_id, scope_owner_id, subject_key, text,
                             subject_refs, proposed_by_run_id, supersedes_id, forgotten_at)
 SELECT m.organization_id, m.definition_id, m.scope, m.user_id, m.scope_owner_id, m.subject_key, NULL,
@@ -51,7 +52,7 @@ SELECT m.organization_id, m.definition_id, m.scope, m.user_id, m.scope_owner_id,
 FROM agent.memories AS m
 WHERE m.organization_id = $1 AND m.id = $2
 RETURNING id, organization_id, definition_id, scope, user_id, scope_owner_id, subject_key, text, subject_refs,
-          proposed_by_run_id, supersedes_id, forgotten_at, created_at;
+          proposed_by_run_id, supersedes_id, forgotten_at, created_at, expires_at;
 
 -- name: lock_run_remembers
 -- Serialise the memory.remember writes of one run for the rest of the transaction (the count limit).
@@ -59,9 +60,10 @@ RETURNING id, organization_id, definition_id, scope, user_id, scope_owner_id, su
 SELECT pg_advisory_xact_lock(1835363698, hashtext($1::uuid::text));
 
 -- name: count_run_remembers
--- How many live revisions (memory.remember writes) one run has appended.
+-- How many live revisions (memory.remember writes) one run has appended; an expired one no longer counts.
 -- $1 run id.
-SELECT count(*) FROM agent.memories WHERE proposed_by_run_id = $1 AND text IS NOT NULL;
+SELECT count(*) FROM agent.memories
+WHERE proposed_by_run_id = $1 AND text IS NOT NULL AND (expires_at IS NULL OR expires_at > now());
 
 -- name: fetch_live_memories
 -- The `memory` source read: live memories of the organization, newest first. A NULL definition drops the
@@ -94,3 +96,17 @@ WHERE organization_id = $1::uuid
   AND split_part(subject_key, ':', 3) LIKE 'preference.%'
 ORDER BY created_at DESC, id DESC
 LIMIT $4;
+
+-- name: fetch_expired_heads
+-- The expiry sweep's read: chain heads that are live revisions whose expiry has passed, soonest expiry
+-- first, across every organization (the sweep is the service's own job). The writer re-reads each head with
+-- fetch_head before it appends the tombstone.
+-- $1 the sweep's time or NULL (the database clock), $2 limit.
+SELECT id, organization_id, definition_id, scope, user_id, scope_owner_id, subject_key, text, subject_refs,
+       proposed_by_run_id, supersedes_id, forgotten_at, created_at, expires_at
+FROM agent.memory_heads
+WHERE expires_at IS NOT NULL
+  AND expires_at <= coalesce($1::timestamptz, now())
+  AND forgotten_at IS NULL
+ORDER BY expires_at, id
+LIMIT $2;

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from uuid import UUID
 
 import asyncpg
@@ -28,6 +29,7 @@ __all__ = [
     "ChainMoved",
     "InvocationCheck",
     "count_run_remembers",
+    "fetch_expired_heads",
     "fetch_head",
     "fetch_invocation",
     "fetch_live_memories",
@@ -122,6 +124,7 @@ async def insert_revision(
     subject_refs: Sequence[dict[str, str]],
     run_id: UUID,
     supersedes_id: UUID | None,
+    expires_at: datetime | None = None,
 ) -> AgentMemory:
     """Append one live revision after `supersedes_id` (None starts a chain); raises `ChainMoved` on a race."""
     memory = await _insert(
@@ -137,13 +140,16 @@ async def insert_revision(
         [dict(ref) for ref in subject_refs],  # the pool's jsonb codec encodes it
         run_id,
         supersedes_id,
+        expires_at,
     )
     assert memory is not None  # INSERT … VALUES … RETURNING answers its row
     return memory
 
 
-async def insert_tombstone(conn: Connection, organization_id: UUID, head_id: UUID, run_id: UUID) -> AgentMemory | None:
-    """Append a tombstone after `head_id`; None when no such revision; raises `ChainMoved` on a race."""
+async def insert_tombstone(
+    conn: Connection, organization_id: UUID, head_id: UUID, run_id: UUID | None
+) -> AgentMemory | None:
+    """Append a tombstone after `head_id` (no run: the expiry sweep); None when no such revision; `ChainMoved`."""
     return await _insert(conn, "insert_tombstone", organization_id, head_id, run_id)
 
 
@@ -177,3 +183,9 @@ async def fetch_personal_memories(
     """The `personal_memory` source read: one person's preference.* memories in one definition (None: all)."""
     rows = await conn.fetch(QUERIES["fetch_personal_memories"], organization_id, definition_id, user_id, limit)
     return [LiveMemory.from_row(row) for row in rows]
+
+
+async def fetch_expired_heads(conn: Connection, *, now: datetime | None, limit: int) -> list[AgentMemory]:
+    """Chain heads whose expiry passed by `now` (None: the database clock), soonest first, at most `limit`."""
+    rows = await conn.fetch(QUERIES["fetch_expired_heads"], now, limit)
+    return [AgentMemory.from_row(row) for row in rows]

@@ -6,7 +6,10 @@ owner when there is none; it never takes a key from the caller. It refuses an at
 ref that is not canonical (`state.ids`: a kind outside the closed set, an id that is not canonical UUID
 text; the candidate type refuses both first, this holds for a candidate built without validation), and
 text identical to the live revision under that key. Different text appends a revision after the exact head read
-from `agent.memory_heads`; after a tombstone it starts the chain again after the tombstone.
+from `agent.memory_heads`; after a tombstone it starts the chain again after the tombstone. An expired head
+(`memory.expiry`) is not live: identical text appends after it as new text would, and the run's count
+ignores it. Each revision gets its expiry from `memory.expiry.resolve_expiry` (the candidate's
+`expires_at` or `ttl`, else its namespace's default), refused at the field's path before anything is read.
 
 Each transition is one insert. Two writers that read one head race on the chain constraints; the loser
 reloads the head and decides again (refuse the same text, append new text). `forget` accepts the id of a
@@ -19,6 +22,7 @@ handed to a model directly: a model reaches it through the memory tools.
 from __future__ import annotations
 
 import logging
+from datetime import UTC, datetime
 from uuid import UUID
 
 from memory import repository as repo
@@ -36,6 +40,7 @@ from memory.errors import (
     TooManySubjectRefsError,
     UserScopeForTriggerError,
 )
+from memory.expiry import DEFAULT_EXPIRY, ExpiryPolicy, resolve_expiry
 from memory.models import AgentMemory, MemoryCandidate, ToolInvocation, is_memory_attribute
 from state.db import Connection, Database
 from state.ids import entity_ref_problem
@@ -54,20 +59,31 @@ MAX_SUBJECT_KEY_BYTES = 1024
 class MemoryService:
     """Appends memory revisions and tombstones for one invoking principal at a time."""
 
-    def __init__(self, db: Database, *, max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> None:
+    def __init__(
+        self, db: Database, *, max_attempts: int = DEFAULT_MAX_ATTEMPTS, expiry: ExpiryPolicy = DEFAULT_EXPIRY
+    ) -> None:
         if max_attempts < 1:
             raise ValueError("max_attempts must be at least 1")
         self._db = db
         self._max_attempts = max_attempts
+        self.expiry = expiry
+        """The expiry per namespace (`ExpiryPolicy.from_settings` in the app)."""
         self.races_lost = 0
         """How many inserts lost the chain race and reloaded the head (observability and tests)."""
 
     async def remember(
-        self, inv: ToolInvocation, candidate: MemoryCandidate, *, run_limit: int | None = None
+        self,
+        inv: ToolInvocation,
+        candidate: MemoryCandidate,
+        *,
+        run_limit: int | None = None,
+        now: datetime | None = None,
     ) -> AgentMemory:
         """Append `candidate` as the new head of its chain, or refuse; `run_limit` caps the run's writes."""
         if not is_memory_attribute(candidate.attribute):
             raise AttributeNamespaceError()
+        clock = datetime.now(UTC) if now is None else now
+        expires_at = resolve_expiry(candidate, self.expiry, clock)
         if candidate.scope == "user" and inv.user_id is None:
             raise UserScopeForTriggerError()
         if len(candidate.subject_refs) > 1:
@@ -102,7 +118,8 @@ class MemoryService:
                     scope_owner_id=owner_id,
                     subject_key=key,
                 )
-                if head is not None and not head.is_tombstone and head.text == candidate.text:
+                live = head is not None and not head.is_tombstone and not head.is_expired(clock)
+                if live and head is not None and head.text == candidate.text:
                     raise DuplicateMemoryError(
                         f"memory {head.id} under {key} already holds this text; nothing was written"
                     )
@@ -119,6 +136,7 @@ class MemoryService:
                         subject_refs=stored_refs,
                         run_id=inv.run_id,
                         supersedes_id=None if head is None else head.id,
+                        expires_at=expires_at,
                     )
                 except repo.ChainMoved as moved:
                     self.races_lost += 1

@@ -86,7 +86,9 @@ MEMORY_TOOLS: Mapping[str, MemoryToolSpec] = {
             "observation.<name> or preference.<name>; scope 'user' keeps it for this person, 'organization' "
             "for every user of this agent; subject_refs names at most one row it is about, by its kind and its "
             "lower-case hyphenated UUID. Saying the same thing again is refused; new text under the same "
-            "attribute and subject replaces the old."
+            "attribute and subject replaces the old. expires_at (a date-time with offset) or ttl (an ISO 8601 "
+            "duration such as P30D) sets when it stops being read; without either, observations expire after "
+            "the deployment's default and preferences are kept. An expired memory may be remembered again."
         ),
         input_model=RememberInput,
     ),
@@ -134,6 +136,7 @@ def tool_result(memory: AgentMemory) -> dict[str, Any]:
         "supersedes_id": None if memory.supersedes_id is None else str(memory.supersedes_id),
         "forgotten": memory.is_tombstone,
         "created_at": memory.created_at.isoformat(),
+        "expires_at": None if memory.expires_at is None else memory.expires_at.isoformat(),
     }
 
 

@@ -9,16 +9,34 @@ from __future__ import annotations
 import difflib
 import os
 from collections.abc import Mapping
+from datetime import timedelta
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator, model_validator
+from pydantic import (
+    AliasChoices,
+    Field,
+    SecretStr,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from state.durations import parse_duration
 from state.errors import SettingsError
 
-__all__ = ["Settings", "get_settings", "known_environment", "load_settings", "unknown_environment"]
+__all__ = [
+    "NEVER",
+    "Settings",
+    "get_settings",
+    "known_environment",
+    "load_settings",
+    "memory_ttl",
+    "unknown_environment",
+]
 
 _PREFIX = "AC_CONTEXT_"
 
@@ -94,6 +112,44 @@ class Settings(BaseSettings):
     max_extract_cpu_s: float = Field(default=300.0, gt=0, allow_inf_nan=False)
     """Processor seconds each core may spend reading one document (`document_extraction_timeout`)."""
 
+    # Memory expiry (docs/decisions.md, "Issue 22: memories that expire"). Durations are state.durations'.
+    memory_max_ttl: str = "P1825D"
+    """The furthest expiry a memory may carry, from the time it is written (five years); further is refused."""
+    memory_observation_may_expire: bool = True
+    """Whether an `observation.*` memory may carry an expiry; False refuses one (and needs `never` below)."""
+    memory_preference_may_expire: bool = True
+    """Whether a `preference.*` memory may carry an expiry; False refuses one (and needs `never` below)."""
+    memory_observation_ttl: str = "P90D"
+    """The expiry an `observation.*` memory gets when `memory.remember` names none; `never` keeps it."""
+    memory_preference_ttl: str = "never"
+    """The expiry a `preference.*` memory gets when `memory.remember` names none; `never` keeps it."""
+
+    @field_validator("memory_max_ttl")
+    @classmethod
+    def _max_ttl(cls, value: str) -> str:
+        if parse_duration(value).total_seconds() <= 0:
+            raise ValueError("must be longer than zero")
+        return value
+
+    @field_validator("memory_observation_ttl", "memory_preference_ttl")
+    @classmethod
+    def _namespace_ttl(cls, value: str, info: ValidationInfo) -> str:
+        if value == NEVER:
+            return value
+        try:
+            ttl = parse_duration(value)
+        except ValueError as exc:
+            raise ValueError(f"{exc} (or {NEVER!r})") from None
+        namespace = str(info.field_name).split("_")[1]
+        if ttl.total_seconds() <= 0:
+            raise ValueError(f"must be longer than zero (or {NEVER!r})")
+        if info.data.get(f"memory_{namespace}_may_expire") is False:
+            raise ValueError(f"must be {NEVER!r} while {namespace} memories may not expire")
+        longest = info.data.get("memory_max_ttl")
+        if longest is not None and ttl > parse_duration(longest):
+            raise ValueError(f"must not exceed memory_max_ttl ({longest})")
+        return value
+
     @field_validator("database_url")
     @classmethod
     def _postgres_url(cls, value: str | None) -> str | None:
@@ -106,6 +162,15 @@ class Settings(BaseSettings):
         if self.pool_min_size > self.pool_max_size:
             raise ValueError("pool_min_size must not exceed pool_max_size")
         return self
+
+
+NEVER = "never"
+"""The namespace default that keeps a memory until it is superseded or forgotten."""
+
+
+def memory_ttl(value: str) -> timedelta | None:
+    """A memory default expiry setting as a duration; None for `never`."""
+    return None if value == NEVER else parse_duration(value)
 
 
 _ENV_NAMES = {"database_url": "DATABASE_URL", "inngest_serve_origin": "INNGEST_SERVE_ORIGIN"}

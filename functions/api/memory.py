@@ -4,9 +4,11 @@ The platform's tool layer calls these with the invoking principal (`invocation`:
 run, and exactly one of a user or a trigger) and the model's `arguments`, which the strict tool input
 models validate: an extra field such as `subject_key`, a wrong type, or an identity that is not canonical
 (a subject kind outside the closed set, an id that is not canonical UUID text) is 422 `invalid_input` at
-its path, never ignored. Every id of the invocation is canonical UUID text too (422 `invalid_request`
-naming `body.invocation.<field>` otherwise). A refusal answers with its memory code (`memory_duplicate`,
-`memory_not_current`, ...). This module must never write memory except through `memory.tools.MemoryTools`.
+its path, never ignored; an expiry the service refuses (in the past, too far, both forms, a namespace the
+settings forbid to expire) is 422 `memory_invalid_expiry` at its path. Every id of the invocation is
+canonical UUID text too (422 `invalid_request` naming `body.invocation.<field>` otherwise). A refusal
+answers with its memory code (`memory_duplicate`, `memory_not_current`, ...). This module must never write
+memory except through `memory.tools.MemoryTools`.
 """
 
 from __future__ import annotations
@@ -14,19 +16,20 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from functions._wire import CleanJson
 from functions.api._deps import ServicesDep
 from functions.api._http import ERROR_RESPONSES
 from functions.api._scopes import ANY_KEY, ORGANIZATION
 from functions.errors import ApiError
+from memory.expiry import ExpiryPolicy
 from memory.models import ToolInvocation
 from memory.service import MemoryService
 from memory.tools import FORGET_TOOL, REMEMBER_TOOL, MemoryTools, tool_schemas
 from state.ids import CanonicalUuid, OrganizationId
 
-__all__ = ["InvocationIn", "ToolCallIn", "router"]
+__all__ = ["InvocationIn", "RememberCallIn", "ToolCallIn", "router"]
 
 router = APIRouter(prefix="/v1/memory", tags=["memory"], responses=ERROR_RESPONSES)
 
@@ -72,14 +75,34 @@ class ToolCallIn(BaseModel):
     """The tool arguments as the model wrote them."""
 
 
+class RememberCallIn(ToolCallIn):
+    """One memory.remember call: who calls, and the model's arguments, expiry included."""
+
+    arguments: CleanJson = Field(
+        description=(
+            "memory.remember's arguments (`GET /v1/memory/tools` has their JSON schema): attribute, text, "
+            "scope, subject_refs, and at most one of expires_at (an RFC 3339 date-time with its offset, in "
+            "the future, within the deployment's longest expiry) and ttl (an ISO 8601 duration of whole "
+            "weeks, days, hours, minutes or seconds, e.g. P30D). With neither, the namespace default applies "
+            "(AC_CONTEXT_MEMORY_OBSERVATION_TTL, AC_CONTEXT_MEMORY_PREFERENCE_TTL). A refused expiry is 422 "
+            "`memory_invalid_expiry` (or `invalid_input` for one that is not a date-time or duration) naming "
+            "its field. The result carries `expires_at` (null: kept until superseded or forgotten)."
+        ),
+        examples=[
+            {"attribute": "observation.buying_process", "text": "Buys through a committee", "scope": "organization",
+             "ttl": "P30D"}
+        ],
+    )  # fmt: skip
+
+
 async def _call(svc: ServicesDep, name: str, body: ToolCallIn) -> dict[str, Any]:
-    tools = MemoryTools(MemoryService(svc.db))
+    tools = MemoryTools(MemoryService(svc.db, expiry=ExpiryPolicy.from_settings(svc.settings)))
     return await tools.call(name, body.invocation.to_invocation(), body.arguments)
 
 
 @router.post("/remember", dependencies=[ORGANIZATION])
-async def remember(body: ToolCallIn, svc: ServicesDep) -> dict[str, Any]:
-    """`memory.remember`: append a revision (or refuse with a memory code)."""
+async def remember(body: RememberCallIn, svc: ServicesDep) -> dict[str, Any]:
+    """`memory.remember`: append a revision (or refuse with a memory code); the result shows `expires_at`."""
     return await _call(svc, REMEMBER_TOOL, body)
 
 

@@ -1,8 +1,9 @@
-"""`ac-context memory remember|forget|list`: the memory tools and the live memories from the command line.
+"""`ac-context memory remember|forget|list|sweep`: the memory tools, the live memories and the expiry sweep.
 
 `remember` and `forget` call the same tool handlers the HTTP API serves, as a given run of a given agent
-definition (a user run, or a trigger run with `--trigger`). This module must never write memory except
-through `memory.tools.MemoryTools`.
+definition (a user run, or a trigger run with `--trigger`); `remember --ttl P30D` or `--expires-at
+2027-03-31T00:00:00Z` sets its expiry. `sweep` runs the hourly expiry sweep once (`memory.expiry`). This
+module must never write memory except through `memory.tools.MemoryTools` and `memory.expiry.sweep_expired`.
 """
 
 from __future__ import annotations
@@ -31,12 +32,14 @@ Trigger = Annotated[UUID | None, typer.Option("--trigger", help="The trigger, fo
 
 
 def _call(tool: str, inv: ToolInvocation, arguments: dict[str, Any]) -> dict[str, Any]:
+    from memory.expiry import ExpiryPolicy
     from memory.service import MemoryService
     from memory.tools import MemoryTools
 
     async def main() -> dict[str, Any]:
         async with open_cli_services() as svc:
-            return await MemoryTools(MemoryService(svc.db)).call(tool, inv, arguments)
+            service = MemoryService(svc.db, expiry=ExpiryPolicy.from_settings(svc.settings))
+            return await MemoryTools(service).call(tool, inv, arguments)
 
     return run(main)
 
@@ -61,16 +64,28 @@ def remember(
     trigger: Trigger = None,
     scope: Annotated[str, typer.Option(help="user or organization.")] = "organization",
     ref: Annotated[list[str] | None, typer.Option("--ref", help="The subject, as kind:id (at most one).")] = None,
+    expires_at: Annotated[
+        str | None,
+        typer.Option("--expires-at", help="When it expires: a date-time with offset (2027-03-31T00:00:00Z)."),
+    ] = None,
+    ttl: Annotated[
+        str | None, typer.Option("--ttl", help="How long it lives: an ISO 8601 duration (P30D, PT12H).")
+    ] = None,
     as_json: JsonFlag = False,
 ) -> None:
-    """Append a memory revision through `memory.remember`."""
+    """Append a memory revision through `memory.remember` (with no expiry, the namespace default applies)."""
     from memory.tools import REMEMBER_TOOL
 
     refs = [r.model_dump(exclude_none=True) for r in parse_refs(ref or [])]
-    arguments = {"attribute": attribute, "text": text, "scope": scope, "subject_refs": refs}
+    arguments: dict[str, Any] = {"attribute": attribute, "text": text, "scope": scope, "subject_refs": refs}
+    if expires_at is not None:
+        arguments["expires_at"] = expires_at
+    if ttl is not None:
+        arguments["ttl"] = ttl
     result = _call(REMEMBER_TOOL, _invocation(org, definition, run_id, user, trigger), arguments)
+    until = "" if result["expires_at"] is None else f", expires {result['expires_at']}"
     print_json(result) if as_json else console.print(
-        f"remembered {result['memory_id']} ({safe(result['subject_key'])})"
+        f"remembered {result['memory_id']} ({safe(result['subject_key'])}{until})"
     )
 
 
@@ -124,3 +139,26 @@ def list_memories(
         return
     for row in rows:
         console.print(f"[bold]{safe(row['subject_key'])}[/] ({row['scope']}) {safe(row['text'])}  [dim]{row['id']}[/]")
+
+
+@memory_app.command()
+def sweep(
+    limit: Annotated[int, typer.Option(min=1, max=100_000, help="Close at most this many expired chains.")] = 10_000,
+    as_json: JsonFlag = False,
+) -> None:
+    """Close every expired memory chain with a tombstone, as the hourly `memory-expiry-sweep` does."""
+    from memory.expiry import DEFAULT_SWEEP_LIMIT, sweep_expired
+
+    async def main() -> int:
+        async with open_cli_services() as svc:
+            total = 0
+            while total < limit:
+                batch = min(DEFAULT_SWEEP_LIMIT, limit - total)
+                closed = await sweep_expired(svc.db, limit=batch)
+                total += closed
+                if closed < batch:
+                    break
+            return total
+
+    closed = run(main)
+    print_json({"tombstoned": closed}) if as_json else console.print(f"closed {closed} expired memory chain(s)")

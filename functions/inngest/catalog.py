@@ -15,6 +15,7 @@ from functions.inngest.knowledge_ingest import make_knowledge_ingest
 from functions.inngest.knowledge_ingest_batch import make_knowledge_ingest_batch
 from functions.inngest.knowledge_sweep import make_knowledge_sweep
 from functions.inngest.knowledge_switch import make_knowledge_reembed, make_knowledge_switch
+from functions.inngest.memory_expiry import make_memory_expiry_sweep
 
 __all__ = ["build_functions"]
 
@@ -28,4 +29,5 @@ def build_functions(client: inngest.Inngest, slot: ServiceSlot) -> list[inngest.
         make_knowledge_sweep(client, slot),
         make_knowledge_switch(client, slot),
         make_knowledge_reembed(client, slot),
+        make_memory_expiry_sweep(client, slot),
     ]

@@ -54,6 +54,7 @@ NAMED = {
     "knowledge-model-switch",
     "knowledge-reembed-source",
     "context-segment-brief",
+    "memory-expiry-sweep",
 }
 UNSIGNED = Shape("no signature header", (), False)
 

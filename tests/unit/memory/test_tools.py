@@ -31,7 +31,7 @@ def test_the_exported_schemas_name_both_tools_and_forbid_undeclared_fields() -> 
     assert set(schemas) == {REMEMBER_TOOL, FORGET_TOOL}
     remember = schemas[REMEMBER_TOOL]["parameters"]
     assert remember["additionalProperties"] is False
-    assert set(remember["properties"]) == {"attribute", "text", "scope", "subject_refs"}
+    assert set(remember["properties"]) == {"attribute", "text", "scope", "subject_refs", "expires_at", "ttl"}
     assert set(remember["required"]) == {"attribute", "text", "scope"}
     assert "subject_key" not in remember["properties"]
     assert remember["properties"]["subject_refs"]["maxItems"] == 1
