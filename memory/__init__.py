@@ -1,7 +1,8 @@
 """Durable memory: append-only revision chains in `agent.memories`, written through two tools only.
 
 A model reaches memory through `memory.remember` and `memory.forget` (`MemoryTools`), which validate strict
-input and call `MemoryService`; the sources read it through `memory.reads`. The repository is not exported:
+input and call `MemoryService`; the sources read it through `memory.reads`; `memory.expiry` gives a revision
+its expiry and sweeps expired chains closed. The repository is not exported:
 nothing but the service writes, and this package must never hand a model a way around the tools.
 
 The names are re-exported lazily (`state.lazy`): `import memory` loads no module of the package until a
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
     from memory.errors import (
         AttributeNamespaceError,
         DuplicateMemoryError,
+        InvalidExpiryError,
         InvalidInvocationError,
         InvalidSubjectKeyError,
         InvalidToolInputError,
@@ -36,6 +38,7 @@ if TYPE_CHECKING:
         UserScopeForTriggerError,
         WorkflowMemoryToolError,
     )
+    from memory.expiry import DEFAULT_EXPIRY, ExpiryPolicy, resolve_expiry, sweep_expired
     from memory.models import (
         AgentMemory,
         CanonicalSubjectRef,
@@ -73,6 +76,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BLANK_CHARACTERS",
+    "DEFAULT_EXPIRY",
     "DEFAULT_MEMORY_LIMIT",
     "DEFAULT_REMEMBER_LIMIT_PER_RUN",
     "FORGET_TOOL",
@@ -83,9 +87,11 @@ __all__ = [
     "AttributeNamespaceError",
     "CanonicalSubjectRef",
     "DuplicateMemoryError",
+    "ExpiryPolicy",
     "ForgetInput",
     "GuardReport",
     "GuardedMemory",
+    "InvalidExpiryError",
     "InvalidInvocationError",
     "InvalidSubjectKeyError",
     "InvalidToolInputError",
@@ -119,6 +125,8 @@ __all__ = [
     "parse_stored_refs",
     "read_live_memories",
     "read_personal_memories",
+    "resolve_expiry",
+    "sweep_expired",
     "tool_schemas",
 ]
 

@@ -92,6 +92,8 @@ async def raw_memory(
     forgotten: bool = False,
     created_at: datetime | None = None,
     owner: UUID | None = None,
+    expires_at: datetime | None = None,
+    run: UUID | None = None,
 ) -> UUID:
     """Insert one row into agent.memories as given (the key is derived unless `key` is passed)."""
     refs = [] if refs is None else refs
@@ -104,9 +106,9 @@ async def raw_memory(
     async with db.connection() as conn:
         ident: UUID = await conn.fetchval(
             "INSERT INTO agent.memories (organization_id, definition_id, scope, user_id, scope_owner_id, subject_key,"
-            " text, subject_refs, supersedes_id, forgotten_at, created_at)"
+            " text, subject_refs, supersedes_id, forgotten_at, created_at, expires_at, proposed_by_run_id)"
             " VALUES ($1, $2, $3, $4, $5, $6, $7, $8::text::jsonb, $9,"
-            " CASE WHEN $10 THEN now() END, coalesce($11, now())) RETURNING id",
+            " CASE WHEN $10 THEN now() END, coalesce($11, now()), $12, $13) RETURNING id",
             org,
             definition,
             scope,
@@ -118,6 +120,8 @@ async def raw_memory(
             supersedes,
             forgotten,
             created_at,
+            expires_at,
+            run,
         )
     return ident
 
