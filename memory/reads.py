@@ -14,12 +14,14 @@ same subject key in a higher class) and counts the `memory` copy dropped, so one
 and a policy without `personal_memory` still shows it under memory, so it never disappears.
 
 Both read `agent.live_memories` on the service role with the organization named explicitly, newest first,
-`(created_at DESC, id DESC)`. The subject guard then parses each stored `subject_refs` tolerantly, drops a
-malformed or two-element memory (logged), drops a ref of a kind no resolver owns, drops a ref whose id is
-not canonical UUID text (a row written before the write path refused one: an upper-case or padded id is a
-look-alike key, so its memory is dropped and logged, never served and never the page), and resolves the
-distinct refs through `state.resolvers.resolve_refs` inside `scoped_db` (one query per kind per batch of 100),
-dropping a memory whose ref does not resolve for the organization. No second read refills the drops.
+`(created_at DESC, id DESC)`. The view holds no expired revision (`expires_at <= now()`, migration 0086),
+so an expired memory is never read, before or after the expiry sweep closes its chain. The subject guard
+then parses each stored `subject_refs` tolerantly, drops a malformed or two-element memory (logged),
+drops a ref of a kind no resolver owns, drops a ref whose id is not canonical UUID text (a row written
+before the write path refused one: an upper-case or padded id is a look-alike key, so its memory is
+dropped and logged, never served and never the page), and resolves the distinct refs through
+`state.resolvers.resolve_refs` inside `scoped_db` (one query per kind per batch of 100), dropping a memory
+whose ref does not resolve for the organization. No second read refills the drops.
 
 This module must never widen on a null user or trigger, never read another person's chain, and never read
 one query per memory.

@@ -1,7 +1,8 @@
 """The `memory` source: the live durable memories a subject may read, newest first, behind the subject guard.
 
 It reads `agent.live_memories` on the service role for the subject's organization: organization scope,
-plus the asking person's own user chain when the subject has a user and no trigger. The person's
+plus the asking person's own user chain when the subject has a user and no trigger. An expired memory is
+not in that view (migration 0086), so it never reaches a brief, even before the sweep tombstones it. The person's
 `preference.*` rows stay in: the source cannot know whether the policy also enables `personal_memory`, and
 the packer can. When it does, the `personal_memory` copy (same subject key, higher class) wins and this
 copy is counted dropped, so one memory never appears twice; when it does not, the preference is here, so it

@@ -7,7 +7,8 @@ person's preferences across the organization's definitions: the same single wide
 organization filter, the user chain rule and the subject guard all still applying. A subject with no user,
 or with a trigger, reads nothing and runs no query. `memory` reads the same rows too; the packer keeps this
 copy and counts that one dropped (same subject key, higher class), so one memory never appears twice.
-`spec.limit` caps the read, None reads 20, zero reads nothing.
+`spec.limit` caps the read, None reads 20, zero reads nothing. An expired preference is not read (the live
+view drops it).
 
 This module must never read another person's memory and never write prose.
 """
