@@ -118,10 +118,10 @@ class MemoryService:
                     scope_owner_id=owner_id,
                     subject_key=key,
                 )
-                live = head is not None and not head.is_tombstone and not head.is_expired(clock)
-                if live and head is not None and head.text == candidate.text:
+                live = None if head is None or head.is_tombstone or head.is_expired(clock) else head
+                if live is not None and live.text == candidate.text:
                     raise DuplicateMemoryError(
-                        f"memory {head.id} under {key} already holds this text; nothing was written"
+                        f"memory {live.id} under {key} already holds this text; nothing was written"
                     )
                 try:
                     return await repo.insert_revision(
