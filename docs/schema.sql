@@ -988,12 +988,15 @@ CREATE TABLE agent.knowledge_sources (
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     updated_at timestamp with time zone DEFAULT now() NOT NULL,
     replaces uuid,
+    owner text,
+    review_by date,
     CONSTRAINT knowledge_sources_attempts_check CHECK ((attempts >= 1)),
     CONSTRAINT knowledge_sources_byte_size_check CHECK ((byte_size >= 0)),
     CONSTRAINT knowledge_sources_content_sha256_check CHECK ((content_sha256 ~ '^[0-9a-f]{64}$'::text)),
     CONSTRAINT knowledge_sources_failed_has_reason CHECK (((status = 'failed'::text) = (failure_reason IS NOT NULL))),
     CONSTRAINT knowledge_sources_kind_check CHECK ((kind = ANY (ARRAY['upload'::text, 'uri'::text]))),
     CONSTRAINT knowledge_sources_kind_matches_uri CHECK (((kind = 'uri'::text) = (uri IS NOT NULL))),
+    CONSTRAINT knowledge_sources_owner_check CHECK (((owner IS NULL) OR ((owner = btrim(owner)) AND (owner <> ''::text) AND (length(owner) <= 200)))),
     CONSTRAINT knowledge_sources_pending_has_since CHECK (((status = 'pending'::text) = (pending_since IS NOT NULL))),
     CONSTRAINT knowledge_sources_replacement_is_a_uri CHECK (((replaces IS NULL) OR (kind = 'uri'::text))),
     CONSTRAINT knowledge_sources_replaces_another CHECK ((replaces IS DISTINCT FROM id)),
@@ -1941,6 +1944,12 @@ CREATE UNIQUE INDEX knowledge_sources_one_replacement ON agent.knowledge_sources
 --
 
 CREATE INDEX knowledge_sources_pending_idx ON agent.knowledge_sources USING btree (pending_since) WHERE (status = 'pending'::text);
+
+--
+-- Name: knowledge_sources_review_idx; Type: INDEX; Schema: agent; Owner: -
+--
+
+CREATE INDEX knowledge_sources_review_idx ON agent.knowledge_sources USING btree (organization_id, review_by) WHERE (review_by IS NOT NULL);
 
 --
 -- Name: knowledge_sources_scope_idx; Type: INDEX; Schema: agent; Owner: -

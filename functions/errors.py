@@ -107,6 +107,7 @@ CODE_STATUS: Mapping[str, int] = MappingProxyType(
         "document_type_unsupported": 415,
         "embedding_model_unknown": 422,
         "object_key_invalid": 422,
+        "review_field_invalid": 422,
         # knowledge: the world failed
         "knowledge_unavailable": 503,
         "embedding_provider_unavailable": 503,

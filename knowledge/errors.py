@@ -15,6 +15,7 @@ KnowledgeError                      knowledge_error                 no   (the ro
 │   │   ├── EmptyDocumentError          document_empty
 │   │   └── UnsupportedDocumentTypeError document_type_unsupported
 │   ├── UnknownEmbeddingModelError  embedding_model_unknown
+│   ├── ReviewFieldInvalidError     review_field_invalid                (an owner or review date; `loc` names it)
 │   ├── InvalidObjectKeyError       object_key_invalid
 │   ├── UnknownSourceError          source_not_found                    (a delete: no such source here)
 │   ├── PlatformSourceForbiddenError platform_source_forbidden          (a delete of a platform source)
@@ -59,6 +60,7 @@ __all__ = [
     "ObjectStoreError",
     "PdfContentTooLargeError",
     "PlatformSourceForbiddenError",
+    "ReviewFieldInvalidError",
     "SourceDeletedError",
     "SourceDeletingError",
     "TooManyPagesError",
@@ -158,6 +160,20 @@ class UnknownEmbeddingModelError(KnowledgeInputError):
     """No embedder is registered under this model id."""
 
     code = "embedding_model_unknown"
+
+
+class ReviewFieldInvalidError(KnowledgeInputError, ValueError):
+    """A document's owner or review date is not one the source may store; `loc` is the field's path."""
+
+    code = "review_field_invalid"
+
+    def __init__(self, loc: tuple[str | int, ...], problem: str) -> None:
+        self.loc = loc
+        self.problem = problem
+        super().__init__(f"{'.'.join(map(str, loc))} {problem}")
+
+    def __reduce__(self) -> tuple[type[ReviewFieldInvalidError], tuple[tuple[str | int, ...], str]]:
+        return (type(self), (self.loc, self.problem))
 
 
 class InvalidObjectKeyError(KnowledgeInputError, ValueError):

@@ -15,6 +15,7 @@ import asyncio
 import hashlib
 import time
 from collections.abc import Callable
+from datetime import date
 from pathlib import PurePosixPath
 from typing import Any, NoReturn
 from uuid import UUID
@@ -30,6 +31,7 @@ from knowledge.errors import EmptyDocumentError, KnowledgeError, SourceDeletingE
 from knowledge.extract import ExtractLimits, extract_limits, extract_text_async
 from knowledge.failures import failure_of, stored_reason
 from knowledge.objects import ObjectStore, object_key_for
+from knowledge.review import Review, checked_review
 from state.db import Connection, Database
 
 __all__ = [
@@ -63,11 +65,17 @@ async def register_upload(
     filename: str,
     title: str | None = None,
     media_type: str | None = None,
+    owner: str | None = None,
+    review_by: date | None = None,
 ) -> RegisteredSource:
-    """Store an uploaded document and register it; the same content twice in one scope is one source."""
+    """Store an uploaded document and register it; the same content twice in one scope is one source.
+
+    `owner` and `review_by` (None: none, or keep what the source holds) follow the re-upload rule: the same
+    content again with either sets it on the source it lands on.
+    """
     return await _register(
         db, store, organization_id=organization_id, kind="upload", uri=None, data=data,
-        filename=filename, title=title, media_type=media_type,
+        filename=filename, title=title, media_type=media_type, review=checked_review(owner, review_by),
     )  # fmt: skip
 
 
@@ -81,14 +89,20 @@ async def register_uri(
     title: str | None = None,
     media_type: str | None = None,
     filename: str | None = None,
+    owner: str | None = None,
+    review_by: date | None = None,
 ) -> RegisteredSource:
-    """Store the fetched bytes of a URI and register it; the same URI twice in one scope is one source."""
+    """Store the fetched bytes of a URI and register it; the same URI twice in one scope is one source.
+
+    A new version carries over the live one's owner and review date unless `owner` or `review_by` is given.
+    """
     if not uri.strip():
         raise ValueError("a URI-backed source needs a URI")
+    review = checked_review(owner, review_by)
     name = filename or PurePosixPath(uri.split("?", 1)[0].rstrip("/")).name or "document"
     return await _register(
         db, store, organization_id=organization_id, kind="uri", uri=uri, data=data,
-        filename=name, title=title, media_type=media_type,
+        filename=name, title=title, media_type=media_type, review=review,
     )  # fmt: skip
 
 
@@ -103,6 +117,7 @@ async def _register(
     filename: str,
     title: str | None,
     media_type: str | None,
+    review: Review,
 ) -> RegisteredSource:
     digest = hashlib.sha256(data).hexdigest()
     key = object_key_for(organization_id, digest, filename)
@@ -112,10 +127,14 @@ async def _register(
     args = (organization_id, kind, label, uri, key, digest, media_type, filename, len(data))
     with translated():
         async with db.connection() as conn, conn.transaction():
-            inserted = await conn.fetchrow(QUERIES["insert_source"], *args)
+            inserted = await conn.fetchrow(QUERIES["insert_source"], *args, review.owner, review.review_by)
             outcome, replaces = "created", None
             if inserted is None:
-                row, outcome, replaces = await _existing_or_new_version(conn, organization_id, identity, digest, args)
+                row, outcome, replaces = await _existing_or_new_version(
+                    conn, organization_id, identity, digest, args, review
+                )
+                if outcome != "resync":  # the row this document landed on already existed
+                    await conn.execute(QUERIES["set_sources_review"], [row["id"]], [review.owner], [review.review_by])
             else:
                 row = {"id": inserted["id"], "status": inserted["status"]}
             if row["status"] != "failed":
@@ -128,7 +147,12 @@ async def _register(
 
 
 async def _existing_or_new_version(
-    conn: Connection, organization_id: UUID | None, identity: str, digest: str, args: tuple[object, ...]
+    conn: Connection,
+    organization_id: UUID | None,
+    identity: str,
+    digest: str,
+    args: tuple[object, ...],
+    review: Review,
 ) -> tuple[dict[str, Any], str, UUID | None]:
     """The registered source of `identity`; for a URI whose content changed, a new version replacing it."""
     live = await conn.fetchrow(QUERIES["existing_version"], organization_id, identity)
@@ -144,7 +168,7 @@ async def _existing_or_new_version(
         if live["next_sha256"] == digest:  # this version is already registered
             return {"id": live["next_id"], "status": live["next_status"]}, "resync_pending", live["id"]
         await conn.execute(QUERIES["delete_replacement"], live["next_id"])  # a newer version supersedes it
-    row = await conn.fetchrow(QUERIES["insert_replacement"], *args, live["id"])
+    row = await conn.fetchrow(QUERIES["insert_replacement"], *args, live["id"], review.owner, review.review_by)
     assert row is not None
     return {"id": row["id"], "status": row["status"]}, "resync", live["id"]
 

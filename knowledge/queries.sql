@@ -4,10 +4,11 @@
 -- name: insert_source
 -- Register a source unless one with the same identity (URI, else content hash) exists in its scope.
 -- $1 organization_id (NULL = platform), $2 kind, $3 title, $4 uri, $5 object_key, $6 content_sha256,
--- $7 media_type, $8 filename, $9 byte_size. Returns the new row's id and status, or nothing on a conflict.
+-- $7 media_type, $8 filename, $9 byte_size, $10 owner, $11 review_by (NULL = none). Returns the new row's id
+-- and status, or nothing on a conflict.
 INSERT INTO agent.knowledge_sources
-    (organization_id, kind, title, uri, object_key, content_sha256, media_type, filename, byte_size)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+    (organization_id, kind, title, uri, object_key, content_sha256, media_type, filename, byte_size, owner, review_by)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
 ON CONFLICT (organization_id, identity) WHERE replaces IS NULL DO NOTHING
 RETURNING id, status;
 
@@ -183,10 +184,13 @@ RETURNING id;
 
 -- name: list_sources
 -- An admin's view of the sources of one scope, newest first. $1 organization_id (NULL = platform), $2 limit.
+-- $3 true = only the overdue ones (review_by before today in UTC, migrations/0087).
 SELECT s.id, s.organization_id, s.kind, s.title, s.uri, s.status, s.failure_reason, s.attempts,
-       s.pending_since, s.created_at, s.updated_at
+       s.pending_since, s.created_at, s.updated_at, s.owner, s.review_by,
+       coalesce(s.review_by < (now() AT TIME ZONE 'UTC')::date, false) AS overdue
   FROM agent.knowledge_sources s
  WHERE s.organization_id IS NOT DISTINCT FROM $1
+   AND (NOT $3::boolean OR s.review_by < (now() AT TIME ZONE 'UTC')::date)
  ORDER BY s.created_at DESC, s.id DESC
  LIMIT $2;
 
@@ -379,16 +383,25 @@ SELECT (SELECT count(*) FROM dropped)::integer AS chunks, (SELECT count(*) FROM 
 -- $10 candidates per list (NULL = 4 x limit), $11 the reciprocal-rank constant k, $12 fusion ('rrf' or
 -- 'convex'), $13 relevance floor, $14 per-source cap (NULL = none), $15 lexical depth per term,
 -- $16 hnsw.ef_search (NULL = the function's), $17 BM25 k1, $18 BM25 b.
-SELECT chunk_id, source_id, source_title, source_organization_id, ordinal, text, tokens, embedding_model,
-       dense_rank, lexical_rank, dense_distance, lexical_score, score
+-- Each hit also carries its source's review date and whether it is overdue (before today in UTC,
+-- migrations/0087): one primary-key probe per hit in the same statement, no second round trip.
+SELECT h.chunk_id, h.source_id, h.source_title, h.source_organization_id, h.ordinal, h.text, h.tokens,
+       h.embedding_model, h.dense_rank, h.lexical_rank, h.dense_distance, h.lexical_score, h.score,
+       r.review_by AS source_review_by,
+       coalesce(r.review_by < (now() AT TIME ZONE 'UTC')::date, false) AS source_overdue
   FROM public.knowledge_search($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, p_fusion => $12,
                                p_min_relevance => $13, p_per_source => $14, p_lexical_depth => $15,
-                               p_ef_search => $16, p_k1 => $17, p_b => $18);
+                               p_ef_search => $16, p_k1 => $17, p_b => $18) WITH ORDINALITY AS h
+ CROSS JOIN LATERAL (
+        -- A scalar subquery, so each hit is one probe of the primary key whatever the planner's row guess.
+        SELECT (SELECT s.review_by FROM agent.knowledge_sources s WHERE s.id = h.source_id) AS review_by) AS r
+ ORDER BY h.ordinality;
 
 -- name: source_by_id
 -- An operator's view of one source, whatever its scope (the caller checks the scope). $1 source id.
 SELECT s.id, s.organization_id, s.kind, s.title, s.uri, s.status, s.failure_reason, s.attempts,
-       s.pending_since, s.created_at, s.updated_at
+       s.pending_since, s.created_at, s.updated_at, s.owner, s.review_by,
+       coalesce(s.review_by < (now() AT TIME ZONE 'UTC')::date, false) AS overdue
   FROM agent.knowledge_sources s
  WHERE s.id = $1;
 
@@ -501,10 +514,14 @@ SELECT live.id, live.status, live.content_sha256,
 
 -- name: insert_replacement
 -- Register a new version of a URI-backed source that replaces the live one. Same columns as insert_source,
--- then $10 the id it replaces. Returns the new row's id and status.
+-- then $10 the id it replaces (its owner and review date carry over where $11 and $12 are NULL). Returns the
+-- new row's id and status.
 INSERT INTO agent.knowledge_sources
-    (organization_id, kind, title, uri, object_key, content_sha256, media_type, filename, byte_size, replaces)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+    (organization_id, kind, title, uri, object_key, content_sha256, media_type, filename, byte_size, replaces,
+     owner, review_by)
+SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, coalesce($11, live.owner), coalesce($12::date, live.review_by)
+  FROM agent.knowledge_sources live
+ WHERE live.id = $10
 RETURNING id, status;
 
 -- name: delete_replacement
@@ -514,12 +531,15 @@ DELETE FROM agent.knowledge_sources WHERE id = $1 AND replaces IS NOT NULL AND s
 -- name: insert_sources_many
 -- Register many sources of one scope at once; conflicts (already registered) return nothing.
 -- $1 organization_id, $2 kinds text[], $3 titles, $4 uris, $5 object keys, $6 hashes, $7 media types,
--- $8 filenames, $9 byte sizes bigint[]. Returns the new rows' id, identity and status.
+-- $8 filenames, $9 byte sizes bigint[], $10 owners text[], $11 review dates date[] (NULL = none). Returns
+-- the new rows' id, identity and status.
 INSERT INTO agent.knowledge_sources
-    (organization_id, kind, title, uri, object_key, content_sha256, media_type, filename, byte_size)
-SELECT $1, u.kind, u.title, u.uri, u.object_key, u.sha, u.media_type, u.filename, u.byte_size
-  FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::bigint[])
-       AS u (kind, title, uri, object_key, sha, media_type, filename, byte_size)
+    (organization_id, kind, title, uri, object_key, content_sha256, media_type, filename, byte_size, owner,
+     review_by)
+SELECT $1, u.kind, u.title, u.uri, u.object_key, u.sha, u.media_type, u.filename, u.byte_size, u.owner, u.review_by
+  FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::bigint[],
+              $10::text[], $11::date[])
+       AS u (kind, title, uri, object_key, sha, media_type, filename, byte_size, owner, review_by)
 ON CONFLICT (organization_id, identity) WHERE replaces IS NULL DO NOTHING
 RETURNING id, identity, status;
 
@@ -698,3 +718,23 @@ WITH settings AS (
     DELETE FROM agent.knowledge_switches WHERE organization_id = $1 RETURNING 1
 )
 SELECT (SELECT count(*) FROM settings)::bigint AS settings, (SELECT count(*) FROM switches)::bigint AS switches;
+
+-- name: set_sources_review
+-- The re-upload rule (docs/decisions.md, issue 22): a document registered again with an owner or a review
+-- date sets it on the row it lands on; a field sent as NULL keeps what the row holds. $1 source ids uuid[],
+-- $2 owners text[], $3 review dates date[] (NULL = keep). Returns the ids it changed.
+UPDATE agent.knowledge_sources s
+   SET owner = coalesce(u.owner, s.owner), review_by = coalesce(u.review_by, s.review_by), updated_at = now()
+  FROM unnest($1::uuid[], $2::text[], $3::date[]) AS u (id, owner, review_by)
+ WHERE s.id = u.id AND (u.owner IS NOT NULL OR u.review_by IS NOT NULL)
+   AND (s.owner IS DISTINCT FROM coalesce(u.owner, s.owner) OR s.review_by IS DISTINCT FROM coalesce(u.review_by, s.review_by))
+RETURNING s.id;
+
+-- name: overdue_source_counts
+-- The /metrics count: overdue sources (review_by before today in UTC, migrations/0087) per organization,
+-- NULL for the platform; an index-only scan of knowledge_sources_review_idx. No parameter.
+SELECT s.organization_id, count(*)::integer AS overdue
+  FROM agent.knowledge_sources s
+ WHERE s.review_by IS NOT NULL AND s.review_by < (now() AT TIME ZONE 'UTC')::date
+ GROUP BY s.organization_id
+ ORDER BY s.organization_id NULLS FIRST;

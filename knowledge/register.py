@@ -12,6 +12,7 @@ import asyncio
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import date
 from pathlib import PurePosixPath
 from uuid import UUID
 
@@ -19,6 +20,7 @@ from knowledge._ingest_records import RegisteredSource
 from knowledge._sql import QUERIES, translated
 from knowledge.ingest import register_uri
 from knowledge.objects import ObjectStore, object_key_for
+from knowledge.review import checked_review
 from state.db import Database
 
 __all__ = ["Document", "register_many"]
@@ -38,15 +40,24 @@ class Document:
     """The declared type, if any."""
     uri: str | None = None
     """The URI it was fetched from: its identity. None for an upload, whose identity is its content."""
+    owner: str | None = None
+    """Who answers for it; None: none (or, registered again, keep the source's)."""
+    review_by: date | None = None
+    """When it must be reviewed; None: none (or, registered again, keep the source's)."""
 
 
 async def register_many(
     db: Database, store: ObjectStore, *, organization_id: UUID | None, documents: Sequence[Document]
 ) -> list[RegisteredSource]:
-    """Store and register `documents` in one scope; the result is in input order."""
+    """Store and register `documents` in one scope; the result is in input order.
+
+    The owner and review date follow the re-upload rule of `register_upload`; when one identity appears
+    twice in `documents`, its first entry is the one registered.
+    """
     for doc in documents:
         if doc.uri is not None and not doc.uri.strip():
             raise ValueError("a URI-backed source needs a URI")
+    reviews = [checked_review(doc.owner, doc.review_by, loc=("items", n)) for n, doc in enumerate(documents)]
     digests = [hashlib.sha256(doc.data).hexdigest() for doc in documents]
     names = [_filename(doc) for doc in documents]
     keys = [object_key_for(organization_id, digest, name) for digest, name in zip(digests, names, strict=True)]
@@ -68,7 +79,7 @@ async def register_many(
                 QUERIES["insert_sources_many"], organization_id,
                 ["uri" if doc.uri is not None else "upload" for doc in documents], titles,
                 [doc.uri for doc in documents], keys, digests, [doc.media_type for doc in documents], names,
-                [len(doc.data) for doc in documents],
+                [len(doc.data) for doc in documents], [r.owner for r in reviews], [r.review_by for r in reviews],
             )  # fmt: skip
             created = {r["identity"]: r for r in inserted}
             existing = {
@@ -88,14 +99,24 @@ async def register_many(
         assert doc.uri is not None
         results[index] = await register_uri(
             db, store, organization_id=organization_id, uri=doc.uri, data=doc.data, title=doc.title,
-            media_type=doc.media_type, filename=names[index],
+            media_type=doc.media_type, filename=names[index], owner=doc.owner, review_by=doc.review_by,
         )  # fmt: skip
     plain = [i for i in range(len(documents)) if i not in changed]
     ids = {
         identity: (created.get(identity) or existing[identity])["id"] for identity in map(identities.__getitem__, plain)
     }
+    landed: dict[UUID, int] = {}  # an existing row -> the first document that named it again, if it sets a field
+    firsts = {identities[index]: index for index in reversed(plain)}
+    for identity, index in firsts.items():
+        if identity not in created and (reviews[index].owner is not None or reviews[index].review_by is not None):
+            landed[ids[identity]] = index
     with translated():
         async with db.connection() as conn:
+            if landed:
+                await conn.execute(
+                    QUERIES["set_sources_review"], list(landed),
+                    [reviews[i].owner for i in landed.values()], [reviews[i].review_by for i in landed.values()],
+                )  # fmt: skip
             pending = await conn.fetch(QUERIES["ensure_wanted_models_many"], list(set(ids.values())))
     models: dict[UUID, list[str]] = {}
     for row in pending:

@@ -7,7 +7,8 @@ a query vector is never compared with chunks of another model. The reads run as 
 security checks the organization a second time behind the function's explicit filter. The dense half is the
 model's HNSW walk, or, when the walk comes back with fewer rows than the candidate count (another tenant's
 chunks crowd the graph around the query), the exact scan of the searched scopes (migration 0071), so no
-tenant's writes can empty another's dense candidates. This module must never search without an
+tenant's writes can empty another's dense candidates. Each hit carries its source's review date and whether
+it is overdue, read in the same statement (`knowledge/queries.sql`). This module must never search without an
 organization, never widen the scope flags, and never hold a transaction open while an embedding provider
 answers.
 """
@@ -15,6 +16,7 @@ answers.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import date
 from typing import Final, Literal
 from uuid import UUID
 
@@ -120,6 +122,10 @@ class KnowledgeHit:
     """Its cosine distance to the query."""
     lexical_score: float | None = None
     """Its BM25 score, None when it was not a lexical candidate."""
+    source_review_by: date | None = None
+    """Its source's review date, None when it has none."""
+    source_overdue: bool = False
+    """Its source's review date is before today in UTC (the database's clock, migrations/0087)."""
 
 
 async def search(
@@ -199,6 +205,8 @@ async def search(
                 lexical_rank=r["lexical_rank"],
                 dense_distance=r["dense_distance"],
                 lexical_score=r["lexical_score"],
+                source_review_by=r["source_review_by"],
+                source_overdue=r["source_overdue"],
             )
             for r in rows
         ]

@@ -10,7 +10,7 @@ module must never delete a source or a chunk, and never mark anything ready.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import Any, Final
 from uuid import UUID
 
@@ -29,6 +29,7 @@ __all__ = [
     "get_source",
     "list_sources",
     "model_readiness",
+    "overdue_source_counts",
     "retry_source",
     "sweep_pending",
 ]
@@ -85,9 +86,15 @@ class SourceView:
     """When the current attempt started, while pending."""
     updated_at: datetime
     """The last change."""
+    owner: str | None = None
+    """Who answers for the document, or None."""
+    review_by: date | None = None
+    """When it must be reviewed, or None."""
+    overdue: bool = False
+    """Its review date is before today in UTC (computed by the database, migrations/0087)."""
 
     def identity_json(self) -> dict[str, Any]:
-        """What every interface shows of the source, as JSON: id, scope, kind, title, uri, status, why, attempts."""
+        """What every interface shows of the source, as JSON: identity, status, why, attempts, owner, review date."""
         return {
             "id": str(self.id),
             "organization_id": None if self.organization_id is None else str(self.organization_id),
@@ -97,6 +104,9 @@ class SourceView:
             "status": self.status,
             "failure_reason": self.failure_reason,
             "attempts": self.attempts,
+            "owner": self.owner,
+            "review_by": None if self.review_by is None else self.review_by.isoformat(),
+            "overdue": self.overdue,
         }
 
 
@@ -159,11 +169,13 @@ async def retry_source(db: Database, source_id: UUID, *, organization_id: UUID |
     return RetriedSource(source_id, row["reset"], status, tuple(r["embedding_model"] for r in models))
 
 
-async def list_sources(db: Database, organization_id: UUID | None, *, limit: int = 100) -> list[SourceView]:
-    """The sources of one scope (an organization, or None for the platform), newest first."""
+async def list_sources(
+    db: Database, organization_id: UUID | None, *, limit: int = 100, overdue: bool = False
+) -> list[SourceView]:
+    """The sources of one scope (None: the platform), newest first; only those past their review date if `overdue`."""
     with translated():
         async with db.connection() as conn:
-            rows = await conn.fetch(QUERIES["list_sources"], organization_id, limit)
+            rows = await conn.fetch(QUERIES["list_sources"], organization_id, limit, overdue)
     return [_view(r) for r in rows]
 
 
@@ -196,6 +208,14 @@ async def model_readiness(db: Database, source_ids: list[UUID]) -> list[ModelRea
     ]
 
 
+async def overdue_source_counts(db: Database) -> dict[UUID | None, int]:
+    """Overdue sources (review date before today in UTC) per organization, None for the platform."""
+    with translated():
+        async with db.connection() as conn:
+            rows = await conn.fetch(QUERIES["overdue_source_counts"])
+    return {r["organization_id"]: r["overdue"] for r in rows}
+
+
 def _view(r: asyncpg.Record) -> SourceView:
     return SourceView(
         id=r["id"],
@@ -208,4 +228,7 @@ def _view(r: asyncpg.Record) -> SourceView:
         attempts=r["attempts"],
         pending_since=r["pending_since"],
         updated_at=r["updated_at"],
+        owner=r["owner"],
+        review_by=r["review_by"],
+        overdue=r["overdue"],
     )
