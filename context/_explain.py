@@ -1,9 +1,10 @@
 """Explain mode: the record the packer keeps, in the same pass, of why each item it was given stayed or went.
 
 The packer calls `Explainer.note(position, reason)` once per item at the site that decides it (kept, or
-dropped because its source is not enabled, its subject was taken by a stronger item, or a budget was
-spent); `explanation(brief)` then writes one entry per item in the order given, and the spend of every
-source against its budget. It reads only the items, the policy and the finished brief.
+dropped because its source is not enabled, its document is overdue under `overdue: drop`, its subject was
+taken by a stronger item, or a budget was spent); `explanation(brief)` then writes one entry per item in
+the order given, and the spend of every source against its budget. It reads only the items, the policy
+and the finished brief.
 
 This module must never decide what is kept, change a brief, store or log anything: an explanation is
 computed for the caller that asked and handed back beside the brief.
@@ -89,6 +90,9 @@ def _message(
         return "kept"
     if reason == "source_not_enabled":
         return f"source {item.source} is not enabled in the policy"
+    if reason == "overdue":
+        assert item.review_overdue is not None
+        return f"its document's review was due {item.review_overdue.isoformat()} (overdue: drop)"
     if reason == "subject_lost":
         assert winner is not None
         return f"same subject lost to {winner.source} of class {winner.kind}"

@@ -9,8 +9,10 @@ Layout, exactly as rendered (lines joined by a newline)::
     - Title with no ref: body
 
 The notice line appears only when a source failed. Each section is a `## <Heading>` line with one line per
-item. An item line is `- `, then `[<kind> <id>] ` when the item has a ref, then the title, then `: ` and the
-body when both are present. Titles, bodies, ref identifiers and failed source names are normalised: every
+item. An item line is `- `, then `[<kind> <id>] ` when the item has a ref, then `[overdue: review was due
+<date>] ` when the item's `review_overdue` is set, then the title, then `: ` and the body when both are
+present. The marker is written from the structured date alone: no text can write it, because every bracket
+of a title or a body is rewritten. Titles, bodies, ref identifiers and failed source names are normalised: every
 `[`/`]` (and the fullwidth forms) becomes `(`/`)`, and every run of whitespace or control characters
 (newline, CR, tab, form feed, U+0085, U+2028, U+2029, U+001C-U+001F, ...) becomes one space, then the text
 is stripped. So every item line starts with `- `, and only the packer writes a line that starts with `## `.
@@ -21,6 +23,7 @@ This module must never decide what is kept; it only writes and measures text.
 from __future__ import annotations
 
 import re
+from datetime import date
 
 from context.models import ContextItem, ContextKind, ResourceRef
 from context.tokens import estimate_tokens
@@ -31,6 +34,7 @@ __all__ = [
     "header_line",
     "normalise",
     "notice_line",
+    "overdue_marker",
     "render_item",
     "written_as_stored",
 ]
@@ -75,10 +79,16 @@ def written_as_stored(ref: ResourceRef) -> bool:
 def _frame(item: ContextItem) -> tuple[str, str]:
     """The frame (marker, identifier, title, separator) and the normalised body of an item."""
     ident = f"[{normalise(item.ref.kind)} {normalise(item.ref.id)}] " if item.ref is not None else ""
+    overdue = "" if item.review_overdue is None else overdue_marker(item.review_overdue) + " "
     title = normalise(item.title)
     body = normalise(item.body)
     separator = _SEPARATOR if title and body else ""
-    return f"{_MARKER}{ident}{title}{separator}", body
+    return f"{_MARKER}{ident}{overdue}{title}{separator}", body
+
+
+def overdue_marker(review_by: date) -> str:
+    """The marker of an item whose document's review date passed; only the packer writes a bracket."""
+    return f"[overdue: review was due {review_by.isoformat()}]"
 
 
 def render_item(item: ContextItem) -> tuple[str, int]:

@@ -11,7 +11,7 @@ travels in the request, and every source filters through `request.subject`.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any, Literal, Protocol, runtime_checkable
 from uuid import UUID
 
@@ -198,6 +198,9 @@ class ContextItem(BaseModel):
     """The measured cost of the body alone; 0 makes the packer estimate the whole line."""
     rank_in_section: int = Field(default=0, strict=True)
     """A higher rank renders lower in its section; it never changes the spend."""
+    review_overdue: date | None = None
+    """The review date its document passed (set by its source from the stored date, never from text); the
+    packer writes the overdue marker from it, or drops the item when its spec says `overdue: drop`."""
 
     @model_validator(mode="after")
     def _keyless_kinds_have_no_key(self) -> ContextItem:
@@ -234,8 +237,10 @@ class ContextBrief(BaseModel):
         return cls(text="", items=[], tokens=0, per_source_tokens={}, dropped={}, failed_sources=[])
 
 
-DropReason = Literal["kept", "source_not_enabled", "subject_lost", "source_budget_spent", "total_budget_spent"]
-"""Why the packer kept or dropped one item: the four drop causes, or `kept`."""
+DropReason = Literal[
+    "kept", "source_not_enabled", "overdue", "subject_lost", "source_budget_spent", "total_budget_spent"
+]
+"""Why the packer kept or dropped one item: the five drop causes, or `kept`."""
 
 
 class ExplainedItem(BaseModel):

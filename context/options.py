@@ -12,10 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from types import MappingProxyType
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
+    "OVERDUE_OPTION",
     "SOURCE_OPTIONS",
     "ConversationOptions",
     "DossierOptions",
@@ -23,7 +25,11 @@ __all__ = [
     "KnowledgeOptions",
     "RunHistoryOptions",
     "SourceOptions",
+    "drops_overdue_items",
 ]
+
+OVERDUE_OPTION: Final = "overdue"
+"""The option that says what the packer does with an item of an overdue document: `mark` or `drop`."""
 
 
 class SourceOptions(BaseModel):
@@ -47,6 +53,9 @@ class KnowledgeOptions(SourceOptions):
     """Drop hits neither search half finds relevant (knowledge.search); None keeps the measured default."""
     per_source: int | None = Field(default=None, ge=1, le=1000)
     """The most chunks one document may contribute; None keeps the measured default."""
+    overdue: Literal["mark", "drop"] = "mark"
+    """A chunk of a document past its review date: `mark` renders it with the overdue marker, `drop` leaves
+    it out and counts the drop (reason `overdue`)."""
 
 
 class DossierOptions(SourceOptions):
@@ -70,6 +79,11 @@ class ConversationOptions(SourceOptions):
 
     include_summary: bool = True
     """Add the conversation summary item beside the recent messages."""
+
+
+def drops_overdue_items(options: Mapping[str, Any]) -> bool:
+    """Whether a spec's (published, so validated) options drop the items of overdue documents."""
+    return options.get(OVERDUE_OPTION) == "drop"
 
 
 SOURCE_OPTIONS: Mapping[str, type[BaseModel]] = MappingProxyType(

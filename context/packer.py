@@ -2,7 +2,8 @@
 
 Steps, in this order:
 
-1. Drop and count every item whose source no enabled spec names (a disabled source included).
+1. Drop and count every item whose source no enabled spec names (a disabled source included), and every
+   item marked overdue (`review_overdue`) whose source's spec says `overdue: drop` (reason `overdue`).
 2. Sort by class order, then policy source order, then the order the source returned.
 3. Precedence before spending: the first item of a complete subject_key stays, a later one is dropped and
    counted. An empty key is no key; conversation and run history items never take part.
@@ -43,6 +44,7 @@ from context.models import (
     DropReason,
     ResourceRef,
 )
+from context.options import drops_overdue_items
 from context.tokens import estimate_tokens
 
 __all__ = ["ContextPacker"]
@@ -86,9 +88,12 @@ class ContextPacker:
         explainer: Explainer | None,
     ) -> ContextBrief:
         budgets: dict[str, tuple[int, int]] = {}  # source -> (policy index, token budget), enabled only
+        drops_overdue: set[str] = set()  # enabled sources whose spec drops the items of overdue documents
         for index, spec in enumerate(policy.sources):
             if spec.enabled and spec.name not in budgets:
                 budgets[spec.name] = (index, spec.token_budget)
+                if drops_overdue_items(spec.options):
+                    drops_overdue.add(spec.name)
 
         dropped: dict[str, int] = dict.fromkeys((item.source for item in items), 0)
         spent: dict[str, int] = dict(dropped)
@@ -99,6 +104,10 @@ class ContextPacker:
             if entry is None:
                 dropped[item.source] += 1
                 note(position, "source_not_enabled")
+                continue
+            if item.review_overdue is not None and item.source in drops_overdue:
+                dropped[item.source] += 1
+                note(position, "overdue")
                 continue
             ranked.append((_CLASS_RANK[item.kind], entry[0], position))
         ranked.sort()

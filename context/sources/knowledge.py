@@ -2,7 +2,10 @@
 
 Items are chunks, best first: the title is the source's title and the chunk's part number, the body the
 chunk text, the ref the chunk's source row (`knowledge_source`), the tokens the chunk's measured count,
-and no subject key (a document is rarely about one field). The organization always comes from
+and no subject key (a document is rarely about one field). A chunk of a document past its review date (the
+stored `review_by`, compared with today in UTC by the search statement) carries it in `review_overdue`,
+whatever the option `overdue` says: the packer marks it (`mark`) or drops and counts it (`drop`), so the
+drop is reported like every other. The organization always comes from
 `request.subject`; the options say which scopes join (both default to off), the relevance floor and the
 per-source cap (both default to knowledge.search's measured defaults). This module must
 never read a scope the options did not ask for, and never write prose.
@@ -66,6 +69,7 @@ class KnowledgeContextSource:
             body=hit.text,
             ref=ResourceRef(kind=KNOWLEDGE_REF_KIND, id=str(hit.source_id)),
             tokens=hit.tokens,
+            review_overdue=hit.source_review_by if hit.source_overdue else None,
         )
 
 
