@@ -1,20 +1,27 @@
 """Prometheus metrics of the service: brief pressure and overload, request latency, ingestion and sweeps.
 
 Each app owns a `Metrics` with its own registry, so two apps in one process (tests) never collide. The
-labels are source names, outcomes and routes: this module must never put prompt text, a query, a title or
-an organization id into a label or a value.
+labels are source names, outcomes and routes, and one gauge is labelled by organization id: the overdue
+knowledge sources per organization (`platform` for the platform's), counted by the database at each scrape
+(`set_overdue_sources`). This module must never put prompt text, a query, a title, an owner or any other
+tenant text into a label or a value.
 """
 
 from __future__ import annotations
 
-from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from collections.abc import Mapping
+from uuid import UUID
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
 from context.models import ContextBrief
 
-__all__ = ["CONTENT_TYPE", "Metrics"]
+__all__ = ["CONTENT_TYPE", "PLATFORM_LABEL", "Metrics"]
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 """The Prometheus text exposition format."""
+PLATFORM_LABEL = "platform"
+"""The `organization` label value of the platform's own documents (organization_id NULL)."""
 
 _TOKEN_BUCKETS = (0, 100, 250, 500, 1000, 2000, 4000, 6000, 8000, 12000, 16000)
 _LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
@@ -96,6 +103,21 @@ class Metrics:
             ["reason"],
             registry=self.registry,
         )
+
+        self.knowledge_sources_overdue = Gauge(
+            "ac_context_knowledge_sources_overdue",
+            "Knowledge sources past their review date (review_by before today in UTC), per organization id "
+            "(`platform` for the platform documents); counted at each scrape. An organization with none is absent.",
+            ["organization"],
+            registry=self.registry,
+        )
+
+    def set_overdue_sources(self, counts: Mapping[UUID | None, int] | None) -> None:
+        """Replace the overdue gauge with `counts` (organization id, None for the platform); None leaves it empty."""
+        self.knowledge_sources_overdue.clear()
+        for organization, count in (counts or {}).items():
+            label = PLATFORM_LABEL if organization is None else str(organization)
+            self.knowledge_sources_overdue.labels(organization=label).set(count)
 
     def observe_brief(self, brief: ContextBrief, *, route: str) -> None:
         """Record a brief's tokens, its per-source spend, drops and failed sources (never its text)."""

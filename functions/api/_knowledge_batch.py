@@ -1,25 +1,66 @@
 """The body of `POST /v1/knowledge/sources:batch`: many documents of one scope, registered at once.
 
-JSON: `{organization_id | platform, items: [{uri?, content, filename?, title?, media_type?}]}` (an item
-with a `uri` is that URI's fetched content; one without is an upload identified by its content), or
-multipart with many `file` fields plus `organization_id` or `platform`. Every item is bounded by
-`AC_CONTEXT_MAX_UPLOAD_BYTES`, the whole request by `MAX_BATCH_BYTES`. This module must never extract,
-chunk or embed.
+JSON: `{organization_id | platform, items: [{uri?, content, filename?, title?, media_type?, owner?,
+review_by?}]}` (an item with a `uri` is that URI's fetched content; one without is an upload identified by
+its content), or multipart with many `file` fields plus `organization_id` or `platform` and an optional
+`owner` and `review_by` for every file. A review date is `YYYY-MM-DD` (`knowledge.review`); a bad one is a
+422 naming its path (`items.3.review_by` in JSON, `review_by` in a form), and nothing is stored. Every
+item is bounded by `AC_CONTEXT_MAX_UPLOAD_BYTES`, the whole request by `MAX_BATCH_BYTES`. This module must
+never extract, chunk or embed.
 """
 
 from __future__ import annotations
 
-from typing import Final
+from datetime import date
+from typing import Annotated, Final, NoReturn
 from uuid import UUID
 
 from fastapi import Request
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic_core import PydanticCustomError
 from starlette.datastructures import FormData, UploadFile
 
+from functions._wire import CleanText
 from functions.errors import ApiError
+from knowledge.errors import ReviewFieldInvalidError
 from knowledge.register import Document
+from knowledge.review import Review, clean_owner, parse_review_by
 
-__all__ = ["MAX_BATCH_BYTES", "MAX_BATCH_ITEMS", "BatchIn", "BatchItemIn", "form_scope", "read_batch"]
+__all__ = [
+    "MAX_BATCH_BYTES",
+    "MAX_BATCH_ITEMS",
+    "BatchIn",
+    "BatchItemIn",
+    "Owner",
+    "ReviewDate",
+    "form_review",
+    "form_scope",
+    "read_batch",
+]
+
+
+def _review_date(value: object) -> date | None:
+    if value is None:
+        return None
+    try:
+        if isinstance(value, str):
+            return parse_review_by(value)
+        raise ReviewFieldInvalidError(("review_by",), "is not a date; write it YYYY-MM-DD, e.g. 2026-03-31")
+    except ReviewFieldInvalidError as exc:
+        raise PydanticCustomError("review_field_invalid", "review_by {problem}", {"problem": exc.problem}) from None
+
+
+def _owner(value: str | None) -> str | None:
+    try:
+        return clean_owner(value)
+    except ReviewFieldInvalidError as exc:
+        raise PydanticCustomError("review_field_invalid", "owner {problem}", {"problem": exc.problem}) from None
+
+
+ReviewDate = Annotated[date | None, BeforeValidator(_review_date)]
+"""A review date in JSON: `YYYY-MM-DD` text or null, refused with 422 `invalid_request` at its path."""
+Owner = Annotated[CleanText | None, AfterValidator(_owner)]
+"""An owner in JSON: one line, trimmed, not blank, at most 200 characters, or null."""
 
 MAX_BATCH_ITEMS: Final = 5_000
 """Most documents one batch request registers."""
@@ -42,6 +83,10 @@ class BatchItemIn(BaseModel):
     """A title; defaults to the file name or the URI's last segment."""
     media_type: str | None = Field(default=None, max_length=100)
     """`text/markdown`, `text/html` or `text/plain`."""
+    owner: Owner = None
+    """Who answers for the document (one line, at most 200 characters); null for none."""
+    review_by: ReviewDate = None
+    """When it must be reviewed, `YYYY-MM-DD`; null for none. Past it, the source is overdue."""
 
 
 class BatchIn(BaseModel):
@@ -67,6 +112,25 @@ def form_scope(form: FormData) -> tuple[UUID | None, bool]:
         raise ApiError(422, "invalid_request", "organization_id is not a UUID") from None
 
 
+def form_review(form: FormData) -> Review:
+    """The `owner` and `review_by` fields of a multipart body; 422 `invalid_request` at the field's path."""
+    fields: dict[str, str | None] = {}
+    for name in ("owner", "review_by"):
+        raw = form.get(name)
+        fields[name] = raw if isinstance(raw, str) else None
+        if raw is not None and not isinstance(raw, str):
+            _refuse_field(name, "must be a text field, not a file")
+    try:
+        return Review(owner=clean_owner(fields["owner"]), review_by=parse_review_by(fields["review_by"]))
+    except ReviewFieldInvalidError as exc:
+        _refuse_field(str(exc.loc[-1]), exc.problem)
+
+
+def _refuse_field(name: str, problem: str) -> NoReturn:
+    details = [{"loc": [name], "msg": f"{name} {problem}", "type": "review_field_invalid"}]
+    raise ApiError(422, "invalid_request", "the request does not match the schema", details=details)
+
+
 def _checked(data: bytes, limit: int, position: int) -> bytes:
     if len(data) > limit:
         raise ApiError(413, "document_too_large", f"item {position} is larger than the {limit}-byte limit")
@@ -77,7 +141,10 @@ def _checked(data: bytes, limit: int, position: int) -> bytes:
 
 def _document(item: BatchItemIn, limit: int, position: int) -> Document:
     data = _checked(item.content.encode(), limit, position)
-    return Document(data, item.filename or "", title=item.title, media_type=item.media_type, uri=item.uri)
+    return Document(
+        data, item.filename or "", title=item.title, media_type=item.media_type, uri=item.uri, owner=item.owner,
+        review_by=item.review_by,
+    )  # fmt: skip
 
 
 async def read_batch(request: Request, limit: int) -> tuple[UUID | None, bool, list[Document]]:
@@ -91,8 +158,9 @@ async def read_batch(request: Request, limit: int) -> tuple[UUID | None, bool, l
         docs = [_document(item, limit, n) for n, item in enumerate(body.items)]
         return body.organization_id, body.platform, docs
     if content_type.startswith("multipart/form-data"):
-        async with request.form(max_files=MAX_BATCH_ITEMS, max_fields=8) as form:
+        async with request.form(max_files=MAX_BATCH_ITEMS, max_fields=10) as form:
             organization_id, platform = form_scope(form)
+            review = form_review(form)
             files = [f for f in form.getlist("file") if isinstance(f, UploadFile)]
             if not files:
                 raise ApiError(422, "file_missing", "send the documents in multipart fields named 'file'")
@@ -100,7 +168,11 @@ async def read_batch(request: Request, limit: int) -> tuple[UUID | None, bool, l
                 raise ApiError(422, "batch_too_many_items", f"a batch holds at most {MAX_BATCH_ITEMS} documents")
             docs = [
                 Document(
-                    _checked(await f.read(limit + 1), limit, n), f.filename or "document", media_type=f.content_type
+                    _checked(await f.read(limit + 1), limit, n),
+                    f.filename or "document",
+                    media_type=f.content_type,
+                    owner=review.owner,
+                    review_by=review.review_by,
                 )
                 for n, f in enumerate(files)
             ]

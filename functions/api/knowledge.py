@@ -1,11 +1,17 @@
 """`/v1/knowledge/…`: upload or sync a document, list the sources with their status, retry one, search.
 
-An upload is multipart (`file`, plus `organization_id` or `platform=true`, and an optional `title`); a
-synced URI is JSON (`uri`, the `content` the connector fetched, a scope and an optional title): this
-service never fetches a URL itself. Both are idempotent per organization (the same content, or the same
-URI, registers one source) and bounded by `AC_CONTEXT_MAX_UPLOAD_BYTES`. A pending source gets a
-`knowledge/source.uploaded` event; a retry resets a failed source and sends
-`knowledge/source.retry.requested`.
+An upload is multipart (`file`, plus `organization_id` or `platform=true`, and an optional `title`,
+`owner` and `review_by`); a synced URI is JSON (`uri`, the `content` the connector fetched, a scope and an
+optional title, owner and review date): this service never fetches a URL itself. Both are idempotent per
+organization (the same content, or the same URI, registers one source) and bounded by
+`AC_CONTEXT_MAX_UPLOAD_BYTES`. A pending source gets a `knowledge/source.uploaded` event; a retry resets a
+failed source and sends `knowledge/source.retry.requested`.
+
+Owner and review date: a review date is `YYYY-MM-DD`; anything else is 422 `invalid_request` with the
+field's path, and nothing is stored. The same document sent again with an owner or a review date sets it
+on the source (a field left out keeps its value); a re-synced URI's new version carries the old one's over
+unless the sync names its own. `GET /v1/knowledge/sources?overdue=true` lists only the sources whose review
+date is before today (UTC).
 
 Re-sync: a known URI sent again with different content registers a new version (`outcome: resync`,
 `replaces`: the live source) and sends `knowledge/source.sync.requested`; the new version replaces the old
@@ -37,7 +43,7 @@ from functions._services import Services
 from functions._wire import CleanText
 from functions.api._deps import ServicesDep
 from functions.api._http import ERROR_RESPONSES
-from functions.api._knowledge_batch import MAX_BATCH_ITEMS, form_scope, read_batch
+from functions.api._knowledge_batch import MAX_BATCH_ITEMS, Owner, ReviewDate, form_review, form_scope, read_batch
 from functions.api._scopes import ORGANIZATION, OrganizationCaller, organization_scope
 from functions.errors import ApiError, EventSendError
 from functions.events import EVENT_BATCH, EVENT_RETRY, EVENT_SYNC, EVENT_UPLOADED, MAX_BATCH_SOURCES
@@ -69,6 +75,10 @@ class UriSourceIn(BaseModel):
     """A title; defaults to the URI's last segment."""
     media_type: CleanText | None = Field(default=None, max_length=100)
     """`text/markdown`, `text/html` or `text/plain`; guessed from the URI when omitted."""
+    owner: Owner = None
+    """Who answers for the document (one line, at most 200 characters); omit it to keep the source's."""
+    review_by: ReviewDate = None
+    """When it must be reviewed, `YYYY-MM-DD`; omit it to keep the source's. Past it, the source is overdue."""
 
 
 class SearchIn(BaseModel):
@@ -143,6 +153,8 @@ _UPLOAD_FORM = {
         "organization_id": {"type": "string", "format": "uuid", "description": "The organization; or platform."},
         "platform": {"type": "string", "enum": ["true", "false"], "description": "true for a platform document."},
         "title": {"type": "string", "description": "A title; defaults to the file name."},
+        "owner": {"type": "string", "description": "Who answers for the document (at most 200 characters)."},
+        "review_by": {"type": "string", "format": "date", "description": "Review date, YYYY-MM-DD."},
     },
 }
 
@@ -179,18 +191,19 @@ async def create_source(request: Request, svc: ServicesDep) -> JSONResponse:
         _check_size(len(data), limit)
         registered = await register_uri(
             svc.db, svc.object_store, organization_id=organization_id, uri=body.uri, data=data,
-            title=body.title, media_type=body.media_type,
+            title=body.title, media_type=body.media_type, owner=body.owner, review_by=body.review_by,
         )  # fmt: skip
         return await _announce(request, registered, organization_id)
     raise ApiError(415, "content_type_unsupported", "send multipart/form-data (a file) or application/json (a URI)")
 
 
 async def _upload(request: Request, svc: Services, limit: int) -> JSONResponse:
-    async with request.form(max_files=1, max_fields=8) as form:
+    async with request.form(max_files=1, max_fields=10) as form:
         upload = form.get("file")
         if not isinstance(upload, UploadFile):
             raise ApiError(422, "file_missing", "send the document in a multipart field named 'file'")
         organization_id = _scope(*form_scope(form))
+        review = form_review(form)
         data = await upload.read(limit + 1)
         _check_size(len(data), limit)
         title = form.get("title")
@@ -199,6 +212,7 @@ async def _upload(request: Request, svc: Services, limit: int) -> JSONResponse:
     registered = await register_upload(
         svc.db, svc.object_store, organization_id=organization_id, data=data, filename=filename,
         title=str(title) if isinstance(title, str) and title else None, media_type=media_type,
+        owner=review.owner, review_by=review.review_by,
     )  # fmt: skip
     return await _announce(request, registered, organization_id)
 
@@ -250,10 +264,11 @@ async def get_sources(
     organization_id: UUID | None = None,
     platform: bool = False,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+    overdue: bool = False,
 ) -> dict[str, Any]:
-    """The sources of one scope, newest first, with status and failure reason."""
+    """The sources of one scope, newest first, with status, reason, owner and review date (`overdue`: past it)."""
     scope = _scope(organization_id, platform)
-    views = await list_sources(svc.db, scope, limit=limit)
+    views = await list_sources(svc.db, scope, limit=limit, overdue=overdue)
     return {
         "sources": [
             {

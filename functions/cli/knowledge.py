@@ -1,7 +1,8 @@
 """`ac-context ingest`, `search`, `sweep` and `switch-model`: knowledge from the command line.
 
 `ingest` registers files (directories recursively) and runs bulk ingestion in this process with a progress
-bar in documents and chunks, then prints a summary (or, with `--send-event`, leaves the work to the
+bar in documents and chunks (`--owner` and `--review-by YYYY-MM-DD` set every file's owner and review date,
+under the re-upload rule of `knowledge.review`), then prints a summary (or, with `--send-event`, leaves the work to the
 `knowledge-ingest-batch` function); `switch-model` runs a switchover in this process (or sends
 `knowledge/model.switch.requested`) after one test call shows the model can embed, and
 `switch-model --status|--cancel` show or stop the running switch of a scope. This module must never
@@ -39,6 +40,7 @@ from functions.cli._ingest_files import collect_files, summary_table
 if TYPE_CHECKING:
     from knowledge.bulk import SourceOutcome
     from knowledge.ingest import RegisteredSource
+    from knowledge.review import Review
     from state.db import Database
 
 __all__ = ["DEFAULT_MIN_RELEVANCE", "DEFAULT_PER_SOURCE", "register"]
@@ -79,17 +81,28 @@ def ingest(
         str | None, typer.Option("--uri", help="Sync one file as the content of this URI (a re-sync replaces it).")
     ] = None,
     send_event: Annotated[bool, typer.Option("--send-event", help="Leave the work to the Inngest functions.")] = False,
+    owner: Annotated[
+        str | None, typer.Option("--owner", help="Who answers for the documents (at most 200 characters).")
+    ] = None,
+    review_by: Annotated[
+        str | None, typer.Option("--review-by", help="Their review date, YYYY-MM-DD; past it they are overdue.")
+    ] = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Register documents and make them searchable; exits 1 when any document failed."""
+    from knowledge.review import Review, clean_owner, parse_review_by
+
     scope = _scope(org, platform)
+    review = Review(
+        owner=clean_owner(owner, loc=("--owner",)), review_by=parse_review_by(review_by, loc=("--review-by",))
+    )
     for path in paths:
         if not path.exists():
             raise typer.BadParameter(f"{path} does not exist")
     files = collect_files(paths, include or [], exclude or [])
     if uri is not None and len(files) != 1:
         raise typer.BadParameter("--uri syncs exactly one file")
-    results = run(lambda: _ingest_files(files, scope, uri, send_event))
+    results = run(lambda: _ingest_files(files, scope, uri, send_event, review=review))
     if as_json:
         print_json(results)
     else:
@@ -99,7 +112,13 @@ def ingest(
 
 
 async def _ingest_files(
-    files: list[Path], scope: UUID | None, uri: str | None, send_event: bool, stats: dict[str, float] | None = None
+    files: list[Path],
+    scope: UUID | None,
+    uri: str | None,
+    send_event: bool,
+    stats: dict[str, float] | None = None,
+    *,
+    review: Review | None = None,
 ) -> list[dict[str, Any]]:
     """Register `files` in waves, then ingest every pending one in one bulk run.
 
@@ -118,7 +137,15 @@ async def _ingest_files(
             for start in range(0, len(files), WAVE_FILES):
                 wave = files[start : start + WAVE_FILES]
                 docs = [
-                    Document(p.read_bytes(), p.name, media_type=mimetypes.guess_type(p.name)[0], uri=uri) for p in wave
+                    Document(
+                        p.read_bytes(),
+                        p.name,
+                        media_type=mimetypes.guess_type(p.name)[0],
+                        uri=uri,
+                        owner=None if review is None else review.owner,
+                        review_by=None if review is None else review.review_by,
+                    )
+                    for p in wave
                 ]
                 registered += await register_many(svc.db, svc.object_store, organization_id=scope, documents=docs)
                 bar.update(task, completed=len(registered))

@@ -1,11 +1,12 @@
 """`ac-context sources list|show|retry|delete`: the knowledge sources as an operator sees them.
 
-`list` answers the sources of one scope with their status, failure reason, pending age and chunk counts
-per model; `show` one source in full; `retry` resets a failed source and runs its ingestion here (or, with
-`--send-event`, sends `knowledge/source.retry.requested` for the worker); `delete ID --yes` deletes one
+`list` answers the sources of one scope with their status, failure reason, pending age, owner, review date
+and chunk counts per model (`--overdue`: only the sources whose review date is before today in UTC); `show`
+one source in full; `retry` resets a failed source and runs its ingestion here (or, with `--send-event`,
+sends `knowledge/source.retry.requested` for the worker); `delete ID --yes` deletes one
 (`knowledge.delete`) and prints its receipt: `--org` limits it to that organization's sources, and a
-platform source needs `--platform`, since the command line holds the database's rights. This module must never extract,
-chunk or embed itself: it calls the ingestion the `knowledge-ingest` function runs.
+platform source needs `--platform`, since the command line holds the database's rights. This module must
+never extract, chunk or embed itself: it calls the ingestion the `knowledge-ingest` function runs.
 """
 
 from __future__ import annotations
@@ -76,9 +77,12 @@ def list_cmd(
     platform: PlatformFlag = False,
     status: Annotated[str | None, typer.Option(help="Only sources in this status: pending, ready or failed.")] = None,
     limit: Annotated[int, typer.Option(min=1, max=1000)] = 100,
+    overdue: Annotated[
+        bool, typer.Option("--overdue", help="Only the sources past their review date (before today, UTC).")
+    ] = False,
     as_json: JsonFlag = False,
 ) -> None:
-    """The sources of an organization (or the platform), newest first, with reasons and chunk counts."""
+    """The sources of an organization (or the platform), newest first, with reasons, owners and chunk counts."""
     from rich.table import Table
 
     from knowledge.sweep import list_sources, model_readiness
@@ -89,7 +93,9 @@ def list_cmd(
 
     async def main() -> list[dict[str, Any]]:
         async with open_cli_services() as svc:
-            views = [v for v in await list_sources(svc.db, scope, limit=limit) if status in (None, v.status)]
+            views = [
+                v for v in await list_sources(svc.db, scope, limit=limit, overdue=overdue) if status in (None, v.status)
+            ]
             models = await model_readiness(svc.db, [v.id for v in views])
         return [_json(v, models) for v in views]
 
@@ -98,12 +104,20 @@ def list_cmd(
         print_json(rows)
         return
     if not rows:
-        console.print("no sources in this scope" + (f" with status {safe(status)}" if status else ""))
+        console.print(
+            ("no overdue sources" if overdue else "no sources")
+            + " in this scope"
+            + (f" with status {safe(status)}" if status else "")
+        )
         return
-    table = Table("id", "title", "status", "reason / pending for", "chunks per model")
+    table = Table("id", "title", "status", "reason / pending for", "owner", "review by", "chunks per model")
     for row in rows:
         note = row["failure_reason"] or (f"pending {row['pending_age']}" if row["pending_age"] else "")
-        table.add_row(row["id"], plain(row["title"]), row["status"], plain(note), plain(_chunks(row)))
+        review = (row["review_by"] or "") + (" (overdue)" if row["overdue"] else "")
+        table.add_row(
+            row["id"], plain(row["title"]), row["status"], plain(note), plain(row["owner"] or ""), review,
+            plain(_chunks(row)),
+        )  # fmt: skip
     console.print(table)
 
 
@@ -132,6 +146,9 @@ def show(
     )
     if row["failure_reason"]:
         console.print(plain(f"reason: {row['failure_reason']}"))
+    if row["owner"] or row["review_by"]:
+        review = f"review by {row['review_by']}" + (" (overdue)" if row["overdue"] else "") if row["review_by"] else ""
+        console.print(plain(", ".join(p for p in (f"owner {row['owner']}" if row["owner"] else "", review) if p)))
     for m in row["models"]:
         reason = f" — {m['failure_reason']}" if m["failure_reason"] else ""
         console.print(
