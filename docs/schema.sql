@@ -1949,7 +1949,7 @@ CREATE INDEX knowledge_sources_pending_idx ON agent.knowledge_sources USING btre
 -- Name: knowledge_sources_review_idx; Type: INDEX; Schema: agent; Owner: -
 --
 
-CREATE INDEX knowledge_sources_review_idx ON agent.knowledge_sources USING btree (organization_id, review_by) WHERE (review_by IS NOT NULL);
+CREATE INDEX knowledge_sources_review_idx ON agent.knowledge_sources USING btree (organization_id, review_by) WHERE ((review_by IS NOT NULL) AND (status <> 'deleting'::text));
 
 --
 -- Name: knowledge_sources_scope_idx; Type: INDEX; Schema: agent; Owner: -

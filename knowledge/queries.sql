@@ -184,13 +184,13 @@ RETURNING id;
 
 -- name: list_sources
 -- An admin's view of the sources of one scope, newest first. $1 organization_id (NULL = platform), $2 limit.
--- $3 true = only the overdue ones (review_by before today in UTC, migrations/0087).
+-- $3 true = only the overdue ones (review_by before today in UTC, migrations/0087; a deleting one is not).
 SELECT s.id, s.organization_id, s.kind, s.title, s.uri, s.status, s.failure_reason, s.attempts,
        s.pending_since, s.created_at, s.updated_at, s.owner, s.review_by,
        coalesce(s.review_by < (now() AT TIME ZONE 'UTC')::date, false) AS overdue
   FROM agent.knowledge_sources s
  WHERE s.organization_id IS NOT DISTINCT FROM $1
-   AND (NOT $3::boolean OR s.review_by < (now() AT TIME ZONE 'UTC')::date)
+   AND (NOT $3::boolean OR (s.review_by < (now() AT TIME ZONE 'UTC')::date AND s.status <> 'deleting'))
  ORDER BY s.created_at DESC, s.id DESC
  LIMIT $2;
 
@@ -722,19 +722,21 @@ SELECT (SELECT count(*) FROM settings)::bigint AS settings, (SELECT count(*) FRO
 -- name: set_sources_review
 -- The re-upload rule (docs/decisions.md, issue 22): a document registered again with an owner or a review
 -- date sets it on the row it lands on; a field sent as NULL keeps what the row holds. $1 source ids uuid[],
--- $2 owners text[], $3 review dates date[] (NULL = keep). Returns the ids it changed.
+-- $2 owners text[], $3 review dates date[] (NULL = keep). A deleting source is left alone. Returns the ids
+-- it changed.
 UPDATE agent.knowledge_sources s
    SET owner = coalesce(u.owner, s.owner), review_by = coalesce(u.review_by, s.review_by), updated_at = now()
   FROM unnest($1::uuid[], $2::text[], $3::date[]) AS u (id, owner, review_by)
- WHERE s.id = u.id AND (u.owner IS NOT NULL OR u.review_by IS NOT NULL)
+ WHERE s.id = u.id AND (u.owner IS NOT NULL OR u.review_by IS NOT NULL) AND s.status <> 'deleting'
    AND (s.owner IS DISTINCT FROM coalesce(u.owner, s.owner) OR s.review_by IS DISTINCT FROM coalesce(u.review_by, s.review_by))
 RETURNING s.id;
 
 -- name: overdue_source_counts
 -- The /metrics count: overdue sources (review_by before today in UTC, migrations/0087) per organization,
--- NULL for the platform; an index-only scan of knowledge_sources_review_idx. No parameter.
+-- NULL for the platform, a deleting source not counted; an index-only scan of knowledge_sources_review_idx.
+-- No parameter.
 SELECT s.organization_id, count(*)::integer AS overdue
   FROM agent.knowledge_sources s
- WHERE s.review_by IS NOT NULL AND s.review_by < (now() AT TIME ZONE 'UTC')::date
+ WHERE s.review_by IS NOT NULL AND s.status <> 'deleting' AND s.review_by < (now() AT TIME ZONE 'UTC')::date
  GROUP BY s.organization_id
  ORDER BY s.organization_id NULLS FIRST;

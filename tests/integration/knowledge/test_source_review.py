@@ -26,7 +26,7 @@ from knowledge.ingest import register_upload, register_uri
 from knowledge.ingestion import ingest_source
 from knowledge.register import Document, register_many
 from knowledge.search import search
-from knowledge.sweep import get_source, list_sources
+from knowledge.sweep import get_source, list_sources, overdue_source_counts
 from tests.factories import Factory
 from tests.integration.knowledge.helpers import Kit
 
@@ -148,6 +148,11 @@ async def test_overdue_lists_exactly_the_sources_whose_review_date_is_before_tod
     everything = await list_sources(kit.db, org)
     assert len(everything) == 5 and {v.id for v in everything if v.overdue} == {yesterday, long_ago}
     assert [v.id for v in await list_sources(kit.db, None, overdue=True)] == [platform]
+    assert await overdue_source_counts(kit.db) == {None: 1, org: 2, other: 1}
+    async with kit.db.connection() as conn:
+        await conn.execute(QUERIES["mark_sources_deleting"], [long_ago])
+    assert {v.id for v in await list_sources(kit.db, org, overdue=True)} == {yesterday}, "a deleting one is leaving"
+    assert await overdue_source_counts(kit.db) == {None: 1, org: 1, other: 1}
 
 
 def _request(org: UUID, query: str) -> ContextRequest:
