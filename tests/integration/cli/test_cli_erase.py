@@ -30,12 +30,16 @@ project_error = partial(cli_error_line, progress=re.compile(r"^$"))
 def cli_env(db_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setenv("DATABASE_URL", db_url)
     get_settings.cache_clear()
-    session_loop = asyncio.get_event_loop_policy().get_event_loop()  # the CLI's asyncio.run unsets it on exit
+    try:  # the CLI's asyncio.run unsets the thread's loop on exit: put the session's back afterwards
+        session_loop: asyncio.AbstractEventLoop | None = asyncio.get_event_loop_policy().get_event_loop()
+    except RuntimeError:  # an earlier test's asyncio.run left none
+        session_loop = None
     try:
         yield
     finally:
         get_settings.cache_clear()
-        asyncio.set_event_loop(session_loop)
+        if session_loop is not None:
+            asyncio.set_event_loop(session_loop)
 
 
 async def invoke(*args: str) -> Any:
