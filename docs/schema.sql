@@ -58,6 +58,88 @@ END
 $$;
 
 --
+-- Name: erase_memory_chains(text, uuid, uuid, text, integer); Type: FUNCTION; Schema: agent; Owner: -
+--
+
+CREATE FUNCTION agent.erase_memory_chains(p_scope text, p_organization_id uuid, p_user_id uuid, p_subject text, p_limit integer) RETURNS TABLE(chains bigint, revisions bigint)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    SET "agent.memory_erasure" TO 'on'
+    AS $$
+DECLARE
+    v_kind text;
+    v_id text;
+    v_picked uuid[];
+    v_locked bigint := -1;
+    v_seen bigint;
+    v_revisions bigint;
+BEGIN
+    IF p_organization_id IS NULL OR p_limit IS NULL OR p_limit < 1 OR p_limit > 100000 THEN
+        RAISE EXCEPTION 'erase_memory_chains needs an organization and a limit of 1 to 100000'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF p_scope = 'user' THEN
+        IF p_user_id IS NULL OR p_subject IS NOT NULL THEN
+            RAISE EXCEPTION 'scope user takes a user id and no subject' USING ERRCODE = 'invalid_parameter_value';
+        END IF;
+    ELSIF p_scope = 'subject' THEN
+        v_kind := split_part(p_subject, ':', 1);
+        v_id := split_part(p_subject, ':', 2);
+        IF p_user_id IS NOT NULL OR p_subject IS NULL OR p_subject <> v_kind || ':' || v_id
+           OR NOT agent.is_memory_key_part(to_jsonb(v_kind)) OR NOT agent.is_memory_key_part(to_jsonb(v_id)) THEN
+            RAISE EXCEPTION 'scope subject takes a subject <kind>:<id> and no user id'
+                USING ERRCODE = 'invalid_parameter_value';
+        END IF;
+    ELSIF p_scope = 'organization' THEN
+        IF p_user_id IS NOT NULL OR p_subject IS NOT NULL THEN
+            RAISE EXCEPTION 'scope organization takes no user id and no subject'
+                USING ERRCODE = 'invalid_parameter_value';
+        END IF;
+    ELSE
+        RAISE EXCEPTION 'unknown erasure scope %', p_scope USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+
+    -- The chains of this batch, named by their roots (one root per chain identity).
+    SELECT coalesce(array_agg(r.id ORDER BY r.id), '{}') INTO v_picked
+      FROM (SELECT m.id
+              FROM agent.memories AS m
+             WHERE m.organization_id = p_organization_id
+               AND m.supersedes_id IS NULL
+               AND agent.memory_erasure_matches(m.scope, m.scope_owner_id, m.subject_key, p_scope, p_user_id,
+                                                p_subject)
+             ORDER BY m.id
+             LIMIT p_limit) AS r;
+    IF cardinality(v_picked) = 0 THEN
+        RETURN QUERY SELECT 0::bigint, 0::bigint;
+        RETURN;
+    END IF;
+
+    -- Lock every revision of the picked chains until the set stops growing: a revision committed by a writer
+    -- we waited for is seen (and locked) by the next round, and no writer can attach to a locked head.
+    LOOP
+        SELECT count(*) INTO v_seen
+          FROM (SELECT 1
+                  FROM agent.memories AS m
+                  JOIN agent.memories AS r
+                    ON r.id = ANY (v_picked)
+                   AND (m.organization_id, m.definition_id, m.scope, m.scope_owner_id, m.subject_key)
+                     = (r.organization_id, r.definition_id, r.scope, r.scope_owner_id, r.subject_key)
+                   FOR UPDATE OF m) AS l;
+        EXIT WHEN v_seen = v_locked;
+        v_locked := v_seen;
+    END LOOP;
+
+    DELETE FROM agent.memories AS m
+     USING agent.memories AS r
+     WHERE r.id = ANY (v_picked)
+       AND (m.organization_id, m.definition_id, m.scope, m.scope_owner_id, m.subject_key)
+         = (r.organization_id, r.definition_id, r.scope, r.scope_owner_id, r.subject_key);
+    GET DIAGNOSTICS v_revisions = ROW_COUNT;
+    RETURN QUERY SELECT cardinality(v_picked)::bigint, v_revisions;
+END
+$$;
+
+--
 -- Name: is_blank(text); Type: FUNCTION; Schema: agent; Owner: -
 --
 
@@ -393,6 +475,37 @@ CREATE FUNCTION agent.knowledge_switch_scope(p_organization_id uuid) RETURNS TAB
 $$;
 
 --
+-- Name: memories_refuse_delete(); Type: FUNCTION; Schema: agent; Owner: -
+--
+
+CREATE FUNCTION agent.memories_refuse_delete() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+BEGIN
+    IF current_setting('agent.memory_erasure', true) = 'on'
+       AND current_user = (SELECT pg_get_userbyid(p.proowner) FROM pg_proc AS p
+                            WHERE p.oid = 'agent.erase_memory_chains(text, uuid, uuid, text, integer)'::regprocedure)
+    THEN
+        RETURN OLD;
+    END IF;
+    -- A foreign-key cascade from the chain's owner: PostgreSQL runs it as the owner of agent.memories, the owner
+    -- row is already gone, and the chain goes whole. (Checked as that role: another role's row security could
+    -- hide an owner row that exists.)
+    IF current_user = (SELECT pg_get_userbyid(c.relowner) FROM pg_class AS c WHERE c.oid = TG_RELID)
+       AND (NOT EXISTS (SELECT 1 FROM public.organizations AS o WHERE o.id = OLD.organization_id)
+       OR NOT EXISTS (SELECT 1 FROM agent.definitions AS d WHERE d.id = OLD.definition_id)
+       OR (OLD.user_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM public.users AS u WHERE u.id = OLD.user_id)))
+    THEN
+        RETURN OLD;
+    END IF;
+    RAISE EXCEPTION 'agent.memories is append only: a revision is removed only by erasure (agent.erase_memory_chains), not by DELETE of %', OLD.id
+        USING ERRCODE = 'check_violation', CONSTRAINT = 'memories_erase_only',
+              SCHEMA = 'agent', TABLE = 'memories';
+END
+$$;
+
+--
 -- Name: memories_refuse_rewrite(); Type: FUNCTION; Schema: agent; Owner: -
 --
 
@@ -424,6 +537,91 @@ $$;
 CREATE FUNCTION agent.memory_blank_characters() RETURNS text
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     AS $$ SELECT E'\u0009\u000a\u000b\u000c\u000d\u001c\u001d\u001e\u001f\u0020\u0085\u00a0\u1680\u180e\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u200b\u200c\u200d\u2028\u2029\u202f\u205f\u2060\u3000\ufeff'::text $$;
+
+--
+-- Name: memory_chain_problems(uuid); Type: FUNCTION; Schema: agent; Owner: -
+--
+
+CREATE FUNCTION agent.memory_chain_problems(p_organization_id uuid DEFAULT NULL::uuid) RETURNS TABLE(organization_id uuid, definition_id uuid, scope text, scope_owner_id uuid, subject_key text, problem text)
+    LANGUAGE sql STABLE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+    WITH RECURSIVE scoped AS (
+        SELECT m.id, m.organization_id, m.definition_id, m.scope, m.scope_owner_id, m.subject_key,
+               m.supersedes_id, m.forgotten_at
+          FROM agent.memories AS m
+         WHERE p_organization_id IS NULL OR m.organization_id = p_organization_id
+    ), chains AS (
+        SELECT s.organization_id, s.definition_id, s.scope, s.scope_owner_id, s.subject_key,
+               count(*) AS revisions, count(*) FILTER (WHERE s.supersedes_id IS NULL) AS roots
+          FROM scoped AS s
+         GROUP BY 1, 2, 3, 4, 5
+    ), walk AS (
+        -- From each root along the children, never leaving the root's chain identity.
+        SELECT s.id, s.organization_id, s.definition_id, s.scope, s.scope_owner_id, s.subject_key
+          FROM scoped AS s
+         WHERE s.supersedes_id IS NULL
+        UNION
+        SELECT c.id, c.organization_id, c.definition_id, c.scope, c.scope_owner_id, c.subject_key
+          FROM walk AS w
+          JOIN scoped AS c
+            ON c.supersedes_id = w.id
+           AND (c.organization_id, c.definition_id, c.scope, c.scope_owner_id, c.subject_key)
+             = (w.organization_id, w.definition_id, w.scope, w.scope_owner_id, w.subject_key)
+    ), reached AS (
+        SELECT w.organization_id, w.definition_id, w.scope, w.scope_owner_id, w.subject_key, count(*) AS reached
+          FROM walk AS w
+         GROUP BY 1, 2, 3, 4, 5
+    ), heads AS (
+        SELECT h.organization_id, h.definition_id, h.scope, h.scope_owner_id, h.subject_key, count(*) AS heads,
+               count(*) FILTER (WHERE h.forgotten_at IS NULL) AS live_heads
+          FROM agent.memory_heads AS h
+         WHERE p_organization_id IS NULL OR h.organization_id = p_organization_id
+         GROUP BY 1, 2, 3, 4, 5
+    ), live AS (
+        SELECT l.organization_id, l.definition_id, l.scope, coalesce(l.user_id, l.organization_id) AS scope_owner_id,
+               l.subject_key, count(*) AS live
+          FROM agent.live_memories AS l
+         WHERE p_organization_id IS NULL OR l.organization_id = p_organization_id
+         GROUP BY 1, 2, 3, 4, 5
+    ), verdicts AS (
+        SELECT c.organization_id, c.definition_id, c.scope, c.scope_owner_id, c.subject_key,
+               ARRAY[
+                   CASE WHEN c.roots <> 1 THEN format('%s roots, not one', c.roots) END,
+                   CASE WHEN coalesce(r.reached, 0) <> c.revisions
+                        THEN format('%s of %s revisions lie off the line from the root',
+                                    c.revisions - coalesce(r.reached, 0), c.revisions) END,
+                   CASE WHEN coalesce(h.heads, 0) <> 1 THEN format('%s heads, not one', coalesce(h.heads, 0)) END,
+                   CASE WHEN coalesce(l.live, 0) <> coalesce(h.live_heads, 0) OR coalesce(l.live, 0) > 1
+                        THEN format('%s live revisions for %s live heads', coalesce(l.live, 0),
+                                    coalesce(h.live_heads, 0)) END
+               ] AS problems
+          FROM chains AS c
+          LEFT JOIN reached AS r USING (organization_id, definition_id, scope, scope_owner_id, subject_key)
+          LEFT JOIN heads AS h USING (organization_id, definition_id, scope, scope_owner_id, subject_key)
+          LEFT JOIN live AS l USING (organization_id, definition_id, scope, scope_owner_id, subject_key)
+    )
+    SELECT v.organization_id, v.definition_id, v.scope, v.scope_owner_id, v.subject_key, p.problem
+      FROM verdicts AS v
+     CROSS JOIN LATERAL unnest(v.problems) AS p(problem)
+     WHERE p.problem IS NOT NULL
+     ORDER BY 1, 2, 3, 4, 5, 6
+$$;
+
+--
+-- Name: memory_erasure_matches(text, uuid, text, text, uuid, text); Type: FUNCTION; Schema: agent; Owner: -
+--
+
+CREATE FUNCTION agent.memory_erasure_matches(m_scope text, m_scope_owner_id uuid, m_subject_key text, p_scope text, p_user_id uuid, p_subject text) RETURNS boolean
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $$
+    SELECT CASE p_scope
+               WHEN 'user' THEN m_scope = 'user' AND m_scope_owner_id = p_user_id
+               WHEN 'subject' THEN m_scope = 'organization' AND starts_with(m_subject_key, p_subject || ':')
+               WHEN 'organization' THEN true
+               ELSE false
+           END
+$$;
 
 --
 -- Name: memory_subject_refs_well_formed(jsonb); Type: FUNCTION; Schema: agent; Owner: -
@@ -2222,6 +2420,12 @@ CREATE TRIGGER knowledge_source_stays_deleting BEFORE UPDATE OF status ON agent.
 CREATE TRIGGER memories_append_only BEFORE UPDATE ON agent.memories FOR EACH ROW EXECUTE FUNCTION agent.memories_refuse_rewrite();
 
 --
+-- Name: memories memories_erase_only; Type: TRIGGER; Schema: agent; Owner: -
+--
+
+CREATE TRIGGER memories_erase_only BEFORE DELETE ON agent.memories FOR EACH ROW EXECUTE FUNCTION agent.memories_refuse_delete();
+
+--
 -- Name: org_company_profiles dossier_changed; Type: TRIGGER; Schema: public; Owner: -
 --
 
@@ -3108,10 +3312,34 @@ GRANT USAGE ON SCHEMA public TO ac_tenant;
 GRANT USAGE ON SCHEMA public TO authenticated;
 
 --
+-- Name: FUNCTION erase_memory_chains(p_scope text, p_organization_id uuid, p_user_id uuid, p_subject text, p_limit integer); Type: ACL; Schema: agent; Owner: -
+--
+
+REVOKE ALL ON FUNCTION agent.erase_memory_chains(p_scope text, p_organization_id uuid, p_user_id uuid, p_subject text, p_limit integer) FROM PUBLIC;
+
+--
+-- Name: FUNCTION memories_refuse_delete(); Type: ACL; Schema: agent; Owner: -
+--
+
+REVOKE ALL ON FUNCTION agent.memories_refuse_delete() FROM PUBLIC;
+
+--
 -- Name: FUNCTION memories_refuse_rewrite(); Type: ACL; Schema: agent; Owner: -
 --
 
 REVOKE ALL ON FUNCTION agent.memories_refuse_rewrite() FROM PUBLIC;
+
+--
+-- Name: FUNCTION memory_chain_problems(p_organization_id uuid); Type: ACL; Schema: agent; Owner: -
+--
+
+REVOKE ALL ON FUNCTION agent.memory_chain_problems(p_organization_id uuid) FROM PUBLIC;
+
+--
+-- Name: FUNCTION memory_erasure_matches(m_scope text, m_scope_owner_id uuid, m_subject_key text, p_scope text, p_user_id uuid, p_subject text); Type: ACL; Schema: agent; Owner: -
+--
+
+REVOKE ALL ON FUNCTION agent.memory_erasure_matches(m_scope text, m_scope_owner_id uuid, m_subject_key text, p_scope text, p_user_id uuid, p_subject text) FROM PUBLIC;
 
 --
 -- Name: FUNCTION removal_receipt_add(p_id uuid, p_counts jsonb, p_object_keys text[]); Type: ACL; Schema: agent; Owner: -

@@ -150,6 +150,8 @@ CODE_STATUS: Mapping[str, int] = MappingProxyType(
         "memory_error": 500,
         "memory_invalid_subject_key": 422,
         "memory_invalid_expiry": 422,
+        "erasure_subject_invalid": 422,
+        "user_not_found": 404,
         # state
         "database_unavailable": 503,
         "database_error": 500,

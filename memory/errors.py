@@ -9,7 +9,8 @@ write itself and from a runtime failure. A tool caller maps `code`, never the me
     │   │   └── InvalidExpiryError        memory_invalid_expiry      (an expiry refused at its field path)
     │   ├── UnknownMemoryToolError        unknown_tool               (also LookupError)
     │   ├── WorkflowMemoryToolError       memory_tool_in_workflow    (also ValueError)
-    │   └── InvalidInvocationError        invalid_invocation         (also ValueError)
+    │   ├── InvalidInvocationError        invalid_invocation         (also ValueError)
+    │   └── InvalidErasureSubjectError    erasure_subject_invalid    (also ValueError; names its field)
     ├── MemoryRefusedError                memory_refused
     │   ├── AttributeNamespaceError       memory_attribute_namespace
     │   ├── UserScopeForTriggerError      memory_user_scope_for_trigger
@@ -21,7 +22,8 @@ write itself and from a runtime failure. A tool caller maps `code`, never the me
     │   ├── MemoryNotCurrentError         memory_not_current
     │   ├── MemoryAlreadyForgottenError   memory_already_forgotten
     │   └── PrincipalMismatchError        memory_principal_mismatch
-    └── MemoryConflictError               memory_conflict
+    ├── MemoryConflictError               memory_conflict
+    └── UserNotFoundError                 user_not_found             (also LookupError; an erasure's user)
 
 A message defaults to the class docstring (the shared root `state.errors.CodedError`). This module must
 never import the rest of the package, so every other module can raise from it.
@@ -37,6 +39,7 @@ from state.errors import CodedError
 __all__ = [
     "AttributeNamespaceError",
     "DuplicateMemoryError",
+    "InvalidErasureSubjectError",
     "InvalidExpiryError",
     "InvalidInvocationError",
     "InvalidSubjectKeyError",
@@ -52,6 +55,7 @@ __all__ = [
     "RunMemoryLimitError",
     "TooManySubjectRefsError",
     "UnknownMemoryToolError",
+    "UserNotFoundError",
     "UserScopeForTriggerError",
     "WorkflowMemoryToolError",
 ]
@@ -189,3 +193,22 @@ class MemoryConflictError(MemoryStoreError):
     """The chain kept moving under this writer; it gave up after its retry budget."""
 
     code = "memory_conflict"
+
+
+class InvalidErasureSubjectError(MemoryMisuseError, ValueError):
+    """The subject of an erasure is not a person's ref `<kind>:<id>` (crm.person or intelligence.person)."""
+
+    code = "erasure_subject_invalid"
+
+    def __init__(self, field: str, problem: str) -> None:
+        self.field = field
+        """The path of the field that holds the subject (`subject`)."""
+        self.problem = problem
+        """What is wrong with it, never quoting the value."""
+        super().__init__(f"{field}: {problem}")
+
+
+class UserNotFoundError(MemoryStoreError, LookupError):
+    """No user with this id belongs to this organization; nothing was erased."""
+
+    code = "user_not_found"

@@ -110,3 +110,21 @@ WHERE expires_at IS NOT NULL
   AND forgotten_at IS NULL
 ORDER BY expires_at, id
 LIMIT $2;
+-- name: user_in_organization
+-- Whether the user belongs to the organization (public.users carries the one organization of a user).
+-- $1 organization id, $2 user id.
+SELECT EXISTS (SELECT 1 FROM public.users AS u WHERE u.id = $2::uuid AND u.organization_id = $1::uuid);
+
+-- name: erase_memory_chains
+-- Erase one batch of whole memory chains through the one audited path (migration 0083) and answer how many
+-- chains and revisions went. $1 scope ('user', 'subject' or 'organization'), $2 organization id, $3 user id
+-- or NULL, $4 subject '<kind>:<id>' or NULL, $5 most chains.
+SELECT chains, revisions FROM agent.erase_memory_chains($1::text, $2::uuid, $3::uuid, $4::text, $5::integer);
+
+-- name: erasable_memory_exists
+-- Whether any revision of the organization is still in the erasure scope (the predicate the erasure uses).
+-- $1 scope, $2 organization id, $3 user id or NULL, $4 subject '<kind>:<id>' or NULL.
+SELECT EXISTS (
+    SELECT 1 FROM agent.memories AS m
+     WHERE m.organization_id = $2::uuid
+       AND agent.memory_erasure_matches(m.scope, m.scope_owner_id, m.subject_key, $1::text, $3::uuid, $4::text));

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from functions.api import context, keys, knowledge, memory, operator, ops, orgs
+from functions.api import context, erasure, keys, knowledge, memory, operator, ops, orgs, receipts
 
 __all__ = ["ROUTERS"]
 
@@ -14,5 +14,7 @@ ROUTERS = (
     knowledge.router,
     operator.router,
     memory.router,
+    erasure.router,
+    receipts.router,
 )
 """The routers of the app, in mounting order."""

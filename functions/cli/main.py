@@ -28,10 +28,12 @@ from functions.cli._common import (
 )
 from functions.cli._show import show_brief, show_explanation
 from functions.cli.db import db_app
+from functions.cli.erase import erase_app
 from functions.cli.errors import CliError, CliGroup, set_debug
 from functions.cli.keys import keys_app
 from functions.cli.memory import memory_app
 from functions.cli.orgs import org_app
+from functions.cli.receipts import receipts_app
 from functions.cli.sources import sources_app
 
 if TYPE_CHECKING:
@@ -54,6 +56,8 @@ app.add_typer(org_app, name="org")
 app.add_typer(keys_app, name="keys")
 app.add_typer(sources_app, name="sources")
 app.add_typer(db_app, name="db")
+app.add_typer(erase_app, name="erase")
+app.add_typer(receipts_app, name="receipts")
 _run = run
 _print_json = print_json
 

@@ -30,7 +30,7 @@ HELP_CORE_ALLOWED = frozenset(
 """The core modules `--help` may load: package `__init__`s (which import nothing), errors, two small helpers."""
 HELP_ARGS = [
     ["--help"],
-    *([group, "--help"] for group in ("org", "keys", "memory", "sources", "db", "policy")),
+    *([group, "--help"] for group in ("org", "keys", "memory", "sources", "db", "policy", "erase", "receipts")),
     *([command, "--help"] for command in ("ingest", "search", "switch-model", "brief", "serve", "demo", "migrate")),
 ]
 

@@ -50,6 +50,9 @@ EXPECTED_SCOPES = {
     ("POST", "/v1/memory/remember"): ["organization"],
     ("POST", "/v1/memory/forget"): ["organization"],
     ("GET", "/v1/memory/tools"): ["any"],
+    ("POST", "/v1/erasures/users"): ["organization"],
+    ("GET", "/v1/receipts/{receipt_id}"): ["organization"],
+    ("GET", "/v1/receipts"): ["organization"],
 }
 
 

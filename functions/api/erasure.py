@@ -1,0 +1,72 @@
+"""`POST /v1/erasures/users`: erase a person's memories from this layer and answer the receipt.
+
+The body names the organization (`organization_id`: an organization key names its own, as on every
+organization route; an operator names any), the user, and optionally the person's subject ref
+(`crm.person:<id>`), whose organization memories are erased too. Every revision of every user-scope memory of
+the user goes, text and subject refs included, through the one audited database path; the answer is the
+`user` receipt. A repeat of a complete erasure that finds nothing new answers the same receipt; a rerun of an
+interrupted one resumes it. Refusals, each with nothing changed: 404 `organization_not_found`, 404
+`user_not_found` (no such user in that organization), 422 `erasure_subject_invalid` naming `body.subject`.
+This module must never erase anything itself: it calls `memory.erasure.erase_user`.
+"""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+from pydantic import BaseModel, ConfigDict, Field
+
+from functions._wire import CleanText
+from functions.api._auth import Caller
+from functions.api._deps import ServicesDep
+from functions.api._http import ERROR_RESPONSES, ErrorEnvelope
+from functions.api._scopes import OrganizationCaller
+from functions.api.receipts import ReceiptOut, receipt_out
+from functions.errors import ApiError
+from memory.erasure import erase_user
+from memory.errors import InvalidErasureSubjectError
+from state.ids import CanonicalUuid, OrganizationId
+
+__all__ = ["UserErasureIn", "requester", "router"]
+
+router = APIRouter(prefix="/v1/erasures", tags=["erasure"], responses=ERROR_RESPONSES)
+
+
+class UserErasureIn(BaseModel):
+    """Erase one person's memories."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    organization_id: OrganizationId
+    """The organization the user belongs to (an organization key names its own)."""
+    user_id: CanonicalUuid
+    """The user whose user-scope memories are erased, every revision of every chain."""
+    subject: CleanText | None = Field(default=None, max_length=300)
+    """The person's subject ref, `crm.person:<id>` (or `intelligence.person:<id>`): the organization memories
+    about that person are erased too."""
+
+
+def requester(caller: Caller) -> str:
+    """Who asks, as a receipt records it: `key:<id>`, or `operator_token`."""
+    return f"key:{caller.key_id}" if caller.key_id else "operator_token"
+
+
+@router.post(
+    "/users",
+    responses={
+        404: {"model": ErrorEnvelope, "description": "`organization_not_found`, or `user_not_found`."},
+        422: {
+            "model": ErrorEnvelope,
+            "description": "`invalid_request` (the body), or `erasure_subject_invalid` (at `body.subject`).",
+        },
+    },
+)
+async def erase_user_route(body: UserErasureIn, caller: OrganizationCaller, svc: ServicesDep) -> ReceiptOut:
+    """Erase every revision of the user's memories (and, with `subject`, the organization memories about them)."""
+    try:
+        receipt = await erase_user(
+            svc.db, body.organization_id, body.user_id, subject=body.subject, requested_by=requester(caller)
+        )
+    except InvalidErasureSubjectError as exc:
+        details = [{"loc": ["body", "subject"], "msg": exc.problem, "type": exc.code}]
+        raise ApiError(422, exc.code, f"body.subject {exc.problem}", details=details) from exc
+    return receipt_out(receipt)

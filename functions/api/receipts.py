@@ -1,0 +1,106 @@
+"""`/v1/receipts`: the receipts that deletions and erasures leave, read by id or listed newest first.
+
+A receipt says what was asked (kind, organization, target, subject), by whom, when it started and ended, and
+what left the layer: counts per table or store and the object keys removed, without file names. It holds no
+content. An organization key names its organization (`organization_id`, as on every organization route) and
+sees only that organization's receipts: another organization's receipt, or a platform source's, answers 404
+`receipt_not_found` exactly as an unknown id does, so an id reveals nothing. This module must never change a
+receipt.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+from uuid import UUID
+
+from fastapi import APIRouter, Query
+from pydantic import BaseModel, ConfigDict
+
+from functions.api._deps import ServicesDep
+from functions.api._http import ERROR_RESPONSES, ErrorEnvelope
+from functions.api._scopes import OrganizationCaller
+from state.errors import ReceiptNotFoundError
+from state.ids import OrganizationId
+from state.receipts import Receipt, get_receipt, list_receipts
+
+__all__ = ["ReceiptList", "ReceiptOut", "receipt_out", "router"]
+
+router = APIRouter(prefix="/v1/receipts", tags=["receipts"], responses=ERROR_RESPONSES)
+
+
+class ReceiptOut(BaseModel):
+    """One removal: what was asked, by whom, when, and what left the layer (never any content)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+    id: UUID
+    """The receipt's id."""
+    kind: Literal["source", "user", "organization"]
+    """What was removed: one knowledge source, one person's data, or one organization's."""
+    organization_id: UUID | None
+    """The organization the removal belongs to (null for a platform source)."""
+    target_id: UUID
+    """The source, user or organization removed."""
+    subject: str | None
+    """The person's subject ref whose organization memories went with a user (`crm.person:<id>`), or null."""
+    requested_by: str
+    """Who asked: `key:<id>` for an API key, `operator_token`, or `cli:<login>`."""
+    status: Literal["running", "complete"]
+    """`running` until every batch is done; a rerun of the same request resumes a running one."""
+    counts: dict[str, int]
+    """Rows or objects removed, per table or store (`agent.memories`, `objects`, ...)."""
+    object_keys: list[str]
+    """Object store keys deleted, each cut after its last `/` (no file name)."""
+    resumed: int
+    """How many reruns picked this removal up after it was interrupted."""
+    started_at: str
+    """When the removal started (ISO 8601)."""
+    finished_at: str | None
+    """When it completed (ISO 8601), or null while running."""
+
+
+class ReceiptList(BaseModel):
+    """Receipts, newest first."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+    receipts: list[ReceiptOut]
+    """The receipts."""
+
+
+def receipt_out(receipt: Receipt) -> ReceiptOut:
+    """A core receipt as the HTTP answer."""
+    return ReceiptOut.model_validate(receipt.as_json())
+
+
+NOT_FOUND: dict[int | str, dict[str, Any]] = {
+    404: {"model": ErrorEnvelope, "description": "`receipt_not_found`, or `organization_not_found`."}
+}
+
+
+@router.get("/{receipt_id}", responses=NOT_FOUND)
+async def show(
+    receipt_id: UUID,
+    caller: OrganizationCaller,
+    svc: ServicesDep,
+    organization_id: OrganizationId | None = None,
+) -> ReceiptOut:
+    """One receipt; 404 `receipt_not_found` for an unknown id or another organization's receipt."""
+    receipt = await get_receipt(svc.db, receipt_id)
+    scope = caller.organization_id or organization_id
+    if scope is not None and receipt.organization_id != scope:
+        raise ReceiptNotFoundError(f"no removal receipt has id {receipt_id}")
+    return receipt_out(receipt)
+
+
+@router.get("", responses={404: {"model": ErrorEnvelope, "description": "`organization_not_found`."}})
+async def list_all(
+    caller: OrganizationCaller,
+    svc: ServicesDep,
+    organization_id: OrganizationId | None = None,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+) -> ReceiptList:
+    """The receipts of one organization (an organization key: its own), or of all for an operator, newest first."""
+    scope = caller.organization_id or organization_id
+    receipts = await list_receipts(svc.db, organization_id=scope, limit=limit)
+    return ReceiptList(receipts=[receipt_out(r) for r in receipts])

@@ -1,0 +1,119 @@
+"""The canary test of erasure (issue 22): seed a unique marker into every text field this layer stores, erase,
+then scan every table of the schemas `public` and `agent` as the service role, and every object in the store.
+
+Part "person": one person's marker sits in the memory texts of several revisions (superseded, forgotten and
+live again), in `subject_refs` labels, in chains of two definitions, and in the organization memories about
+the person's CRM record; a second person of the same organization has the same, with their own marker. After
+`erase_user(..., subject=crm.person:<id>)` the first marker is nowhere (the receipt included) and the second is
+still in the database and the object store.
+"""
+
+from __future__ import annotations
+
+import secrets
+from pathlib import Path
+from typing import Any
+from uuid import UUID
+
+from knowledge.ingest import register_upload
+from knowledge.objects import LocalObjectStore
+from memory.erasure import erase_user
+from memory.models import ToolInvocation
+from memory.service import MemoryService
+from memory.tools import FORGET_TOOL, REMEMBER_TOOL, MemoryTools
+from state.db import Database
+from tests.factories import Factory
+
+TRIGGER = UUID("00000000-0000-4000-8000-00000000ca11")
+
+
+def marker() -> str:
+    """A unique marker: lower-case letters and digits only, so no tokenizer or stemmer splits or changes it."""
+    return "zqxcanary" + secrets.token_hex(8)
+
+
+async def tables_holding(db: Database, text: str) -> dict[str, int]:
+    """Every table of `public` and `agent` whose rows hold `text`, with how many rows (read as the service role)."""
+    found: dict[str, int] = {}
+    async with db.connection() as conn:
+        tables = await conn.fetch(
+            "SELECT schemaname, tablename, format('%I.%I', schemaname, tablename) AS name FROM pg_tables"
+            " WHERE schemaname IN ('public', 'agent') ORDER BY 1, 2"
+        )
+        assert {"agent.memories", "agent.removal_receipts", "public.users"} <= {t["name"] for t in tables}
+        for table in tables:
+            count = await conn.fetchval(
+                f"SELECT count(*) FROM {table['name']} AS t WHERE t::text ILIKE $1", f"%{text}%"
+            )
+            if count:
+                found[table["name"]] = count
+    return found
+
+
+def objects_holding(root: Path, text: str) -> list[str]:
+    """Every object in the local store whose bytes hold `text`."""
+    needle = text.encode()
+    return [str(p.relative_to(root)) for p in sorted(root.rglob("*")) if p.is_file() and needle in p.read_bytes()]
+
+
+async def seed_person(
+    db: Database, factory: Factory, tools: MemoryTools, *, org: UUID, definitions: list[UUID], mark: str
+) -> tuple[UUID, UUID]:
+    """A user and their CRM person record, with `mark` in every memory field this layer stores for them."""
+    user = await factory.user(org)
+    person = await factory.person(org)
+    about = [{"kind": "crm.person", "id": str(person), "label": f"Ada {mark}"}]
+
+    async def call(definition: UUID, name: str, args: dict[str, Any], *, trigger: bool = False) -> dict[str, Any]:
+        actor: dict[str, Any] = {"trigger_id": TRIGGER} if trigger else {"user_id": user}
+        run = await factory.run(org, definition_id=definition, status="running", **actor)
+        inv = ToolInvocation(organization_id=org, definition_id=definition, run_id=run, **actor)
+        return await tools.call(name, inv, args)
+
+    async def remember(definition: UUID, attribute: str, scope: str, text: str, **more: Any) -> dict[str, Any]:
+        trigger = bool(more.pop("trigger", False))
+        args = {"attribute": attribute, "scope": scope, "text": f"{text} {mark}", **more}
+        return await call(definition, REMEMBER_TOOL, args, trigger=trigger)
+
+    for definition in definitions:
+        # A user-scope chain: superseded, forgotten, remembered again.
+        first = await remember(definition, "preference.tone", "user", "write tersely")
+        second = await remember(definition, "preference.tone", "user", "write warmly")
+        assert second["supersedes_id"] == first["memory_id"]
+        await call(definition, FORGET_TOOL, {"memory_id": second["memory_id"]})
+        await remember(definition, "preference.tone", "user", "write plainly")
+        # A user-scope memory about the person's own CRM record, the label holding the marker too.
+        await remember(definition, "observation.met", "user", "met at the fair", subject_refs=about)
+        # Organization memories about the person: one forgotten, one written by a trigger.
+        role = await remember(definition, "observation.role", "organization", "buys for the team", subject_refs=about)
+        await call(definition, FORGET_TOOL, {"memory_id": role["memory_id"]})
+        await remember(definition, "observation.budget", "organization", "budget is small", subject_refs=about,
+                       trigger=True)  # fmt: skip
+    return user, person
+
+
+async def test_person_canary_erasure_leaves_the_marker_nowhere(db: Database, factory: Factory, tmp_path: Path) -> None:
+    org = await factory.organization()
+    definitions = [await factory.definition(org), await factory.definition(org)]
+    tools = MemoryTools(MemoryService(db))
+    gone, kept = marker(), marker()
+    user, person = await seed_person(db, factory, tools, org=org, definitions=definitions, mark=gone)
+    await seed_person(db, factory, tools, org=org, definitions=definitions, mark=kept)
+    store = LocalObjectStore(tmp_path / "objects")
+    await register_upload(db, store, organization_id=org, data=f"# Notes\n\n{kept}".encode(), filename="notes.md")
+    assert set(await tables_holding(db, gone)) == {"agent.memories"}, "the seed reached the memory rows"
+    # Per definition: three tone revisions and their tombstone (no text, no ref), the meeting, the role and its
+    # tombstone (which copies the labelled ref), the budget: 8 rows, 7 of them holding the marker.
+    assert (await tables_holding(db, gone))["agent.memories"] == 2 * 7
+
+    receipt = await erase_user(db, org, user, subject=f"crm.person:{person}", requested_by="canary")
+
+    assert await tables_holding(db, gone) == {}, "the erased person's marker is nowhere in the database"
+    assert objects_holding(tmp_path / "objects", gone) == []
+    assert gone not in str(receipt.as_json())
+    assert (await tables_holding(db, kept)).get("agent.memories") == 2 * 7, "the second person keeps every row"
+    assert objects_holding(tmp_path / "objects", kept), "the scan reads the object store"
+    assert dict(receipt.counts) == {"agent.memories": 2 * 8}
+    assert await erase_user(db, org, user, subject=f"crm.person:{person}", requested_by="canary") == receipt
+    async with db.connection() as conn:
+        assert await conn.fetch("SELECT * FROM agent.memory_chain_problems()") == []
