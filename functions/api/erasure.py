@@ -1,4 +1,9 @@
-"""`POST /v1/erasures/users`: erase a person's memories from this layer and answer the receipt.
+"""`POST /v1/erasures/users` and `POST /v1/erasures/organizations`: erase a person, or an organization.
+
+`/organizations` (operator only) erases everything this layer holds for one organization through
+`functions._erasure.erase_organization`, inline, in bounded batches, and answers the complete receipt; a
+request cut off (client gone, process killed) is finished by sending it again, which resumes the running
+receipt. 404 `organization_not_found` for an organization that neither exists nor was erased.
 
 The body names the organization (`organization_id`: an organization key names its own, as on every
 organization route; an operator names any), the user, and optionally the person's subject ref
@@ -15,18 +20,19 @@ from __future__ import annotations
 from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field
 
+from functions._erasure import erase_organization
 from functions._wire import CleanText
 from functions.api._auth import Caller
 from functions.api._deps import ServicesDep
 from functions.api._http import ERROR_RESPONSES, ErrorEnvelope
-from functions.api._scopes import OrganizationCaller
+from functions.api._scopes import OperatorCaller, OrganizationCaller
 from functions.api.receipts import ReceiptOut, receipt_out
 from functions.errors import ApiError
 from memory.erasure import erase_user
 from memory.errors import InvalidErasureSubjectError
 from state.ids import CanonicalUuid, OrganizationId
 
-__all__ = ["UserErasureIn", "requester", "router"]
+__all__ = ["OrganizationErasureIn", "UserErasureIn", "requester", "router"]
 
 router = APIRouter(prefix="/v1/erasures", tags=["erasure"], responses=ERROR_RESPONSES)
 
@@ -69,4 +75,24 @@ async def erase_user_route(body: UserErasureIn, caller: OrganizationCaller, svc:
     except InvalidErasureSubjectError as exc:
         details = [{"loc": ["body", "subject"], "msg": exc.problem, "type": exc.code}]
         raise ApiError(422, exc.code, f"body.subject {exc.problem}", details=details) from exc
+    return receipt_out(receipt)
+
+
+class OrganizationErasureIn(BaseModel):
+    """Erase everything this layer holds for one organization."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    organization_id: CanonicalUuid
+    """The organization: its knowledge sources, chunks of every model, statistics, objects, settings and
+    switches, memories, API keys and cached dossier, and its row where this deployment created it."""
+
+
+@router.post(
+    "/organizations",
+    responses={404: {"model": ErrorEnvelope, "description": "`organization_not_found`."}},
+)
+async def erase_organization_route(body: OrganizationErasureIn, caller: OperatorCaller, svc: ServicesDep) -> ReceiptOut:
+    """Erase an organization (operator only); a repeat answers the same receipt, an interrupted one resumes."""
+    receipt = await erase_organization(svc.db, svc.object_store, body.organization_id, requested_by=requester(caller))
     return receipt_out(receipt)

@@ -1,4 +1,7 @@
-"""`ac-context erase user USER_ID --org ORG [--subject crm.person:ID] --yes`: erase a person from this layer.
+"""`ac-context erase user|organization … --yes`: erase a person, or an organization, from this layer.
+
+`erase organization ORG --yes` erases everything the layer holds for the organization in bounded batches
+(`functions._erasure`); killed at any point, the same command finishes it and the receipt counts the resume.
 
 An erasure cannot be undone, so every `erase` command refuses to run without `--yes` (one line,
 `confirmation_required`, nothing read or changed). `erase user` removes every revision of every user-scope
@@ -95,6 +98,35 @@ def erase_user_cmd(
         async with open_cli_database() as db:
             return await erase_user(
                 db, org, user_id, subject=subject, requested_by=cli_requester(), batch_size=batch_size
+            )
+
+    receipt = run(main)
+    if as_json:
+        print_json(receipt.as_json())
+        return
+    show_receipt(receipt)
+
+
+@erase_app.command("organization")
+def erase_organization_cmd(
+    organization_id: Annotated[
+        UUID, typer.Argument(help="The organization (a lower-case hyphenated UUID).", parser=_canonical_id)
+    ],
+    yes: YesFlag = False,
+    batch_size: Annotated[int, typer.Option("--batch-size", min=1, max=100_000, help="Rows per transaction.")] = 2000,
+    as_json: JsonFlag = False,
+) -> None:
+    """Erase everything this layer holds for an organization; rerun it to finish an interrupted erasure."""
+    confirm(yes, f"organization {organization_id}")
+    from functions._erasure import erase_organization
+    from functions._services import default_object_store
+    from state.settings import get_settings
+
+    async def main() -> Receipt:
+        async with open_cli_database() as db:
+            store = default_object_store(get_settings())
+            return await erase_organization(
+                db, store, organization_id, requested_by=cli_requester(), batch_size=batch_size
             )
 
     receipt = run(main)

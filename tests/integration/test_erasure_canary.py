@@ -1,6 +1,11 @@
 """The canary test of erasure (issue 22): seed a unique marker into every text field this layer stores, erase,
 then scan every table of the schemas `public` and `agent` as the service role, and every object in the store.
 
+Part "organization": one organization created here holds its marker in its name, an API key's name, an
+uploaded document (title, file name, text, and so its lexemes and postings), a synced URI, and memories; a
+second organization has the same with its own. After `erase_organization` the first marker is nowhere, the
+second is in exactly the rows it was in before.
+
 Part "person": one person's marker sits in the memory texts of several revisions (superseded, forgotten and
 live again), in `subject_refs` labels, in chains of two definitions, and in the organization memories about
 the person's CRM record; a second person of the same organization has the same, with their own marker. After
@@ -15,7 +20,9 @@ from pathlib import Path
 from typing import Any
 from uuid import UUID
 
-from knowledge.ingest import register_upload
+from functions._erasure import erase_organization
+from knowledge.ingest import register_upload, register_uri
+from knowledge.ingestion import ingest_source
 from knowledge.objects import LocalObjectStore
 from memory.erasure import erase_user
 from memory.models import ToolInvocation
@@ -23,6 +30,7 @@ from memory.service import MemoryService
 from memory.tools import FORGET_TOOL, REMEMBER_TOOL, MemoryTools
 from state.db import Database
 from tests.factories import Factory
+from tests.integration.knowledge.helpers import Kit
 
 TRIGGER = UUID("00000000-0000-4000-8000-00000000ca11")
 
@@ -115,5 +123,55 @@ async def test_person_canary_erasure_leaves_the_marker_nowhere(db: Database, fac
     assert objects_holding(tmp_path / "objects", kept), "the scan reads the object store"
     assert dict(receipt.counts) == {"agent.memories": 2 * 8}
     assert await erase_user(db, org, user, subject=f"crm.person:{person}", requested_by="canary") == receipt
+    async with db.connection() as conn:
+        assert await conn.fetch("SELECT * FROM agent.memory_chain_problems()") == []
+
+
+async def seed_organization(db: Database, factory: Factory, kit: Kit, *, mark: str) -> tuple[UUID, dict[str, int]]:
+    """An organization created here with `mark` in every text field the layer stores for it; where it went."""
+    from state.api_keys import mint_key
+    from state.organizations import create_organization
+
+    org = (await create_organization(db, f"Org {mark}")).id
+    await mint_key(db, organization_id=org, name=f"key {mark}")
+    upload = await register_upload(
+        db, kit.store, organization_id=org, data=f"# Handbook {mark}\n\nThe {mark} refund rule.".encode(),
+        filename=f"handbook-{mark}.md", title=f"Handbook {mark}",
+    )  # fmt: skip
+    await ingest_source(kit.ingestion(), upload.source_id)
+    synced = await register_uri(
+        db, kit.store, organization_id=org, uri=f"https://help.example/{mark}", data=f"# Help\n\n{mark} help".encode(),
+        media_type="text/markdown",
+    )  # fmt: skip
+    await ingest_source(kit.ingestion(), synced.source_id)
+    definitions = [await factory.definition(org)]
+    await seed_person(db, factory, MemoryTools(MemoryService(db)), org=org, definitions=definitions, mark=mark)
+    return org, await tables_holding(db, mark)
+
+
+async def test_organization_canary_erasure_leaves_the_marker_nowhere(
+    db: Database, factory: Factory, tmp_path: Path
+) -> None:
+    kit = Kit(db, LocalObjectStore(tmp_path / "objects"))
+    await kit.use_platform_model()
+    gone, kept = marker(), marker()
+    org, seeded = await seed_organization(db, factory, kit, mark=gone)
+    _other, other_seeded = await seed_organization(db, factory, kit, mark=kept)
+    layer_tables = {
+        "agent.api_keys", "agent.knowledge_chunks", "agent.knowledge_lexemes", "agent.knowledge_postings",
+        "agent.knowledge_sources", "agent.memories", "public.organizations",
+    }  # fmt: skip
+    assert layer_tables <= set(seeded), f"the seed reached every text field the layer stores: {sorted(seeded)}"
+    assert objects_holding(tmp_path / "objects", gone)
+
+    receipt = await erase_organization(db, kit.store, org, requested_by="canary")
+
+    left = await tables_holding(db, gone)
+    assert left == {}, f"the erased organization's marker is still in {left}"
+    assert objects_holding(tmp_path / "objects", gone) == [], "its objects are gone from the store"
+    assert gone not in str(receipt.as_json()), "the receipt holds no content and no file name"
+    assert await tables_holding(db, kept) == other_seeded, "the other organization keeps every row"
+    assert objects_holding(tmp_path / "objects", kept)
+    assert await erase_organization(db, kit.store, org, requested_by="canary") == receipt
     async with db.connection() as conn:
         assert await conn.fetch("SELECT * FROM agent.memory_chain_problems()") == []

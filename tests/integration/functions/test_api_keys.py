@@ -51,6 +51,7 @@ EXPECTED_SCOPES = {
     ("POST", "/v1/memory/forget"): ["organization"],
     ("GET", "/v1/memory/tools"): ["any"],
     ("POST", "/v1/erasures/users"): ["organization"],
+    ("POST", "/v1/erasures/organizations"): ["operator"],
     ("GET", "/v1/receipts/{receipt_id}"): ["organization"],
     ("GET", "/v1/receipts"): ["organization"],
 }

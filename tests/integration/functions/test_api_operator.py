@@ -47,6 +47,10 @@ SCOPED: list[tuple[str, str, dict[str, Any]]] = [
     ("GET", "/v1/organizations/{organization_id}", {}),
     ("POST", "/v1/keys", {"json": {"scope": "organization", "organization_id": UNKNOWN}}),
     ("GET", "/v1/keys", {"params": {"organization_id": UNKNOWN}}),
+    ("POST", "/v1/erasures/users", {"json": {"organization_id": UNKNOWN, "user_id": SOURCE}}),
+    ("POST", "/v1/erasures/organizations", {"json": {"organization_id": UNKNOWN}}),
+    ("GET", "/v1/receipts", {"params": {"organization_id": UNKNOWN}}),
+    ("GET", "/v1/receipts/{receipt_id}", {"params": {"organization_id": UNKNOWN}}),
 ]
 UNSCOPED = {
     ("DELETE", "/v1/keys/{key_id}"),
@@ -78,7 +82,7 @@ async def test_an_unknown_organization_answers_404_on_every_organization_scoped_
     routes = {(method.upper(), path) for path, ops in paths.items() if path.startswith("/v1/") for method in ops}
     assert routes - UNSCOPED == {(m, p) for m, p, _ in SCOPED}, "every organization-scoped route is checked here"
     for method, path, kwargs in SCOPED:
-        url = path.format(source_id=SOURCE, organization_id=UNKNOWN)
+        url = path.format(source_id=SOURCE, organization_id=UNKNOWN, receipt_id=SOURCE)
         response = await service.http.request(method, url, headers=service.auth, **kwargs)
         assert response.status_code == 404 and code(response) == "organization_not_found", (method, path, response.text)
         assert UNKNOWN in response.json()["error"]["message"]
