@@ -109,3 +109,20 @@ async def test_erase_and_receipts_refusals_are_one_line_with_a_code(
     assert await memory_count(db, tenant.id) == 1
     async with db.connection() as conn:
         assert await conn.fetchval("SELECT count(*) FROM agent.removal_receipts") == 0
+
+
+async def test_erase_organization_needs_yes_and_refuses_an_unknown_one_in_one_line(
+    cli_env: None, db: Database, factory: Factory
+) -> None:
+    org = await factory.organization()
+    await raw_memory(db, org=org, definition=await factory.definition(org), text="kept until the erasure")
+    unconfirmed = await invoke("erase", "organization", str(org))
+    project_error(unconfirmed, "confirmation_required")
+    assert await memory_count(db, org) == 1, "nothing is erased without --yes"
+    unknown = await invoke("erase", "organization", str(uuid.uuid4()), "--yes")
+    project_error(unknown, "organization_not_found")
+    done = await invoke("erase", "organization", str(org), "--yes", "--json")
+    assert done.exit_code == 0, done.output
+    receipt = json.loads(done.stdout)
+    assert receipt["kind"] == "organization" and receipt["counts"]["agent.memories"] == 1
+    assert await memory_count(db, org) == 0
