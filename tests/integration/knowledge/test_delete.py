@@ -10,6 +10,7 @@ import pytest
 from knowledge.delete import delete_source, erase_organization_knowledge
 from knowledge.errors import PlatformSourceForbiddenError, SourceDeletedError, UnknownSourceError
 from knowledge.search import search
+from state.db import Database
 from state.receipts import begin_receipt, finish_receipt, get_receipt
 from tests.factories import Factory
 from tests.integration.knowledge.helpers import Kit
@@ -223,3 +224,34 @@ async def test_erasing_an_organization_removes_all_its_knowledge_and_nothing_of_
             other,
         )
     assert counts["agent.knowledge_chunks"] == expected  # the same documents: counted once, across the crash
+
+
+async def test_a_deleted_sources_object_is_gone_from_an_s3_bucket_too(db: Database, factory: Factory) -> None:
+    import boto3
+    from moto.server import ThreadedMotoServer
+
+    from knowledge.objects import S3ObjectStore
+
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    try:
+        host, port = server.get_host_and_port()
+        endpoint = f"http://{host}:{port}"
+        creds = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing"}
+        boto3.session.Session().client("s3", endpoint_url=endpoint, region_name="us-east-1", **creds).create_bucket(
+            Bucket="uploads"
+        )
+        store = S3ObjectStore("uploads", endpoint_url=endpoint, region="us-east-1", access_key="testing",
+                              secret_key="testing", addressing_style="path")  # fmt: skip
+        s3_kit = Kit(db, store)  # type: ignore[arg-type]
+        await s3_kit.use_platform_model()
+        org = await factory.organization()
+        source_id = await s3_kit.ingest(org, GONE)
+        async with db.connection() as conn:
+            key = await conn.fetchval("SELECT object_key FROM agent.knowledge_sources WHERE id = $1", source_id)
+        assert await store.exists(key)
+        receipt = await delete_source(db, store, source_id, organization_id=org, operator=False, requested_by="t")
+        assert not await store.exists(key), "the object leaves the bucket with its source"
+        assert receipt.counts["objects"] == 1
+    finally:
+        server.stop()
