@@ -1,7 +1,7 @@
 """`POST /v1/erasures/users` and `POST /v1/erasures/organizations`: erase a person, or an organization.
 
 `/organizations` (operator only) erases everything this layer holds for one organization through
-`functions._erasure.erase_organization`, inline, in bounded batches, and answers the complete receipt; a
+`functions.organization_erasure.erase_organization`, inline, in bounded batches, and answers the complete receipt; a
 request cut off (client gone, process killed) is finished by sending it again, which resumes the running
 receipt. 404 `organization_not_found` for an organization that neither exists nor was erased.
 
@@ -20,7 +20,6 @@ from __future__ import annotations
 from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field
 
-from functions._erasure import erase_organization
 from functions._wire import CleanText
 from functions.api._auth import Caller
 from functions.api._deps import ServicesDep
@@ -28,6 +27,7 @@ from functions.api._http import ERROR_RESPONSES, ErrorEnvelope
 from functions.api._scopes import OperatorCaller, OrganizationCaller
 from functions.api.receipts import ReceiptOut, receipt_out
 from functions.errors import ApiError
+from functions.organization_erasure import erase_organization
 from memory.erasure import erase_user
 from memory.errors import InvalidErasureSubjectError
 from state.ids import CanonicalUuid, OrganizationId

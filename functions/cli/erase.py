@@ -1,7 +1,7 @@
 """`ac-context erase user|organization … --yes`: erase a person, or an organization, from this layer.
 
 `erase organization ORG --yes` erases everything the layer holds for the organization in bounded batches
-(`functions._erasure`); killed at any point, the same command finishes it and the receipt counts the resume.
+(`functions.organization_erasure`); killed at any point, the same command finishes it and the receipt counts the resume.
 
 An erasure cannot be undone, so every `erase` command refuses to run without `--yes` (one line,
 `confirmation_required`, nothing read or changed). `erase user` removes every revision of every user-scope
@@ -118,8 +118,8 @@ def erase_organization_cmd(
 ) -> None:
     """Erase everything this layer holds for an organization; rerun it to finish an interrupted erasure."""
     confirm(yes, f"organization {organization_id}")
-    from functions._erasure import erase_organization
     from functions._services import default_object_store
+    from functions.organization_erasure import erase_organization
     from state.settings import get_settings
 
     async def main() -> Receipt:

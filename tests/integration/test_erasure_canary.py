@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 from uuid import UUID
 
-from functions._erasure import erase_organization
+from functions.organization_erasure import erase_organization
 from knowledge.ingest import register_upload, register_uri
 from knowledge.ingestion import ingest_source
 from knowledge.objects import LocalObjectStore

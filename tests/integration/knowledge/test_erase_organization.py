@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from uuid import UUID
 
-from functions._erasure import erase_organization
+from functions.organization_erasure import erase_organization
 from knowledge.search import search
 from state.db import Database
 from state.organizations import create_organization, organization_exists
