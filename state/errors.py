@@ -13,7 +13,7 @@
         ├── ReceiptNotFoundError        no removal receipt has this id
         ├── RateLimitedError            too many of one operation in its window; retry after `retry_after_s`
         └── DatabaseError               the database refused or failed a statement (original as __cause__)
-            └── DatabaseUnavailableError  no connection could be made
+            └── DatabaseUnavailableError  no connection could be made (unreachable, or the login refused)
 
 This module must never import a driver error into another package's signature, and never import the
 driver at import time: `context.errors` and `memory.errors` import `CodedError` from here and must stay
@@ -22,8 +22,10 @@ cheap to import.
 
 from __future__ import annotations
 
+import errno
 from collections.abc import Iterator
 from contextlib import contextmanager
+from urllib.parse import parse_qs, unquote, urlsplit
 
 __all__ = [
     "ApiKeyNotFoundError",
@@ -39,6 +41,8 @@ __all__ = [
     "StateError",
     "UnknownQueryError",
     "UnknownTableError",
+    "database_location",
+    "translate_connect_error",
     "translate_db_error",
     "translated_db_errors",
 ]
@@ -153,3 +157,75 @@ def translated_db_errors() -> Iterator[None]:
         yield
     except (OSError, asyncpg.PostgresError) as exc:
         raise translate_db_error(exc) from exc
+
+
+def database_location(url: str) -> str:
+    """Where `url` points, as `host:port` (or the socket path), never with its user or password."""
+    try:
+        parts = urlsplit(url)
+        query = parse_qs(parts.query)
+    except ValueError:
+        return "the configured database"
+    netloc = parts.netloc.rpartition("@")[2]
+    host = netloc or (query.get("host") or [""])[0]
+    port = (query.get("port") or ["5432"])[0]
+    if host.startswith("/"):
+        return f"{host}/.s.PGSQL.{port}"
+    if not host:
+        return f"localhost:{port}"
+    return host if ":" in host.rpartition("]")[2] else f"{host}:{port}"
+
+
+def _secrets(url: str) -> list[str]:
+    try:
+        parts = urlsplit(url)
+        found = [parts.password or "", *parse_qs(parts.query).get("password", [])]
+    except ValueError:
+        found = []
+    return [s for value in found for s in {value, unquote(value)} if s]
+
+
+def _scrub(text: str, url: str) -> str:
+    for secret in _secrets(url):
+        text = text.replace(secret, "***")
+    lines = text.strip().splitlines()
+    return lines[0].strip() if lines else ""
+
+
+def _reason(exc: BaseException) -> str:
+    """Why a connection could not be made, in words (the driver's text where it says it best)."""
+    import socket
+
+    import asyncpg  # only here, as in translate_db_error
+
+    if isinstance(exc, socket.gaierror):
+        return "its host name does not resolve"
+    if isinstance(exc, ConnectionRefusedError) or "[Errno 111]" in str(exc):
+        return "connection refused"
+    if isinstance(exc, FileNotFoundError):
+        return "no server listens there"
+    if isinstance(exc, TimeoutError):
+        return "no answer in time"
+    if isinstance(exc, asyncpg.CannotConnectNowError):
+        return "it is starting up or shutting down"
+    if isinstance(exc, OSError) and exc.errno is not None and exc.strerror:
+        return exc.strerror[0].lower() + exc.strerror[1:] if exc.errno != errno.EIO else exc.strerror
+    return str(exc) or type(exc).__name__
+
+
+def translate_connect_error(exc: BaseException, *, url: str) -> StateError:
+    """Translate a failure to connect to `url` into one line naming where (raise it `from exc`).
+
+    A network failure is `cannot reach the database at host:port (connection refused)`; a server that
+    answered but refused the login or the database is `the database at host:port refused the connection
+    (…)`; both are `database_unavailable`. A URL the driver cannot parse is `settings_invalid`. The
+    password of `url` never appears in the message.
+    """
+    import asyncpg  # only here, as in translate_db_error
+
+    where = database_location(url)
+    if isinstance(exc, ValueError):
+        return SettingsError(f"invalid settings: DATABASE_URL: {_scrub(str(exc), url)}")
+    if isinstance(exc, asyncpg.PostgresError) and not isinstance(exc, asyncpg.CannotConnectNowError):
+        return DatabaseUnavailableError(f"the database at {where} refused the connection ({_scrub(_reason(exc), url)})")
+    return DatabaseUnavailableError(f"cannot reach the database at {where} ({_scrub(_reason(exc), url)})")

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import asyncpg
 
+from state._connect import connect
 from state.errors import MigrationChecksumError, MigrationError
 
 __all__ = [
@@ -121,7 +122,7 @@ def _check(applied: dict[str, str], migrations: list[Migration], edits: list[Edi
 
 async def pending_migrations(url: str, directory: Path = MIGRATIONS_DIR) -> list[str]:
     """The names of the files not yet applied (raises if an applied one was edited)."""
-    conn = await asyncpg.connect(url)
+    conn = await connect(url)
     try:
         exists = await conn.fetchval("SELECT to_regclass('public.schema_migrations') IS NOT NULL")
         applied = await _applied(conn) if exists else {}
@@ -134,7 +135,7 @@ async def apply_migrations(url: str, directory: Path = MIGRATIONS_DIR) -> list[s
     """Apply every pending migration in order; return the names applied by this call."""
     migrations = load_migrations(directory)
     edits = load_edits(directory)
-    conn = await asyncpg.connect(url)
+    conn = await connect(url)
     try:
         await conn.execute("SELECT pg_advisory_lock($1)", _LOCK_KEY)
         try:

@@ -155,6 +155,13 @@ class Settings(BaseSettings):
     def _postgres_url(cls, value: str | None) -> str | None:
         if value is not None and not value.startswith(("postgres://", "postgresql://")):
             raise ValueError("must start with postgresql:// or postgres://")
+        if value and "," not in value.partition("?")[0]:  # asyncpg takes several hosts: h1:5432,h2:5432
+            from urllib.parse import urlsplit
+
+            try:
+                urlsplit(value).port  # noqa: B018 (parsing it is the check: a port that is not a number)
+            except ValueError as exc:
+                raise ValueError(f"is not a valid URL ({str(exc).replace(value, '…')})") from None
         return value or None
 
     @model_validator(mode="after")
