@@ -41,6 +41,7 @@ __all__ = [
     "StateError",
     "UnknownQueryError",
     "UnknownTableError",
+    "connect_failure_reason",
     "database_location",
     "translate_connect_error",
     "translate_db_error",
@@ -192,7 +193,7 @@ def _scrub(text: str, url: str) -> str:
     return lines[0].strip() if lines else ""
 
 
-def _reason(exc: BaseException) -> str:
+def connect_failure_reason(exc: BaseException) -> str:
     """Why a connection could not be made, in words (the driver's text where it says it best)."""
     import socket
 
@@ -226,6 +227,7 @@ def translate_connect_error(exc: BaseException, *, url: str) -> StateError:
     where = database_location(url)
     if isinstance(exc, ValueError):
         return SettingsError(f"invalid settings: DATABASE_URL: {_scrub(str(exc), url)}")
+    why = _scrub(connect_failure_reason(exc), url)
     if isinstance(exc, asyncpg.PostgresError) and not isinstance(exc, asyncpg.CannotConnectNowError):
-        return DatabaseUnavailableError(f"the database at {where} refused the connection ({_scrub(_reason(exc), url)})")
-    return DatabaseUnavailableError(f"cannot reach the database at {where} ({_scrub(_reason(exc), url)})")
+        return DatabaseUnavailableError(f"the database at {where} refused the connection ({why})")
+    return DatabaseUnavailableError(f"cannot reach the database at {where} ({why})")
