@@ -5,7 +5,10 @@ process: it records the reason in the `ServiceSlot` (every route then answers 50
 and `/readyz` 503 with the reason) and tries again every `AC_CONTEXT_DATABASE_RETRY_INTERVAL_S` until it
 opens. `DatabaseHealth` is the open service's view of the same question: a request that lost its
 connection marks it down, and while it is down each request first probes the database (at most one probe
-at a time), so every route answers 503 `database_unavailable` until a probe succeeds again.
+at a time), so every route answers 503 `database_unavailable` until a probe succeeds again. A probe that
+fails on the embedded default, because its server was stopped under the service (`ac-context db stop
+--force`, a crash), starts the server again and says so in one log line (docs/decisions.md, "Issue 25:
+database faults in one line").
 
 This module must never hold a business rule; it opens, probes and reports.
 """
@@ -50,7 +53,9 @@ def is_unreachable(exc: BaseException) -> bool:
 
 
 def describe(exc: BaseException) -> str:
-    """A readable reason without a traceback: the error type and its first line."""
+    """A readable reason without a traceback: the error type and its first line (a state error's line alone)."""
+    if isinstance(exc, DatabaseUnavailableError):
+        return str(exc).strip().splitlines()[0][:300]
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
     return f"{type(exc).__name__}: {text}"[:300] if text else type(exc).__name__
 
@@ -79,7 +84,11 @@ class ServiceOpener:
         except Exception as exc:
             if not is_unreachable(exc):
                 raise
-            reason = f"cannot reach the database ({describe(exc)})"
+            reason = (
+                describe(exc)
+                if isinstance(exc, DatabaseUnavailableError)
+                else f"cannot reach the database ({describe(exc)})"
+            )
             logger.warning("starting without the database: %s", reason)
             self.slot.unavailable(reason)
             return False
@@ -131,15 +140,34 @@ class DatabaseHealth:
             if self.checked_at >= asked:
                 return self.up
             try:
-                services = self.slot.get()
-                async with asyncio.timeout(self.probe_timeout_s):
-                    await services.db.fetchval("SELECT 1")
+                await self._select_one()
             except Exception as exc:
                 self.up, self.reason = False, f"the database does not answer ({describe(exc)})"
+                await self._restart_embedded()
             else:
                 self.up, self.reason = True, None
             self.checked_at = time.monotonic()
             return self.up
+
+    async def _select_one(self) -> None:
+        services = self.slot.get()
+        async with asyncio.timeout(self.probe_timeout_s):
+            await services.db.fetchval("SELECT 1")
+
+    async def _restart_embedded(self) -> None:
+        """Start the embedded server again if it was stopped under the service, and probe once more."""
+        try:
+            db = self.slot.get().db
+            if not await db.restart_embedded():
+                return
+            logger.warning(
+                "the embedded PostgreSQL in %s was stopped under the service; started it again", db.embedded_dir
+            )
+            await self._select_one()
+        except Exception as exc:
+            self.reason = f"the database does not answer ({describe(exc)})"
+            return
+        self.up, self.reason = True, None
 
     async def gate(self) -> None:
         """Raise `DatabaseUnavailableError` when the database is down and a probe does not bring it back."""

@@ -4,22 +4,31 @@
 migrations, and opens the pool. `Database.tenant(organization_id)` hands out a connection inside a
 transaction that runs as the `ac_tenant` role with `app.organization_id` set, so row-level security
 checks the tenancy a second time behind every explicit filter. Nothing outside `state` opens a pool.
+
+A database that cannot be reached, at open or when the pool makes a new connection, is one
+`DatabaseUnavailableError` naming `host:port` (`state._connect`). A pool on the embedded default knows
+its data folder, so a service whose embedded server was stopped under it can start it again
+(`restart_embedded`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, TypeAlias
 from uuid import UUID
 
 import asyncpg
 from pgvector.asyncpg import register_vector
 
-from state.embedded import embedded_server_url
-from state.errors import DatabaseUnavailableError
+from state._connect import create_pool
+from state.embedded import embedded_server_url, restart_embedded_server
+from state.errors import connect_failure_reason, translate_connect_error
 from state.settings import Settings
 
 __all__ = ["Connection", "Database", "init_connection", "resolve_database_url"]
@@ -39,6 +48,20 @@ async def init_connection(conn: asyncpg.Connection) -> None:
         await register_vector(conn)
 
 
+class _OneLinePoolWarnings(logging.Filter):
+    """asyncpg's pool logs a traceback each time it fails to reconnect while the database is down: one line."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info and record.exc_info[1] is not None:
+            why = connect_failure_reason(record.exc_info[1])
+            record.msg, record.args = f"{record.getMessage()} ({why})", None
+            record.exc_info, record.exc_text = None, None
+        return True
+
+
+_POOL_LOG_FILTER = _OneLinePoolWarnings()
+
+
 def resolve_database_url(settings: Settings) -> str:
     """`DATABASE_URL` when set, else the embedded server under the data folder (left up for the next command)."""
     if settings.database_url:
@@ -52,45 +75,68 @@ class Database:
 
     pool: asyncpg.Pool
     url: str
+    embedded_dir: Path | None = None
+    """The data folder of the embedded server this pool is on (None: `DATABASE_URL` or a given URL)."""
+    idle_timeout_s: float = 0.0
+    """The embedded server's idle timeout, kept when it is started again."""
 
     @classmethod
     async def open(cls, settings: Settings, *, url: str | None = None, migrate: bool = True) -> Database:
         """Connect (starting the embedded server if needed), migrate, and open the pool."""
         from state.migrate import apply_migrations
 
+        logging.getLogger("asyncpg.pool").addFilter(_POOL_LOG_FILTER)  # once: a logger keeps one of each filter
+        embedded = url is None and settings.database_url is None
         url = url or resolve_database_url(settings)
         if migrate:
             await apply_migrations(url)
-        try:
-            pool = await asyncpg.create_pool(
-                url,
-                min_size=settings.pool_min_size,
-                max_size=settings.pool_max_size,
-                init=init_connection,
-            )
-        except (OSError, asyncpg.PostgresError) as exc:
-            raise DatabaseUnavailableError(f"cannot connect to the database: {exc}") from exc
-        return cls(pool=pool, url=url)
+        pool = await create_pool(
+            url, min_size=settings.pool_min_size, max_size=settings.pool_max_size, init=init_connection
+        )
+        return cls(
+            pool=pool,
+            url=url,
+            embedded_dir=settings.data_dir if embedded else None,
+            idle_timeout_s=settings.embedded_idle_minutes * 60,
+        )
 
     async def close(self) -> None:
         """Close the pool."""
         await self.pool.close()
 
+    async def restart_embedded(self) -> bool:
+        """Start the embedded server again if it was stopped under this pool; whether it had to be started."""
+        if self.embedded_dir is None:
+            return False
+        return await asyncio.to_thread(restart_embedded_server, self.embedded_dir, idle_timeout_s=self.idle_timeout_s)
+
+    @asynccontextmanager
+    async def _acquire(self) -> AsyncIterator[Connection]:
+        """A pooled connection; the new connection the pool makes for it failing is `DatabaseUnavailableError`."""
+        try:
+            conn = await self.pool.acquire()
+        except (OSError, TimeoutError, asyncpg.PostgresError) as exc:
+            raise translate_connect_error(exc, url=self.url) from exc
+        try:
+            yield conn
+        finally:
+            await self.pool.release(conn)
+
     @asynccontextmanager
     async def connection(self) -> AsyncIterator[Connection]:
         """A pooled connection on the service role (no tenant scope)."""
-        async with self.pool.acquire() as conn:
+        async with self._acquire() as conn:
             yield conn
 
     @asynccontextmanager
     async def tenant(self, organization_id: UUID) -> AsyncIterator[Connection]:
         """A connection in a transaction scoped to one organization, for reads row-level security checks."""
-        async with self.pool.acquire() as conn, conn.transaction():
+        async with self._acquire() as conn, conn.transaction():
             await conn.execute(f"SET LOCAL ROLE {TENANT_ROLE}")
             await conn.execute("SELECT set_config('app.organization_id', $1, true)", str(organization_id))
             yield conn
 
     async def fetchval(self, query: str, *args: Any) -> Any:
         """Run one statement on the service role and return the first value."""
-        async with self.pool.acquire() as conn:
+        async with self._acquire() as conn:
             return await conn.fetchval(query, *args)
