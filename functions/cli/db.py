@@ -2,17 +2,23 @@
 
 `status` reads the server's files (it never starts one): running or not, its pid and socket, a stale pid
 file, how many processes hold it, and the idle time left before its watcher stops it. `stop` stops it
-(fast shutdown) and its watcher; the next command starts it again. This module
+(fast shutdown) and its watcher; the next command starts it again. While another live process holds it
+(a running `serve`, an `ingest` under way: the wheel's handle list, each pid checked alive) `stop` refuses
+in one line naming them, `embedded_database_in_use`, unless `--force`; a `serve` whose server was stopped
+under it starts it again (docs/decisions.md, "Issue 25: database faults in one line"). This module
 must never touch a database that `DATABASE_URL` names.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import os
+from pathlib import Path
+from typing import Annotated, Any
 
 import typer
 
 from functions.cli._common import JsonFlag, console, print_json, safe
+from functions.cli.errors import CliError
 
 __all__ = ["db_app"]
 
@@ -79,16 +85,46 @@ def status(as_json: JsonFlag = False) -> None:
         console.print("not initialised yet; any command that needs the database creates it")
 
 
+def _command(pid: int) -> str:
+    """The command line of `pid`, shortened (empty when it cannot be read)."""
+    try:
+        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return ""
+    text = " ".join(part for part in raw.decode(errors="replace").split("\0") if part)
+    return text if len(text) <= 80 else text[:79] + "…"
+
+
+def _refuse_while_held(holders: tuple[int, ...]) -> None:
+    others = [pid for pid in holders if pid != os.getpid()]
+    if not others:
+        return
+    named = ", ".join(f"pid {pid}" + (f" ({_command(pid)})" if _command(pid) else "") for pid in others)
+    raise CliError(
+        "embedded_database_in_use",
+        f"the embedded PostgreSQL is in use by {named}",
+        hint="stop that process first, or `ac-context db stop --force` (a running serve starts it again)",
+    )
+
+
 @db_app.command("stop")
-def stop(as_json: JsonFlag = False) -> None:
-    """Stop the embedded server and its idle watcher (the next command that needs it starts it again)."""
+def stop(
+    force: Annotated[
+        bool, typer.Option("--force", help="Stop it even while another process (a running serve) uses it.")
+    ] = False,
+    as_json: JsonFlag = False,
+) -> None:
+    """Stop the embedded server and its idle watcher; refuses while another process uses it, unless --force."""
     if _external() is not None:
         print_json({"stopped": False}) if as_json else console.print("DATABASE_URL is set; nothing embedded to stop")
         return
-    from state.embedded import stop_embedded_server
+    from state.embedded import embedded_status, stop_embedded_server
     from state.settings import get_settings
 
-    stopped = stop_embedded_server(get_settings().data_dir)
+    data_dir = get_settings().data_dir
+    if not force:
+        _refuse_while_held(embedded_status(data_dir).holder_pids)
+    stopped = stop_embedded_server(data_dir)
     if as_json:
         print_json({"stopped": stopped})
         return
