@@ -87,3 +87,26 @@ def test_db_stop_refuses_while_serve_uses_it_and_serve_starts_it_again_after_for
         finally:
             server.terminate()
             server.wait(timeout=60)
+
+
+async def test_a_pool_whose_server_went_away_raises_database_unavailable_naming_the_socket(data_dir: Path) -> None:
+    from state.db import Database
+    from state.embedded import embedded_server_url
+    from state.errors import DatabaseUnavailableError
+    from state.settings import load_settings
+
+    url = embedded_server_url(data_dir, keep_running=True)
+    db = await Database.open(load_settings(pool_min_size=0), url=url, migrate=False)
+    try:
+        assert await db.fetchval("SELECT 1") == 1
+        assert stop_embedded_server(data_dir)
+        await db.pool.expire_connections()  # the next acquire makes a new connection
+        with pytest.raises(DatabaseUnavailableError) as caught:
+            await db.fetchval("SELECT 1")
+        assert str(caught.value).startswith("cannot reach the database at /") and "no server listens" in str(
+            caught.value
+        )
+        assert isinstance(caught.value.__cause__, OSError)
+        assert not await db.restart_embedded(), "a pool on a given URL never starts a server"
+    finally:
+        await db.close()
