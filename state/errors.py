@@ -137,6 +137,8 @@ class DatabaseUnavailableError(DatabaseError):
     """No connection to the database could be made."""
 
     code = "database_unavailable"
+    hint: str | None = None
+    """A next step for a person, when the default one (check DATABASE_URL) does not fit."""
 
 
 def translate_db_error(exc: BaseException) -> DatabaseError:
