@@ -303,6 +303,9 @@ def switch_model(
         return
     if model is None:
         raise typer.BadParameter("name the model to switch to (or give --status or --cancel)", param_hint="MODEL")
+    from knowledge.embed import require_real_model
+
+    require_real_model(model)  # before anything opens or is sent: a `test/*` model only in the test suite
     if send_event:
         import inngest
 
