@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Final
 from uuid import UUID
 
 import typer
+from rich.console import Console
 
 from functions.cli._common import (
     JsonFlag,
@@ -99,7 +100,11 @@ def ingest(
     for path in paths:
         if not path.exists():
             raise typer.BadParameter(f"{path} does not exist")
-    files = collect_files(paths, include or [], exclude or [])
+    walk = collect_files(paths, include or [], exclude or [])
+    files = walk.files
+    skipped = walk.skipped_line()
+    if skipped is not None:
+        Console(stderr=True).print(plain(skipped))
     if uri is not None and len(files) != 1:
         raise typer.BadParameter("--uri syncs exactly one file")
     results = run(lambda: _ingest_files(files, scope, uri, send_event, review=review))
