@@ -13,6 +13,7 @@ named `[red]x` prints as itself. This module must never hold ingestion logic.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -20,14 +21,17 @@ from fnmatch import fnmatch
 from pathlib import Path
 from typing import Any
 
+from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from functions.cli.errors import CliError
 
-__all__ = ["Walk", "collect_files", "summary_table"]
+__all__ = ["Walk", "collect_files", "print_summary"]
 
 _READS = "PDF, Markdown, HTML or plain text"
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _WALKED = "PDF, Markdown, HTML and text"
 
 
@@ -116,23 +120,27 @@ def collect_files(paths: Sequence[Path], include: Sequence[str], exclude: Sequen
     return walk
 
 
-def summary_table(rows: Sequence[dict[str, Any]]) -> Table:
-    """One line per document that did not simply become ready, then the totals per status."""
-    table = Table(title="ingestion summary", show_lines=False)
-    for column in ("file", "status", "chunks", "reason"):
-        table.add_column(column)
+def print_summary(console: Console, rows: Sequence[dict[str, Any]]) -> None:
+    """One line per document that did not simply become ready (its path whole), then the totals per status.
+
+    A line is printed unwrapped (the terminal folds it), so a path or source id is never cut or split by a
+    table column at any width.
+    """
     for row in rows:
         if row["status"] != "ready":
-            table.add_row(
-                escape(row["file"]), escape(row["status"]), str(row.get("chunks") or ""),
-                escape(row.get("failure_reason") or ""),
-            )  # fmt: skip
+            line = Text(row["status"], style="red" if row["status"] == "failed" else "yellow")
+            line.append(f"  {_CONTROL.sub('', row['file'])}")
+            counted = f"  {row['chunks']} chunks" if row.get("chunks") else ""
+            reason = f"  {row['failure_reason']}" if row.get("failure_reason") else ""
+            line.append(_CONTROL.sub("", f"  source {row['source_id']}{counted}{reason}"), style="dim")
+            console.print(line, soft_wrap=True)
     totals: dict[str, int] = {}
     for row in rows:
         totals[row["status"]] = totals.get(row["status"], 0) + 1
     chunks = sum(int(row.get("chunks") or 0) for row in rows)
+    table = Table(title="ingestion summary", title_justify="left")
+    for column in ("status", "documents", "chunks"):
+        table.add_column(column)
     for status in sorted(totals):
-        table.add_row(
-            f"[bold]total {escape(status)}[/]", str(totals[status]), str(chunks) if status == "ready" else "", ""
-        )
-    return table
+        table.add_row(f"[bold]total {escape(status)}[/]", str(totals[status]), str(chunks) if status == "ready" else "")
+    console.print(table)

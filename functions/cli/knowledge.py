@@ -36,7 +36,7 @@ from functions.cli._common import (
     run,
     safe,
 )
-from functions.cli._ingest_files import collect_files, summary_table
+from functions.cli._ingest_files import collect_files, print_summary
 
 if TYPE_CHECKING:
     from knowledge.bulk import SourceOutcome
@@ -111,7 +111,7 @@ def ingest(
     if as_json:
         print_json(results)
     else:
-        console.print(summary_table(results))
+        print_summary(console, results)
     if any(row["status"] == "failed" for row in results):
         raise typer.Exit(1)
 
