@@ -25,7 +25,7 @@ AllFlag = Annotated[bool, typer.Option("--all", help="List every row, however ma
 
 def limit_option(default: int, what: str) -> Any:
     """The `--limit N` option of a list: at most N rows (1..MAX_LIMIT), `default` unless given."""
-    return typer.Option("--limit", min=1, max=MAX_LIMIT, help=f"At most this many {what} (default {default}).")
+    return typer.Option("--limit", min=1, max=MAX_LIMIT, help=f"At most this many {what}.")
 
 
 def page_limit(limit: int, total: int, *, everything: bool) -> int:

@@ -90,8 +90,7 @@ def list_cmd(
 ) -> None:
     """The sources of an organization (or the platform), newest first, with reasons, owners and chunk counts.
 
-    One record per source, its id whole on its first line, so nothing is cut at any terminal width; a page
-    that stops before the end says `showing N of M sources`.
+    One record per source, its id whole; a page that stops early says `showing N of M sources`.
     """
     from knowledge.sweep import count_sources, list_sources, model_readiness
 
