@@ -9,11 +9,15 @@ the model's dimensions. Known models:
 - `openai/text-embedding-3-small` (1536 dims): production; needs `OPENAI_API_KEY`.
 - `test/hash-64` (64 dims): a deterministic hashing fake for tests; never choose it for real knowledge.
 
+A `test/*` model is refused wherever a person names a model (`require_real_model`: a switch, the settings'
+default) unless `AC_CONTEXT_ALLOW_TEST_MODELS` is on, which only the test suite sets.
+
 This module must never load a model or open a connection at import time.
 """
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType
@@ -30,6 +34,7 @@ from knowledge._embedder_base import (
 from knowledge.errors import EmbeddingDimensionError, UnknownEmbeddingModelError
 
 __all__ = [
+    "ALLOW_TEST_MODELS_ENV",
     "DEFAULT_EMBEDDING_MODEL",
     "EMBEDDING_MODELS",
     "Embedder",
@@ -39,6 +44,7 @@ __all__ = [
     "FakeEmbedder",
     "OpenAIEmbedder",
     "WordLlamaEmbedder",
+    "allows_test_models",
     "check_embeddings",
     "default_registry",
     "get_embedder",
@@ -46,6 +52,7 @@ __all__ = [
     "offered_models",
     "plan_batches",
     "register_embedder",
+    "require_real_model",
     "wordllama_cache_dir",
 ]
 
@@ -60,9 +67,26 @@ TEST_MODEL_PREFIX = "test/"
 """Model ids under this prefix are deterministic fakes for tests: usable, never offered as a choice."""
 
 
+ALLOW_TEST_MODELS_ENV = "AC_CONTEXT_ALLOW_TEST_MODELS"
+"""On (`1`, `true`, `yes`, `on`), a `test/*` model may be chosen: the test suite's switch, never a deployment's.
+`state.settings.Settings.allow_test_models` reads the same variable."""
+
+
 def offered_models(model_ids: Iterable[str]) -> list[str]:
     """The model ids a person may choose, sorted: every id but the test fakes."""
     return sorted(m for m in model_ids if not m.startswith(TEST_MODEL_PREFIX))
+
+
+def allows_test_models() -> bool:
+    """Whether `AC_CONTEXT_ALLOW_TEST_MODELS` is on (read at each call, so a test can turn it off)."""
+    return os.environ.get(ALLOW_TEST_MODELS_ENV, "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+def require_real_model(model_id: str, known: Iterable[str] | None = None) -> None:
+    """Refuse a `test/*` model outside the test suite with `UnknownEmbeddingModelError` naming the real ones."""
+    if model_id.startswith(TEST_MODEL_PREFIX) and not allows_test_models():
+        real = ", ".join(offered_models(EMBEDDING_MODELS if known is None else known)) or "none"
+        raise UnknownEmbeddingModelError(f"{model_id} is a test model; real models: {real}")
 
 
 class EmbedderRegistry:

@@ -48,6 +48,7 @@ from knowledge.errors import (
 
 __all__ = [
     "DEFAULT_EXTRACT_LIMITS",
+    "DOCUMENT_SUFFIXES",
     "EXPANSION_FLOOR",
     "PDF",
     "ExtractLimits",
@@ -56,6 +57,7 @@ __all__ = [
     "extract_text",
     "extract_text_async",
     "normalise_text",
+    "read_by_name",
 ]
 
 PDF: Final = "application/pdf"
@@ -64,6 +66,8 @@ HTML: Final = "text/html"
 PLAIN: Final = "text/plain"
 _EXTENSIONS: Final = {".pdf": PDF, ".md": MARKDOWN, ".markdown": MARKDOWN, ".html": HTML, ".htm": HTML}
 _TEXT_EXTENSIONS: Final = frozenset({".txt", ".text", ".csv", ".rst", ".log", ""})
+DOCUMENT_SUFFIXES: Final = frozenset(_EXTENSIONS) | (_TEXT_EXTENSIONS - {""})
+"""The file endings the extractor reads a document by (`.pdf`, `.md`, `.html`, `.txt`...): what a folder walk takes."""
 _MAX_WARNINGS: Final = 20
 
 
@@ -123,6 +127,12 @@ def extract_text(
     if not text:
         raise EmptyDocumentError(f"the {kind} document contains no text")
     return ExtractedDocument(text=text, pages=1, media_type=kind, title=title or fallback_title)
+
+
+def read_by_name(filename: str) -> bool:
+    """Whether the extractor reads a file of this name: a known ending, or none at all (read as plain text)."""
+    suffix = PurePath(filename).suffix.lower()
+    return suffix in DOCUMENT_SUFFIXES or suffix == ""
 
 
 def normalise_text(text: str) -> str:

@@ -39,7 +39,7 @@ from knowledge.db_errors import (
     SwitchConflictError,
     SwitchNotReadyError,
 )
-from knowledge.embed import EMBEDDING_MODELS, Embedder
+from knowledge.embed import EMBEDDING_MODELS, Embedder, require_real_model
 from knowledge.errors import UnknownEmbeddingModelError
 from knowledge.ingest import ReadyCheck
 from knowledge.ingestion import build_source_model
@@ -122,6 +122,7 @@ async def begin_switch(
     With `embedder` (the new model's), one test call runs first, so a model that cannot embed is refused
     before the switch opens.
     """
+    require_real_model(new_model)  # a `test/*` model only in the test suite (issue 25)
     if embedder is not None:
         if embedder.model_id != new_model:
             raise ValueError(f"the embedder is {embedder.model_id!r}, not {new_model!r}")

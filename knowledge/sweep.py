@@ -26,6 +26,7 @@ __all__ = [
     "RetriedSource",
     "SourceView",
     "SweepResult",
+    "count_sources",
     "get_source",
     "list_sources",
     "model_readiness",
@@ -170,13 +171,22 @@ async def retry_source(db: Database, source_id: UUID, *, organization_id: UUID |
 
 
 async def list_sources(
-    db: Database, organization_id: UUID | None, *, limit: int = 100, overdue: bool = False
+    db: Database, organization_id: UUID | None, *, limit: int = 100, overdue: bool = False, status: str | None = None
 ) -> list[SourceView]:
-    """The sources of one scope (None: the platform), newest first; only those past their review date if `overdue`."""
+    """The sources of one scope (None: the platform), newest first; only the overdue ones, or one status, if asked."""
     with translated():
         async with db.connection() as conn:
-            rows = await conn.fetch(QUERIES["list_sources"], organization_id, limit, overdue)
+            rows = await conn.fetch(QUERIES["list_sources"], organization_id, limit, overdue, status)
     return [_view(r) for r in rows]
+
+
+async def count_sources(
+    db: Database, organization_id: UUID | None, *, overdue: bool = False, status: str | None = None
+) -> int:
+    """How many sources `list_sources` answers without its limit."""
+    with translated():
+        async with db.connection() as conn:
+            return int(await conn.fetchval(QUERIES["count_sources"], organization_id, overdue, status))
 
 
 async def get_source(db: Database, source_id: UUID) -> SourceView:

@@ -80,6 +80,15 @@ WHERE organization_id = $1::uuid
 ORDER BY created_at DESC, id DESC
 LIMIT $4;
 
+-- name: count_live_memories
+-- How many rows `fetch_live_memories` answers without its limit (what `ac-context memory list` is "N of").
+-- $1 organization id, $2 definition id or NULL, $3 user id or NULL.
+SELECT count(*)
+FROM agent.live_memories
+WHERE organization_id = $1::uuid
+  AND ($2::uuid IS NULL OR definition_id = $2::uuid)
+  AND (scope = 'organization' OR (scope = 'user' AND user_id = $3::uuid));
+
 -- name: fetch_personal_memories
 -- The `personal_memory` source read: one person's user-scope preference.* live memories in one definition,
 -- newest first. A NULL definition (a Front Door turn) reads the person's preferences across the

@@ -45,6 +45,7 @@ __all__ = [
     "DEFAULT_MEMORY_LIMIT",
     "GuardReport",
     "GuardedMemory",
+    "count_live_memories",
     "guard_subjects",
     "read_live_memories",
     "read_personal_memories",
@@ -84,6 +85,22 @@ async def read_live_memories(
     async with db.connection() as conn:
         return await repo.fetch_live_memories(
             conn, organization_id=organization_id, definition_id=definition_id, user_id=chain_user, limit=limit
+        )
+
+
+async def count_live_memories(
+    db: Database,
+    *,
+    organization_id: UUID,
+    definition_id: UUID | None,
+    user_id: UUID | None,
+    trigger_id: UUID | None,
+) -> int:
+    """How many rows `read_live_memories` answers without its limit (the subject rules are the same)."""
+    chain_user = user_id if reads_user_chain(user_id, trigger_id) else None
+    async with db.connection() as conn:
+        return await repo.count_live_memories(
+            conn, organization_id=organization_id, definition_id=definition_id, user_id=chain_user
         )
 
 

@@ -28,6 +28,7 @@ __all__ = [
     "QUERIES",
     "ChainMoved",
     "InvocationCheck",
+    "count_live_memories",
     "count_run_remembers",
     "fetch_expired_heads",
     "fetch_head",
@@ -175,6 +176,13 @@ async def fetch_live_memories(
     """The `memory` source read of `agent.live_memories`, newest first (see queries.sql)."""
     rows = await conn.fetch(QUERIES["fetch_live_memories"], organization_id, definition_id, user_id, limit)
     return [LiveMemory.from_row(row) for row in rows]
+
+
+async def count_live_memories(
+    conn: Connection, *, organization_id: UUID, definition_id: UUID | None, user_id: UUID | None
+) -> int:
+    """How many rows `fetch_live_memories` answers without its limit."""
+    return int(await conn.fetchval(QUERIES["count_live_memories"], organization_id, definition_id, user_id))
 
 
 async def fetch_personal_memories(

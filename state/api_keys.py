@@ -36,6 +36,7 @@ __all__ = [
     "KeyScope",
     "MintedKey",
     "authenticate_key",
+    "count_keys",
     "list_keys",
     "mint_key",
     "parse_key",
@@ -167,6 +168,13 @@ async def list_keys(
         async with db.connection() as conn:
             rows = await conn.fetch(QUERIES["list_api_keys"], organization_id, include_revoked, limit)
     return [_key(r) for r in rows]
+
+
+async def count_keys(db: Database, *, organization_id: UUID | None = None, include_revoked: bool = True) -> int:
+    """How many keys `list_keys` answers without its limit."""
+    with translated_db_errors():
+        async with db.connection() as conn:
+            return int(await conn.fetchval(QUERIES["count_api_keys"], organization_id, include_revoked))
 
 
 async def revoke_key(db: Database, key_id: str) -> ApiKey:

@@ -21,6 +21,7 @@ from state.queries import load_queries
 __all__ = [
     "MAX_ORGANIZATION_NAME",
     "Organization",
+    "count_organizations",
     "create_organization",
     "get_organization",
     "list_organizations",
@@ -76,6 +77,13 @@ async def list_organizations(db: Database, *, limit: int = 100) -> list[Organiza
         async with db.connection() as conn:
             rows = await conn.fetch(QUERIES["list_organizations"], limit)
     return [Organization(r["id"], r["name"], r["created_at"]) for r in rows]
+
+
+async def count_organizations(db: Database) -> int:
+    """How many organizations there are."""
+    with translated_db_errors():
+        async with db.connection() as conn:
+            return int(await conn.fetchval(QUERIES["count_organizations"]))
 
 
 async def get_organization(db: Database, organization_id: UUID) -> Organization:

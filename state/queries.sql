@@ -12,6 +12,10 @@ WITH created AS (
 )
 SELECT id, name, created_at FROM created;
 
+-- name: count_organizations
+-- How many organizations there are (what `list_organizations` is a page of).
+SELECT count(*) FROM public.organizations;
+
 -- name: list_organizations
 -- The organizations, oldest first. $1 the most rows to answer.
 SELECT id, name, created_at
@@ -66,6 +70,14 @@ RETURNING id, scope, organization_id, name, created_at, revoked_at;
 SELECT id, scope, organization_id, secret_sha256, revoked_at
   FROM agent.api_keys
  WHERE id = $1;
+
+-- name: count_api_keys
+-- How many keys `list_api_keys` answers without its limit. $1 organization_id (NULL counts every key),
+-- $2 whether revoked keys count too.
+SELECT count(*)
+  FROM agent.api_keys
+ WHERE ($1::uuid IS NULL OR organization_id = $1)
+   AND ($2 OR revoked_at IS NULL);
 
 -- name: list_api_keys
 -- The keys, oldest first, never their secret hashes. $1 organization_id (NULL lists every key),
@@ -276,6 +288,10 @@ SELECT id, kind, organization_id, target_id, subject, requested_by, status, coun
  WHERE kind = $1 AND organization_id IS NOT DISTINCT FROM $2 AND target_id = $3 AND subject = $4
  ORDER BY started_at DESC, id DESC
  LIMIT 1;
+
+-- name: count_removal_receipts
+-- How many receipts `list_removal_receipts` answers without its limit. $1 organization id or NULL for all.
+SELECT count(*) FROM agent.removal_receipts WHERE $1::uuid IS NULL OR organization_id = $1;
 
 -- name: list_removal_receipts
 -- The newest receipts, optionally of one organization. $1 organization id or NULL for all, $2 most rows.

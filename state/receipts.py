@@ -29,6 +29,7 @@ __all__ = [
     "ReceiptKind",
     "add_to_receipt",
     "begin_receipt",
+    "count_receipts",
     "discard_empty_receipt",
     "finish_receipt",
     "get_receipt",
@@ -184,6 +185,13 @@ async def latest_receipt(
     with translated_db_errors():
         row = await conn.fetchrow(QUERIES["latest_removal_receipt"], kind, organization_id, target_id, subject)
     return None if row is None else Receipt.from_row(row)
+
+
+async def count_receipts(db: Database, *, organization_id: UUID | None = None) -> int:
+    """How many receipts `list_receipts` answers without its limit."""
+    with translated_db_errors():
+        async with db.connection() as conn:
+            return int(await conn.fetchval(QUERIES["count_removal_receipts"], organization_id))
 
 
 async def list_receipts(db: Database, *, organization_id: UUID | None = None, limit: int = 100) -> list[Receipt]:

@@ -39,6 +39,10 @@ __all__ = [
 ]
 
 _PREFIX = "AC_CONTEXT_"
+_TEST_MODEL_PREFIX = "test/"
+"""`knowledge.embed._TEST_MODEL_PREFIX`: the fakes' ids, refused as the default model outside the test suite."""
+_REAL_MODELS = ("local/wordllama-l2-supercat-256", "openai/text-embedding-3-small")
+"""`knowledge.embed.offered_models` of the default registry, restated for the one-line refusal."""
 
 
 class Settings(BaseSettings):
@@ -60,6 +64,8 @@ class Settings(BaseSettings):
     """The most connections the pool holds (the builder reads on several at once)."""
     embedding_model: str = "local/wordllama-l2-supercat-256"
     """The model the platform default row names when it is first created."""
+    allow_test_models: bool = False
+    """Accept `test/*` embedding models (deterministic fakes): the test suite turns it on, a deployment never."""
     object_store_url: str | None = None
     """`s3://bucket?endpoint_url=…` for S3, R2 or MinIO; None keeps files under `data_dir/objects`."""
     max_upload_bytes: int = Field(default=50 * 1024 * 1024, ge=1)
@@ -168,6 +174,15 @@ class Settings(BaseSettings):
     def _pool_sizes(self) -> Settings:
         if self.pool_min_size > self.pool_max_size:
             raise ValueError("pool_min_size must not exceed pool_max_size")
+        return self
+
+    @model_validator(mode="after")
+    def _no_test_model(self) -> Settings:
+        # `knowledge.embed._TEST_MODEL_PREFIX`, restated: state never imports knowledge (a unit test holds them equal).
+        if self.embedding_model.startswith(_TEST_MODEL_PREFIX) and not self.allow_test_models:
+            raise ValueError(
+                f"embedding_model {self.embedding_model} is a test model; real models: {', '.join(_REAL_MODELS)}"
+            )
         return self
 
 

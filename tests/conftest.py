@@ -3,7 +3,7 @@
 The server is the embedded one (or the server `DATABASE_URL` names). A template database is migrated
 once; each test that asks for `db` gets `CREATE DATABASE … TEMPLATE` of it, because the builder reads on
 several connections at once and a rolled-back transaction could not isolate that. Any call to a paid
-API fails: the OpenAI base URL points at a closed local port.
+API fails: the OpenAI base URL points at a closed local port. The `test/*` embedding models are allowed.
 """
 
 from __future__ import annotations
@@ -30,6 +30,8 @@ CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
 # No test may reach a paid API by accident.
 os.environ.pop("OPENAI_API_KEY", None)
 os.environ["OPENAI_BASE_URL"] = "http://127.0.0.1:9/v1"
+# The `test/*` embedding models are accepted here only (knowledge.embed.require_real_model).
+os.environ["AC_CONTEXT_ALLOW_TEST_MODELS"] = "1"
 
 _TEMPLATE = "ac_test_template"
 

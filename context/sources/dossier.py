@@ -199,7 +199,10 @@ def dossier_facts(dossier: Dossier) -> list[DossierFact]:
     if org.documents is not None:
         facts.extend(org.documents)
         noun = "document" if org.document_total == 1 else "documents"
-        facts.append(DossierFact("Documents", f"{org.document_total} active organization {noun}"))
+        # Says what it counts: the dossier's own documents table, never the knowledge sources (issue 25).
+        facts.append(
+            DossierFact("Documents", f"{org.document_total} active Company dossier {noun} (not knowledge sources)")
+        )
     return facts
 
 

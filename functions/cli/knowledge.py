@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Final
 from uuid import UUID
 
 import typer
+from rich.console import Console
 
 from functions.cli._common import (
     JsonFlag,
@@ -35,7 +36,7 @@ from functions.cli._common import (
     run,
     safe,
 )
-from functions.cli._ingest_files import collect_files, summary_table
+from functions.cli._ingest_files import collect_files, print_summary
 
 if TYPE_CHECKING:
     from knowledge.bulk import SourceOutcome
@@ -99,14 +100,18 @@ def ingest(
     for path in paths:
         if not path.exists():
             raise typer.BadParameter(f"{path} does not exist")
-    files = collect_files(paths, include or [], exclude or [])
+    walk = collect_files(paths, include or [], exclude or [])
+    files = walk.files
+    skipped = walk.skipped_line()
+    if skipped is not None:
+        Console(stderr=True).print(plain(skipped))
     if uri is not None and len(files) != 1:
         raise typer.BadParameter("--uri syncs exactly one file")
     results = run(lambda: _ingest_files(files, scope, uri, send_event, review=review))
     if as_json:
         print_json(results)
     else:
-        console.print(summary_table(results))
+        print_summary(console, results)
     if any(row["status"] == "failed" for row in results):
         raise typer.Exit(1)
 
@@ -303,6 +308,9 @@ def switch_model(
         return
     if model is None:
         raise typer.BadParameter("name the model to switch to (or give --status or --cancel)", param_hint="MODEL")
+    from knowledge.embed import require_real_model
+
+    require_real_model(model)  # before anything opens or is sent: a `test/*` model only in the test suite
     if send_event:
         import inngest
 

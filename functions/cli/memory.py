@@ -14,6 +14,7 @@ from uuid import UUID
 import typer
 
 from functions.cli._common import JsonFlag, OrgRequired, console, open_cli_services, parse_refs, print_json, run, safe
+from functions.cli._paging import AllFlag, limit_option, page_limit, print_page_note
 
 if TYPE_CHECKING:
     from memory.models import ToolInvocation
@@ -111,17 +112,22 @@ def list_memories(
     org: Org,
     definition: Annotated[UUID | None, typer.Option("--definition", help="Only this definition's memories.")] = None,
     user: User = None,
-    limit: Annotated[int, typer.Option(min=1, max=999)] = 50,
+    limit: Annotated[int, limit_option(50, "memories")] = 50,
+    everything: AllFlag = False,
     as_json: JsonFlag = False,
 ) -> None:
-    """The live memories of an organization, newest first."""
-    from memory.reads import read_live_memories
+    """The live memories of an organization, newest first (a page that stops early says `N of M`)."""
+    from memory.reads import count_live_memories, read_live_memories
 
-    async def main() -> list[dict[str, Any]]:
+    async def main() -> tuple[list[dict[str, Any]], int]:
         async with open_cli_services() as svc:
-            rows = await read_live_memories(
-                svc.db, organization_id=org, definition_id=definition, user_id=user, trigger_id=None, limit=limit
+            total = await count_live_memories(
+                svc.db, organization_id=org, definition_id=definition, user_id=user, trigger_id=None
             )
+            rows = await read_live_memories(
+                svc.db, organization_id=org, definition_id=definition, user_id=user, trigger_id=None,
+                limit=page_limit(limit, total, everything=everything),
+            )  # fmt: skip
         return [
             {
                 "id": str(m.id),
@@ -131,14 +137,16 @@ def list_memories(
                 "created_at": m.created_at,
             }
             for m in rows
-        ]
+        ], total
 
-    rows = run(main)
+    rows, total = run(main)
     if as_json:
         print_json(rows)
+        print_page_note(len(rows), total, "memories", as_json=True)
         return
     for row in rows:
         console.print(f"[bold]{safe(row['subject_key'])}[/] ({row['scope']}) {safe(row['text'])}  [dim]{row['id']}[/]")
+    print_page_note(len(rows), total, "memories")
 
 
 @memory_app.command()

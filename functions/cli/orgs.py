@@ -12,6 +12,7 @@ from typing import Annotated, Any
 import typer
 
 from functions.cli._common import JsonFlag, console, open_cli_database, print_json, run, safe
+from functions.cli._paging import AllFlag, limit_option, page_limit, print_page_note
 
 __all__ = ["org_app"]
 
@@ -49,22 +50,26 @@ def create(
 
 @org_app.command("list")
 def list_all(
-    limit: Annotated[int, typer.Option(min=1, max=1000, help="The most organizations to list.")] = 100,
+    limit: Annotated[int, limit_option(100, "organizations, oldest first")] = 100,
+    everything: AllFlag = False,
     as_json: JsonFlag = False,
 ) -> None:
-    """The organizations, oldest first."""
-    from state.organizations import list_organizations
+    """The organizations, oldest first (a page that stops early says `N of M`)."""
+    from state.organizations import count_organizations, list_organizations
 
-    async def main() -> list[dict[str, Any]]:
+    async def main() -> tuple[list[dict[str, Any]], int]:
         async with open_cli_database() as db:
-            orgs = await list_organizations(db, limit=limit)
-        return [{"id": str(o.id), "name": o.name, "created_at": o.created_at.isoformat()} for o in orgs]
+            total = await count_organizations(db)
+            orgs = await list_organizations(db, limit=page_limit(limit, total, everything=everything))
+        return [{"id": str(o.id), "name": o.name, "created_at": o.created_at.isoformat()} for o in orgs], total
 
-    rows = run(main)
+    rows, total = run(main)
     if as_json:
         print_json(rows)
+        print_page_note(len(rows), total, "organizations", as_json=True)
         return
     if not rows:
         console.print("no organizations yet; create one with `ac-context org create NAME`", markup=False)
     for row in rows:
         console.print(f"{row['id']}  [bold]{safe(row['name'])}[/]  [dim]{row['created_at']}[/]")
+    print_page_note(len(rows), total, "organizations")

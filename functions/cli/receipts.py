@@ -13,6 +13,7 @@ from uuid import UUID
 import typer
 
 from functions.cli._common import JsonFlag, OrgOption, console, open_cli_database, print_json, run, safe
+from functions.cli._paging import AllFlag, limit_option, page_limit, print_page_note
 from functions.cli.erase import show_receipt
 
 if TYPE_CHECKING:
@@ -45,19 +46,23 @@ def show(
 @receipts_app.command("list")
 def list_cmd(
     org: OrgOption = None,
-    limit: Annotated[int, typer.Option("--limit", min=1, max=1000, help="At most this many, newest first.")] = 100,
+    limit: Annotated[int, limit_option(100, "receipts, newest first")] = 100,
+    everything: AllFlag = False,
     as_json: JsonFlag = False,
 ) -> None:
-    """The receipts (of --org, or all), newest first."""
-    from state.receipts import list_receipts
+    """The receipts (of --org, or all), newest first (a page that stops early says `N of M`)."""
+    from state.receipts import count_receipts, list_receipts
 
-    async def main() -> list[dict[str, Any]]:
+    async def main() -> tuple[list[dict[str, Any]], int]:
         async with open_cli_database() as db:
-            return [r.as_json() for r in await list_receipts(db, organization_id=org, limit=limit)]
+            total = await count_receipts(db, organization_id=org)
+            page = page_limit(limit, total, everything=everything)
+            return [r.as_json() for r in await list_receipts(db, organization_id=org, limit=page)], total
 
-    rows = run(main)
+    rows, total = run(main)
     if as_json:
         print_json(rows)
+        print_page_note(len(rows), total, "receipts", as_json=True)
         return
     if not rows:
         console.print("no receipts" + (f" for organization {org}" if org else ""))
@@ -70,3 +75,4 @@ def list_cmd(
             f" removed {safe(removed)} started {row['started_at']}",
             soft_wrap=True,
         )
+    print_page_note(len(rows), total, "receipts")

@@ -1,7 +1,9 @@
 """`ac-context sources list|show|retry|delete`: the knowledge sources as an operator sees them.
 
-`list` answers the sources of one scope with their status, failure reason, pending age, owner, review date
-and chunk counts per model (`--overdue`: only the sources whose review date is before today in UTC); `show`
+`list` answers the sources of one scope, one record each (the id whole on its first line, at any terminal
+width), with their status, failure reason, pending age, owner, review date and chunk counts per model
+(`--overdue`: only the sources whose review date is before today in UTC; `--status`; `--limit N` or `--all`,
+and a page that stops early says `showing N of M sources`, `functions.cli._paging`); `show`
 one source in full; `retry` resets a failed source and runs its ingestion here (or, with `--send-event`,
 sends `knowledge/source.retry.requested` for the worker); `delete ID --yes` deletes one
 (`knowledge.delete`) and prints its receipt: `--org` limits it to that organization's sources, and a
@@ -16,8 +18,10 @@ from typing import TYPE_CHECKING, Annotated, Any
 from uuid import UUID
 
 import typer
+from rich.text import Text
 
 from functions.cli._common import JsonFlag, OrgOption, console, open_cli_services, plain, print_json, run, safe
+from functions.cli._paging import AllFlag, limit_option, page_limit, print_page_note
 from functions.cli.errors import CliError
 
 if TYPE_CHECKING:
@@ -27,6 +31,7 @@ __all__ = ["sources_app"]
 
 sources_app = typer.Typer(help="List, show, retry and delete knowledge sources.", no_args_is_help=True)
 PlatformFlag = Annotated[bool, typer.Option("--platform", help="The platform documents.")]
+_STATUS_STYLE = {"ready": "green", "failed": "red", "pending": "yellow"}
 
 
 def _scope(org: UUID | None, platform: bool) -> UUID | None:
@@ -76,32 +81,35 @@ def list_cmd(
     org: OrgOption = None,
     platform: PlatformFlag = False,
     status: Annotated[str | None, typer.Option(help="Only sources in this status: pending, ready or failed.")] = None,
-    limit: Annotated[int, typer.Option(min=1, max=1000)] = 100,
+    limit: Annotated[int, limit_option(100, "sources")] = 100,
+    everything: AllFlag = False,
     overdue: Annotated[
         bool, typer.Option("--overdue", help="Only the sources past their review date (before today, UTC).")
     ] = False,
     as_json: JsonFlag = False,
 ) -> None:
-    """The sources of an organization (or the platform), newest first, with reasons, owners and chunk counts."""
-    from rich.table import Table
+    """The sources of an organization (or the platform), newest first, with reasons, owners and chunk counts.
 
-    from knowledge.sweep import list_sources, model_readiness
+    One record per source, its id whole; a page that stops early says `showing N of M sources`.
+    """
+    from knowledge.sweep import count_sources, list_sources, model_readiness
 
     scope = _scope(org, platform)
     if status is not None and status not in {"pending", "ready", "failed"}:
         raise typer.BadParameter("pending, ready or failed", param_hint="--status")
 
-    async def main() -> list[dict[str, Any]]:
+    async def main() -> tuple[list[dict[str, Any]], int]:
         async with open_cli_services() as svc:
-            views = [
-                v for v in await list_sources(svc.db, scope, limit=limit, overdue=overdue) if status in (None, v.status)
-            ]
+            total = await count_sources(svc.db, scope, overdue=overdue, status=status)
+            page = page_limit(limit, total, everything=everything)
+            views = await list_sources(svc.db, scope, limit=page, overdue=overdue, status=status)
             models = await model_readiness(svc.db, [v.id for v in views])
-        return [_json(v, models) for v in views]
+        return [_json(v, models) for v in views], total
 
-    rows = run(main)
+    rows, total = run(main)
     if as_json:
         print_json(rows)
+        print_page_note(len(rows), total, "sources", as_json=True)
         return
     if not rows:
         console.print(
@@ -110,15 +118,26 @@ def list_cmd(
             + (f" with status {safe(status)}" if status else "")
         )
         return
-    table = Table("id", "title", "status", "reason / pending for", "owner", "review by", "chunks per model")
     for row in rows:
-        note = row["failure_reason"] or (f"pending {row['pending_age']}" if row["pending_age"] else "")
-        review = (row["review_by"] or "") + (" (overdue)" if row["overdue"] else "")
-        table.add_row(
-            row["id"], plain(row["title"]), row["status"], plain(note), plain(row["owner"] or ""), review,
-            plain(_chunks(row)),
-        )  # fmt: skip
-    console.print(table)
+        _print_record(row)
+    print_page_note(len(rows), total, "sources")
+
+
+def _print_record(row: dict[str, Any]) -> None:
+    """One source as a record: `id  status  title`, then its reason, owner and review date, chunks per model."""
+    head = Text(row["id"], style="bold")
+    head.append(f"  {row['status']}  ", style=_STATUS_STYLE.get(row["status"], ""))
+    head.append_text(plain(row["title"]))
+    console.print(head)
+    note = row["failure_reason"] or (f"pending {row['pending_age']}" if row["pending_age"] else "")
+    if note:
+        console.print(plain(f"    {'reason' if row['failure_reason'] else 'status'}: {note}"))
+    review = f"review by {row['review_by']}" + (" (overdue)" if row["overdue"] else "") if row["review_by"] else ""
+    who = ", ".join(p for p in (f"owner {row['owner']}" if row["owner"] else "", review) if p)
+    if who:
+        console.print(plain(f"    {who}"))
+    if row["models"]:
+        console.print(plain(f"    chunks: {_chunks(row)}"))
 
 
 @sources_app.command("show")

@@ -218,7 +218,7 @@ async def test_overdue_is_decided_in_utc_whatever_the_sessions_time_zone(kit: Ki
         await conn.execute(f"SET TIME ZONE '{zone}'")  # 14 hours ahead of UTC, or 12 behind
         try:
             local = await conn.fetchval("SELECT current_date")
-            rows = await conn.fetch(QUERIES["list_sources"], org, 100, True)
+            rows = await conn.fetch(QUERIES["list_sources"], org, 100, True, None)
         finally:
             await conn.execute("RESET TIME ZONE")
     assert [r["id"] for r in rows] == [stale], f"local date {local}, UTC date {today}"

@@ -56,7 +56,7 @@ async def test_facts_follow_the_spec_order(db: Database, app: AppFactory) -> Non
     ]
     assert items[0].body == "name Acme; industry Software"
     assert items[1].body == "Audits (Security audits); Training"
-    assert items[-1].body == "3 active organization documents"
+    assert items[-1].body == "3 active Company dossier documents (not knowledge sources)"
     assert all(i.ref is None and i.subject_key is None for i in items)
 
 
@@ -68,7 +68,7 @@ async def test_limit_caps_documents_only_and_the_count_does_not_change(db: Datab
         titles = [i.title for i in items]
         assert titles[-2:] == ["Document Doc 2", "Documents"], "the newest document survives a cap of one"
         assert "User" not in titles, "include_user defaults to false"
-        assert items[-1].body == "3 active organization documents"
+        assert items[-1].body == "3 active Company dossier documents (not knowledge sources)"
         no_docs = await source.retrieve(request(org, user=user), spec("dossier", include_documents=False))
         assert [i.title for i in no_docs][-1] == "Offer Pilot"
         no_user = await source.retrieve(request(org), spec("dossier", include_user=True))
