@@ -88,6 +88,9 @@ def dev_server(port: int, log: Path, data_dir: Path) -> Iterator[str]:
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
+            if "DATABASE_URL" not in env:  # the embedded server outlives uvicorn: stop the one this check started
+                stop = [sys.executable, "-c", "from functions.cli import main; main()", "db", "stop"]
+                subprocess.run(stop, cwd=ROOT, env=env, capture_output=True, timeout=60, check=False)
 
 
 def _wait_for(process: subprocess.Popen[bytes], url: str, log: Path) -> None:
