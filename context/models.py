@@ -212,7 +212,7 @@ class ContextItem(BaseModel):
 class ContextBrief(BaseModel):
     """The packed brief, and the pressure it reports without storing the prompt."""
 
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, use_attribute_docstrings=True)
 
     text: str
     """The rendered brief."""
@@ -246,7 +246,7 @@ DropReason = Literal[
 class ExplainedItem(BaseModel):
     """What the packer did with one item it was given, and why."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
     source: str
     """The item's source."""
@@ -273,7 +273,7 @@ class ExplainedItem(BaseModel):
 class SourceSpend(BaseModel):
     """The spend of one source against its budget."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
     source: str
     """The source name."""
@@ -294,7 +294,7 @@ class BriefExplanation(BaseModel):
     the brief's text or accounting.
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
     items: list[ExplainedItem]
     """One entry per item the packer was given, in the order given."""

@@ -1,7 +1,8 @@
 """The FastAPI service, `functions.app:app`.
 
 Inngest at `/api/inngest`, the project's API under `/v1/`, and `/healthz`, `/readyz`, `/metrics`.
-OpenAPI is served at `/openapi.json` and `/docs`.
+OpenAPI is served at `/openapi.json`, `/docs` and `/redoc`, with their assets from the app itself
+(`functions.api.docs`), so the pages work with no network.
 
 `create_app(settings, *, db=None, inngest_client=None, ...)` builds an app with injected dependencies (the
 tests do); the module attribute `app` is built on first access, from the environment, so importing this
@@ -39,6 +40,7 @@ from functions.api import ROUTERS
 from functions.api._edge import EdgeGuard
 from functions.api._http import install_error_handlers
 from functions.api._scopes import undeclared_routes
+from functions.api.docs import DOCS_OFF, install_docs
 from functions.errors import InngestConfigError
 from functions.inngest.catalog import build_functions
 from functions.inngest.client import create_client, is_dev_mode
@@ -105,6 +107,7 @@ def create_app(
         summary="The state-and-knowledge layer: context briefs, knowledge and memory.",
         version="0.1.0",
         lifespan=lifespan,
+        **DOCS_OFF,
     )
     app.state.slot = slot
     app.state.metrics = metrics
@@ -114,6 +117,7 @@ def create_app(
     app.state.inngest_path = INNGEST_PATH
     app.state.health = health
     install_error_handlers(app)
+    install_docs(app)
     app.add_middleware(EdgeGuard)
     for router in ROUTERS:
         app.include_router(router)

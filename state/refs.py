@@ -48,7 +48,7 @@ _log = logging.getLogger(__name__)
 class ResourceRef(BaseModel):
     """A reference to one row: `kind` and `id` identify it, `label` only describes it."""
 
-    model_config = ConfigDict(frozen=True, strict=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, strict=True, extra="forbid", use_attribute_docstrings=True)
 
     kind: str = Field(min_length=1)
     """The entity kind, for example `crm.company` or `agent.run`."""

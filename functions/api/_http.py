@@ -33,13 +33,16 @@ from state.errors import DatabaseUnavailableError, StateError
 
 __all__ = [
     "ERROR_RESPONSES",
+    "ERROR_STATUSES",
     "ErrorBody",
     "ErrorEnvelope",
     "bearer",
     "error_response",
+    "error_responses",
     "install_error_handlers",
     "is_database_outage",
     "json_too_deep",
+    "route_errors",
 ]
 
 logger = logging.getLogger("functions.http")
@@ -76,21 +79,43 @@ class ErrorEnvelope(BaseModel):
     """The error."""
 
 
-ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
-    status: {"model": ErrorEnvelope, "description": description}
-    for status, description in (
-        (401, "No, a wrong or a revoked key (`auth_missing`, `auth_invalid`, `auth_revoked`)."),
-        (
-            403,
-            "The key's scope does not allow it (`operator_scope_required`, `organization_forbidden`, "
-            "`platform_forbidden`, `policy_forbidden`).",
-        ),
-        (413, "The body passed the route's size limit while streaming in."),
-        (422, "The request does not match the schema (`invalid_request`) or a rule of the core."),
-        (503, "`database_unavailable`, `overloaded` (with Retry-After), or a required source that failed."),
-    )
+ERROR_STATUSES: dict[int, str] = {
+    400: "The body is not JSON (`json_invalid`) or not UTF-8 (`body_unreadable`).",
+    401: "No, a wrong or a revoked key (`auth_missing`, `auth_invalid`, `auth_revoked`).",
+    403: "The key's scope does not allow it (`operator_scope_required`, `organization_forbidden`, "
+    "`platform_forbidden`, `policy_forbidden`).",
+    404: "`organization_not_found`: the organization the request names does not exist.",
+    409: "The resource is in a state that refuses the request.",
+    410: "The resource was deleted.",
+    413: "The body passed the route's size limit while streaming in.",
+    415: "The content type is not one this route reads.",
+    422: "The request does not match the schema (`invalid_request`) or a rule of the core.",
+    429: "Too many requests (`rate_limited`, with Retry-After).",
+    500: "`internal_error`: the service failed; the failure is logged.",
+    502: "`event_send_failed`: the row is written but its Inngest event could not be sent.",
+    503: "`database_unavailable`, `overloaded` (with Retry-After), or a required source that failed.",
 }
-"""The error answers every `/v1/` route documents, in the envelope."""
+"""What each error status this service answers means, in general; a route may say more for its own."""
+
+
+def error_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI `responses` for `statuses`, each the error envelope with the general description."""
+    return {status: {"model": ErrorEnvelope, "description": ERROR_STATUSES[status]} for status in statuses}
+
+
+def route_errors(extra: dict[int, str | None]) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI `responses` for the errors one route answers beyond `ERROR_RESPONSES`.
+
+    `extra` maps a status to what it means on this route, or to None for the general `ERROR_STATUSES` text.
+    """
+    return {
+        status: {"model": ErrorEnvelope, "description": description or ERROR_STATUSES[status]}
+        for status, description in extra.items()
+    }
+
+
+ERROR_RESPONSES: dict[int | str, dict[str, Any]] = error_responses(401, 403, 413, 422, 500, 503)
+"""The error answers every `/v1/` route documents, in the envelope (each route adds its own: 400, 404, ...)."""
 
 
 def error_response(

@@ -29,14 +29,24 @@ from context.sources.dossier import dossier_facts, read_dossier, render_dossier_
 from functions._briefs import build_brief, build_explained_brief
 from functions._wire import CleanJson, CleanText
 from functions.api._deps import ServicesDep
-from functions.api._http import ERROR_RESPONSES
+from functions.api._http import ERROR_RESPONSES, route_errors
 from functions.api._scopes import ANY_KEY, ORGANIZATION, OrganizationCaller
 from functions.errors import ApiError
 from memory.errors import WorkflowMemoryToolError
 from memory.tools import check_workflow_tool_nodes
 from state.refs import normalize_refs
 
-__all__ = ["BriefIn", "BriefOut", "DefinitionIn", "DroppedEntityOut", "PolicyIn", "router"]
+__all__ = [
+    "BriefIn",
+    "BriefOut",
+    "DefinitionIn",
+    "DossierFactOut",
+    "DossierOut",
+    "DroppedEntityOut",
+    "PolicyIn",
+    "PolicyValidOut",
+    "router",
+]
 
 router = APIRouter(prefix="/v1/context", tags=["context"], responses=ERROR_RESPONSES)
 
@@ -92,6 +102,41 @@ class BriefOut(BaseModel):
     """With `explain: true`: one entry per item the packer was given, and each source's spend."""
 
 
+class DossierFactOut(BaseModel):
+    """One fact of the dossier."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    title: str
+    """What the fact is about."""
+    body: str
+    """The fact, as the model reads it."""
+
+
+class DossierOut(BaseModel):
+    """The Company dossier of an organization exactly as the model reads it."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    organization_id: UUID
+    """The organization."""
+    text: str
+    """The dossier as one text, one line per fact."""
+    facts: list[DossierFactOut]
+    """The same facts, one entry each, in order."""
+
+
+class PolicyValidOut(BaseModel):
+    """A policy that passed the publish check."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    valid: bool
+    """Always true: a policy that fails answers 422 `policy_invalid` instead."""
+    policy: dict[str, Any]
+    """The normalised policy (defaults filled in), as it would be published."""
+
+
 class DefinitionIn(BaseModel):
     """The definition a policy is published with: its kind and the tool each of its tool nodes calls."""
 
@@ -123,7 +168,19 @@ def _node_problems(exc: WorkflowMemoryToolError) -> list[dict[str, Any]]:
     ]
 
 
-@router.post("/briefs", response_model=BriefOut)
+_ORG_404 = "`organization_not_found`: the organization the request names does not exist."
+
+
+@router.post(
+    "/briefs",
+    response_model=BriefOut,
+    responses=route_errors({
+        400: None,
+        404: _ORG_404,
+        422: "`invalid_request`, `policy_invalid` (every problem with its path), or `invalid_entity_ref` "
+        "(with `strict_entities`).",
+    }),
+)  # fmt: skip
 async def create_brief(body: BriefIn, svc: ServicesDep, caller: OrganizationCaller) -> BriefOut:
     """Build a front door brief for one turn (under `front_door`, or an operator's policy)."""
     if body.policy is not None and not caller.operator:
@@ -159,14 +216,14 @@ async def create_brief(body: BriefIn, svc: ServicesDep, caller: OrganizationCall
     return BriefOut(policy=name, brief=brief, dropped_entities=dropped, explanation=explanation)
 
 
-@router.get("/dossier", dependencies=[ORGANIZATION])
+@router.get("/dossier", dependencies=[ORGANIZATION], response_model=DossierOut, responses=route_errors({404: _ORG_404}))
 async def get_dossier(
     svc: ServicesDep,
-    organization_id: UUID,
-    user_id: UUID | None = None,
-    include_user: bool = False,
-    include_documents: bool = True,
-    document_limit: Annotated[int, Query(ge=0, le=999)] = 20,
+    organization_id: Annotated[UUID, Query(description="The organization whose dossier it is.")],
+    user_id: Annotated[UUID | None, Query(description="The person asking, for the user facts.")] = None,
+    include_user: Annotated[bool, Query(description="Add the facts about `user_id`.")] = False,
+    include_documents: Annotated[bool, Query(description="Add the organization's document titles.")] = True,
+    document_limit: Annotated[int, Query(ge=0, le=999, description="The most document titles to list.")] = 20,
 ) -> dict[str, Any]:
     """The Company dossier exactly as the model reads it: the same facts, one line each."""
     dossier = await read_dossier(
@@ -184,7 +241,15 @@ async def get_dossier(
     }
 
 
-@router.post("/policies/validate", dependencies=[ANY_KEY])
+@router.post(
+    "/policies/validate",
+    dependencies=[ANY_KEY],
+    response_model=PolicyValidOut,
+    responses=route_errors({
+        400: None,
+        422: "`policy_invalid` (every problem with its path) or `memory_tool_in_workflow` (each node with its path).",
+    }),
+)  # fmt: skip
 async def validate_policy(body: PolicyIn, svc: ServicesDep) -> dict[str, Any]:
     """The publish check: 200 with the normalised policy, or 422 `policy_invalid` listing every problem.
 

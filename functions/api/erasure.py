@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from functions._wire import CleanText
 from functions.api._auth import Caller
 from functions.api._deps import ServicesDep
-from functions.api._http import ERROR_RESPONSES, ErrorEnvelope
+from functions.api._http import ERROR_RESPONSES, ErrorEnvelope, error_responses
 from functions.api._scopes import OperatorCaller, OrganizationCaller
 from functions.api.receipts import ReceiptOut, receipt_out
 from functions.errors import ApiError
@@ -59,6 +59,7 @@ def requester(caller: Caller) -> str:
 @router.post(
     "/users",
     responses={
+        **error_responses(400),
         404: {"model": ErrorEnvelope, "description": "`organization_not_found`, or `user_not_found`."},
         422: {
             "model": ErrorEnvelope,
@@ -90,7 +91,7 @@ class OrganizationErasureIn(BaseModel):
 
 @router.post(
     "/organizations",
-    responses={404: {"model": ErrorEnvelope, "description": "`organization_not_found`."}},
+    responses={**error_responses(400), 404: {"model": ErrorEnvelope, "description": "`organization_not_found`."}},
 )
 async def erase_organization_route(body: OrganizationErasureIn, caller: OperatorCaller, svc: ServicesDep) -> ReceiptOut:
     """Erase an organization (operator only); a repeat answers the same receipt, an interrupted one resumes."""

@@ -16,11 +16,12 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from functions._wire import CleanText, key_json
 from functions.api._deps import ServicesDep
-from functions.api._http import ERROR_RESPONSES
+from functions.api._http import ERROR_RESPONSES, route_errors
+from functions.api._params import ListedOrganization
 from functions.api._scopes import OPERATOR
 from state.api_keys import KEY_ID_PATTERN, MAX_KEY_NAME, list_keys, mint_key, revoke_key
 
-__all__ = ["KeyIn", "key_json", "router"]
+__all__ = ["KeyIn", "KeyList", "KeyOut", "MintedKeyOut", "key_json", "router"]
 
 router = APIRouter(prefix="/v1/keys", tags=["keys"], responses=ERROR_RESPONSES)
 
@@ -44,26 +45,74 @@ class KeyIn(BaseModel):
         return self
 
 
-@router.post("", status_code=201, dependencies=[OPERATOR])
+class KeyOut(BaseModel):
+    """An API key, without its secret."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    id: str
+    """The key's id, the `<id>` of `ack_<id>_<secret>`."""
+    scope: Literal["operator", "organization"]
+    """What it may do: everything (`operator`) or work in its one organization."""
+    organization_id: UUID | None
+    """The organization of an organization key; null for an operator key."""
+    name: str
+    """Its label for people."""
+    created_at: str
+    """When it was minted (ISO 8601)."""
+    revoked_at: str | None
+    """When it was revoked (ISO 8601), or null while it works."""
+
+
+class MintedKeyOut(KeyOut):
+    """A key just minted, with its secret."""
+
+    secret: str
+    """The whole bearer value `ack_<id>_<secret>`, shown this once: only its SHA-256 is stored."""
+
+
+class KeyList(BaseModel):
+    """Keys, oldest first, never their secrets."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    keys: list[KeyOut]
+    """At most `limit` keys."""
+
+
+@router.post(
+    "",
+    status_code=201,
+    dependencies=[OPERATOR],
+    response_model=MintedKeyOut,
+    responses=route_errors({400: None, 404: "`organization_not_found`: the key's organization does not exist."}),
+)
 async def mint(body: KeyIn, svc: ServicesDep) -> dict[str, Any]:
     """Mint a key and answer it with its secret, the only time the secret is shown."""
     minted = await mint_key(svc.db, organization_id=body.organization_id, name=body.name)
     return {**key_json(minted.key), "secret": minted.secret}
 
 
-@router.get("", dependencies=[OPERATOR])
+@router.get("", dependencies=[OPERATOR], response_model=KeyList)
 async def list_all(
     svc: ServicesDep,
-    organization_id: UUID | None = None,
-    include_revoked: bool = True,
-    limit: Annotated[int, Query(ge=1, le=1000)] = 1000,
+    organization_id: ListedOrganization = None,
+    include_revoked: Annotated[bool, Query(description="Also list revoked keys.")] = True,
+    limit: Annotated[int, Query(ge=1, le=1000, description="The most keys to answer.")] = 1000,
 ) -> dict[str, Any]:
     """The keys (of one organization, or all), oldest first, never their secrets."""
     keys = await list_keys(svc.db, organization_id=organization_id, include_revoked=include_revoked, limit=limit)
     return {"keys": [key_json(k) for k in keys]}
 
 
-@router.delete("/{key_id}", dependencies=[OPERATOR])
-async def revoke(svc: ServicesDep, key_id: Annotated[str, Path(pattern=KEY_ID_PATTERN)]) -> dict[str, Any]:
+@router.delete(
+    "/{key_id}",
+    dependencies=[OPERATOR],
+    response_model=KeyOut,
+    responses=route_errors({404: "`api_key_not_found`: no key has this id."}),
+)
+async def revoke(
+    svc: ServicesDep, key_id: Annotated[str, Path(pattern=KEY_ID_PATTERN, description="The key's id.")]
+) -> dict[str, Any]:
     """Revoke a key: refused from its next request on (404 `api_key_not_found` for an unknown id)."""
     return key_json(await revoke_key(svc.db, key_id))

@@ -42,9 +42,12 @@ from starlette.datastructures import UploadFile
 from functions._services import Services
 from functions._wire import CleanText
 from functions.api._deps import ServicesDep
-from functions.api._http import ERROR_RESPONSES
+from functions.api._http import ERROR_RESPONSES, route_errors
 from functions.api._knowledge_batch import MAX_BATCH_ITEMS, Owner, ReviewDate, form_review, form_scope, read_batch
+from functions.api._knowledge_models import BatchRegisteredOut, RetryOut, SearchOut, SourceList, SourceRegisteredOut
+from functions.api._params import PlatformScope, ScopeOrganization, SourceIdPath
 from functions.api._scopes import ORGANIZATION, OrganizationCaller, organization_scope
+from functions.api.receipts import ReceiptOut
 from functions.errors import ApiError, EventSendError
 from functions.events import EVENT_BATCH, EVENT_RETRY, EVENT_SYNC, EVENT_UPLOADED, MAX_BATCH_SOURCES
 from knowledge.delete import delete_source
@@ -56,6 +59,16 @@ from knowledge.sweep import list_sources, retry_source
 __all__ = ["SearchIn", "UriSourceIn", "router"]
 
 router = APIRouter(prefix="/v1/knowledge", tags=["knowledge"], responses=ERROR_RESPONSES)
+
+_ORG_404 = "`organization_not_found`: the organization the request names does not exist."
+_SOURCE_404 = "`source_not_found`: no such source in this scope (another organization's answers the same)."
+_REGISTER_ERRORS = route_errors({
+    400: None,
+    404: _ORG_404,
+    409: "`source_deleting`: the source this document lands on is being deleted; send it again afterwards.",
+    415: "`content_type_unsupported`, or `document_type_unsupported` (a file type no extractor reads).",
+    502: "`event_send_failed`: the source is registered but its ingestion event could not be sent.",
+})  # fmt: skip
 
 
 class UriSourceIn(BaseModel):
@@ -164,6 +177,11 @@ _UPLOAD_FORM = {
     status_code=202,
     response_model=None,
     dependencies=[ORGANIZATION],
+    responses={
+        202: {"model": SourceRegisteredOut, "description": "A new source (or a new version of a URI), pending."},
+        200: {"model": SourceRegisteredOut, "description": "A document the scope already had (`unchanged`)."},
+        **_REGISTER_ERRORS,
+    },
     openapi_extra={
         "requestBody": {
             "required": True,
@@ -232,6 +250,7 @@ def _registered_json(r: RegisteredSource) -> dict[str, Any]:
     status_code=202,
     response_model=None,
     dependencies=[organization_scope(max_files=MAX_BATCH_ITEMS)],
+    responses={202: {"model": BatchRegisteredOut, "description": "The batch, registered."}, **_REGISTER_ERRORS},
 )
 async def create_sources_batch(request: Request, svc: ServicesDep) -> JSONResponse:
     """Register many documents of one scope at once and send their ingestion events in batches."""
@@ -258,13 +277,13 @@ async def create_sources_batch(request: Request, svc: ServicesDep) -> JSONRespon
     return JSONResponse(status_code=202, content=body)
 
 
-@router.get("/sources", dependencies=[ORGANIZATION])
+@router.get("/sources", dependencies=[ORGANIZATION], response_model=SourceList, responses=route_errors({404: _ORG_404}))
 async def get_sources(
     svc: ServicesDep,
-    organization_id: UUID | None = None,
-    platform: bool = False,
-    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
-    overdue: bool = False,
+    organization_id: ScopeOrganization = None,
+    platform: PlatformScope = False,
+    limit: Annotated[int, Query(ge=1, le=1000, description="The most sources to answer.")] = 100,
+    overdue: Annotated[bool, Query(description="Only the sources whose review date is before today (UTC).")] = False,
 ) -> dict[str, Any]:
     """The sources of one scope, newest first, with status, reason, owner and review date (`overdue`: past it)."""
     scope = _scope(organization_id, platform)
@@ -281,9 +300,26 @@ async def get_sources(
     }
 
 
-@router.post("/sources/{source_id}/retry", status_code=202, dependencies=[ORGANIZATION])
+@router.post(
+    "/sources/{source_id}/retry",
+    status_code=202,
+    dependencies=[ORGANIZATION],
+    response_model=None,
+    responses={
+        202: {"model": RetryOut, "description": "The source is pending and its retry event was sent."},
+        **route_errors({
+            404: f"`knowledge_source_not_found`: no such source in this scope. Or {_ORG_404}",
+            409: "`source_not_failed`: the source is ready; there is nothing to retry.",
+            502: "`event_send_failed`: the retry event could not be sent.",
+        }),
+    },
+)  # fmt: skip
 async def retry(
-    request: Request, svc: ServicesDep, source_id: UUID, organization_id: UUID | None = None, platform: bool = False
+    request: Request,
+    svc: ServicesDep,
+    source_id: SourceIdPath,
+    organization_id: ScopeOrganization = None,
+    platform: PlatformScope = False,
 ) -> dict[str, Any]:
     """Reset a failed source to pending and send `knowledge/source.retry.requested`."""
     scope = _scope(organization_id, platform)
@@ -303,9 +339,22 @@ async def retry(
     }
 
 
-@router.delete("/sources/{source_id}")
+@router.delete(
+    "/sources/{source_id}",
+    response_model=ReceiptOut,
+    responses=route_errors({
+        404: f"{_SOURCE_404} Or {_ORG_404}",
+        409: "`source_deleting`: another request is deleting it.",
+        410: "`source_deleted`: it was deleted already (its receipt says when).",
+    }),
+)  # fmt: skip
 async def delete_knowledge_source(
-    svc: ServicesDep, caller: OrganizationCaller, source_id: UUID, organization_id: UUID | None = None
+    svc: ServicesDep,
+    caller: OrganizationCaller,
+    source_id: SourceIdPath,
+    organization_id: Annotated[
+        UUID | None, Query(description="The source's organization, for an operator; an organization key's own.")
+    ] = None,
 ) -> dict[str, Any]:
     """Delete a source: its chunks of every model, its statistics, its object; answers the receipt."""
     receipt = await delete_source(
@@ -317,7 +366,9 @@ async def delete_knowledge_source(
     return receipt.as_json()
 
 
-@router.post("/search", dependencies=[ORGANIZATION])
+@router.post(
+    "/search", dependencies=[ORGANIZATION], response_model=SearchOut, responses=route_errors({400: None, 404: _ORG_404})
+)
 async def search_knowledge(body: SearchIn, svc: ServicesDep) -> dict[str, Any]:
     """The best chunks for a query, under the organization's live model."""
     hits = await search(

@@ -14,13 +14,14 @@ memory except through `memory.tools.MemoryTools`.
 from __future__ import annotations
 
 from typing import Any
+from uuid import UUID
 
 from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field
 
 from functions._wire import CleanJson
 from functions.api._deps import ServicesDep
-from functions.api._http import ERROR_RESPONSES
+from functions.api._http import ERROR_RESPONSES, route_errors
 from functions.api._scopes import ANY_KEY, ORGANIZATION
 from functions.errors import ApiError
 from memory.expiry import ExpiryPolicy
@@ -29,7 +30,7 @@ from memory.service import MemoryService
 from memory.tools import FORGET_TOOL, REMEMBER_TOOL, MemoryTools, tool_schemas
 from state.ids import CanonicalUuid, OrganizationId
 
-__all__ = ["InvocationIn", "RememberCallIn", "ToolCallIn", "router"]
+__all__ = ["InvocationIn", "MemoryOut", "RememberCallIn", "SubjectRefOut", "ToolCallIn", "ToolsOut", "router"]
 
 router = APIRouter(prefix="/v1/memory", tags=["memory"], responses=ERROR_RESPONSES)
 
@@ -95,24 +96,93 @@ class RememberCallIn(ToolCallIn):
     )  # fmt: skip
 
 
+class SubjectRefOut(BaseModel):
+    """A row the memory is about."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    kind: str
+    """The entity kind, e.g. `crm.person`."""
+    id: str
+    """The row's id."""
+    label: str | None = None
+    """Display text, when the memory stored one."""
+
+
+class MemoryOut(BaseModel):
+    """The revision a memory tool wrote."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    memory_id: UUID
+    """The revision's id (what `memory.forget` names)."""
+    subject_key: str
+    """The subject the memory is about, as the service keys it."""
+    attribute: str
+    """Its attribute, e.g. `observation.buying_process`."""
+    scope: str
+    """`user` or `organization`."""
+    text: str | None
+    """What is remembered; null for a tombstone."""
+    subject_refs: list[SubjectRefOut]
+    """The rows it is about."""
+    supersedes_id: UUID | None
+    """The revision it replaces, or null for the first of its chain."""
+    forgotten: bool
+    """True for the tombstone `memory.forget` appends."""
+    created_at: str
+    """When the revision was written (ISO 8601)."""
+    expires_at: str | None
+    """When it expires (ISO 8601); null: kept until superseded or forgotten."""
+
+
+class ToolsOut(BaseModel):
+    """The memory tools' definitions."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    tools: list[dict[str, Any]]
+    """One JSON definition per tool (name, description, the JSON schema of its arguments)."""
+
+
+_MEMORY_ERRORS = route_errors({
+    400: None,
+    404: "`organization_not_found`, or `memory_not_found` (forget: no such current memory).",
+    409: "A refusal of the memory service: `memory_duplicate`, `memory_not_current`, `memory_already_forgotten`, "
+    "`memory_refused`, `memory_conflict`.",
+    422: "`invalid_request` (the body, `invocation`), `invalid_input` (the arguments, at their path), "
+    "`invalid_invocation`, or `memory_invalid_expiry`.",
+    429: "`memory_run_limit`: the run wrote as many memories as it may.",
+})  # fmt: skip
+
+
+_AS_WRITTEN: dict[str, Any] = {
+    "dependencies": [ORGANIZATION],
+    "response_model": MemoryOut,
+    "response_model_exclude_unset": True,  # a subject ref without a label is answered without one, not with null
+    "responses": _MEMORY_ERRORS,
+}
+"""What both tool routes declare: the organization scope, the revision they answer, and their errors."""
+
+
 async def _call(svc: ServicesDep, name: str, body: ToolCallIn) -> dict[str, Any]:
     tools = MemoryTools(MemoryService(svc.db, expiry=ExpiryPolicy.from_settings(svc.settings)))
     return await tools.call(name, body.invocation.to_invocation(), body.arguments)
 
 
-@router.post("/remember", dependencies=[ORGANIZATION])
+@router.post("/remember", **_AS_WRITTEN)
 async def remember(body: RememberCallIn, svc: ServicesDep) -> dict[str, Any]:
     """`memory.remember`: append a revision (or refuse with a memory code); the result shows `expires_at`."""
     return await _call(svc, REMEMBER_TOOL, body)
 
 
-@router.post("/forget", dependencies=[ORGANIZATION])
+@router.post("/forget", **_AS_WRITTEN)
 async def forget(body: ToolCallIn, svc: ServicesDep) -> dict[str, Any]:
     """`memory.forget`: append a tombstone to a current live memory."""
     return await _call(svc, FORGET_TOOL, body)
 
 
-@router.get("/tools", dependencies=[ANY_KEY])
+@router.get("/tools", dependencies=[ANY_KEY], response_model=ToolsOut)
 async def tools() -> dict[str, Any]:
     """The JSON definitions of both memory tools, for the platform's tool layer."""
     return {"tools": tool_schemas()}

@@ -19,7 +19,9 @@ from fastapi import APIRouter
 
 from functions._switch_view import switch_view
 from functions.api._deps import ServicesDep
-from functions.api._http import ERROR_RESPONSES
+from functions.api._http import ERROR_RESPONSES, route_errors
+from functions.api._knowledge_models import SourceDetailOut, SwitchCancelOut, SwitchOut
+from functions.api._params import PlatformScope, ScopeOrganization, SourceIdPath
 from functions.api._scopes import OPERATOR, ORGANIZATION
 from functions.errors import ApiError
 from knowledge.db_errors import SourceNotFoundError
@@ -65,15 +67,26 @@ def source_json(v: SourceView, models: list[ModelReadiness]) -> dict[str, Any]:
     }
 
 
-@router.get("/switch", dependencies=[ORGANIZATION])
-async def get_switch(svc: ServicesDep, organization_id: UUID | None = None, platform: bool = False) -> dict[str, Any]:
+_ORG_404 = "`organization_not_found`: the organization the request names does not exist."
+
+
+@router.get(
+    "/switch",
+    dependencies=[ORGANIZATION],
+    response_model=SwitchOut,
+    response_model_exclude_unset=True,
+    responses=route_errors({404: _ORG_404}),
+)
+async def get_switch(
+    svc: ServicesDep, organization_id: ScopeOrganization = None, platform: PlatformScope = False
+) -> dict[str, Any]:
     """The running switchover of a scope, how far it is and what its flip waits for, or `running: false`."""
     return await switch_view(svc.db, _scope(organization_id, platform))
 
 
-@router.delete("/switch", dependencies=[OPERATOR])
+@router.delete("/switch", dependencies=[OPERATOR], response_model=SwitchCancelOut)
 async def delete_switch(
-    svc: ServicesDep, organization_id: UUID | None = None, platform: bool = False
+    svc: ServicesDep, organization_id: ScopeOrganization = None, platform: PlatformScope = False
 ) -> dict[str, Any]:
     """Cancel the running switchover of a scope; the old model stays live (`cancelled: false` if none runs)."""
     scope = _scope(organization_id, platform)
@@ -87,9 +100,17 @@ async def delete_switch(
     }
 
 
-@router.get("/sources/{source_id}", dependencies=[ORGANIZATION])
+@router.get(
+    "/sources/{source_id}",
+    dependencies=[ORGANIZATION],
+    response_model=SourceDetailOut,
+    responses=route_errors({404: f"`knowledge_source_not_found`: no such source in this scope. Or {_ORG_404}"}),
+)
 async def get_one_source(
-    svc: ServicesDep, source_id: UUID, organization_id: UUID | None = None, platform: bool = False
+    svc: ServicesDep,
+    source_id: SourceIdPath,
+    organization_id: ScopeOrganization = None,
+    platform: PlatformScope = False,
 ) -> dict[str, Any]:
     """One source of a scope with its status, reason, pending age, and its readiness per model."""
     scope = _scope(organization_id, platform)

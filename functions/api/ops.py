@@ -16,6 +16,7 @@ from typing import Final
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
+from pydantic import BaseModel, ConfigDict
 
 from functions._metrics import CONTENT_TYPE
 from functions._services import ServiceSlot
@@ -31,13 +32,42 @@ OVERDUE_COUNT_TIMEOUT_S: Final = 2.0
 """The longest a scrape waits for the overdue count before it serves the other metrics without it."""
 
 
-@router.get("/healthz")
+class HealthOut(BaseModel):
+    """The process answers."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    status: str
+    """Always `ok`."""
+
+
+class ReadyOut(BaseModel):
+    """Whether the service can serve: its database answers and no migration is pending."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    status: str
+    """`ready`, `starting`, `database_unavailable` or `migrations_pending`."""
+    database: bool
+    """Whether the database answers."""
+    reason: str | None = None
+    """Why the database is not available, in words (only when it is not)."""
+    pending_migrations: list[str] | None = None
+    """The migration files not yet applied (empty when ready; absent while the database is unavailable)."""
+
+
+@router.get("/healthz", response_model=HealthOut)
 async def healthz() -> dict[str, str]:
     """The process is up and serving."""
     return {"status": "ok"}
 
 
-@router.get("/readyz")
+@router.get(
+    "/readyz",
+    response_model=ReadyOut,
+    responses={503: {"model": ReadyOut, "description": "Not ready: `starting`, `database_unavailable` or "
+                     "`migrations_pending`, with the reason or the pending files."}},
+)  # fmt: skip
 async def readyz(request: Request) -> JSONResponse:
     """Ready when the database answers and no migration is pending; 503 with a readable reason otherwise."""
     slot: ServiceSlot = request.app.state.slot
@@ -66,7 +96,12 @@ async def readyz(request: Request) -> JSONResponse:
     return JSONResponse(content={"status": "ready", "database": True, "pending_migrations": []})
 
 
-@router.get("/metrics")
+@router.get(
+    "/metrics",
+    response_class=Response,
+    responses={200: {"description": "The Prometheus text exposition format.",
+                     "content": {CONTENT_TYPE: {"schema": {"type": "string"}}}}},
+)  # fmt: skip
 async def metrics(request: Request) -> Response:
     """The service's Prometheus metrics, with the overdue knowledge sources per organization counted now."""
     slot: ServiceSlot = request.app.state.slot

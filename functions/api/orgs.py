@@ -13,13 +13,14 @@ rename an organization.
 from __future__ import annotations
 
 from typing import Annotated, Any
+from uuid import UUID
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Path, Query
 from pydantic import BaseModel, ConfigDict, Field
 
 from functions._wire import CleanText
 from functions.api._deps import ServicesDep
-from functions.api._http import ERROR_RESPONSES
+from functions.api._http import ERROR_RESPONSES, route_errors
 from functions.api._scopes import OPERATOR, ORGANIZATION
 from state.ids import OrganizationId
 from state.organizations import (
@@ -30,7 +31,7 @@ from state.organizations import (
     list_organizations,
 )
 
-__all__ = ["OrganizationIn", "router"]
+__all__ = ["OrganizationIn", "OrganizationList", "OrganizationOut", "router"]
 
 router = APIRouter(prefix="/v1/organizations", tags=["organizations"], responses=ERROR_RESPONSES)
 
@@ -44,23 +45,60 @@ class OrganizationIn(BaseModel):
     """Its display name."""
 
 
+class OrganizationOut(BaseModel):
+    """An organization."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    id: UUID
+    """Its id, the `organization_id` every other route names."""
+    name: str
+    """Its display name."""
+    created_at: str
+    """When it was created (ISO 8601)."""
+
+
+class OrganizationList(BaseModel):
+    """Organizations, oldest first."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    organizations: list[OrganizationOut]
+    """At most `limit` organizations."""
+
+
 def _out(org: Organization) -> dict[str, Any]:
     return {"id": str(org.id), "name": org.name, "created_at": org.created_at.isoformat()}
 
 
-@router.post("", status_code=201, dependencies=[OPERATOR])
+@router.post(
+    "",
+    status_code=201,
+    dependencies=[OPERATOR],
+    response_model=OrganizationOut,
+    responses=route_errors({400: None, 429: "`rate_limited`: past `AC_CONTEXT_ORGANIZATIONS_PER_MINUTE`."}),
+)
 async def create(body: OrganizationIn, svc: ServicesDep) -> dict[str, Any]:
     """Create an organization and answer its id (429 `rate_limited` past the per-minute limit)."""
     return _out(await create_organization(svc.db, body.name, per_minute=svc.settings.organizations_per_minute))
 
 
-@router.get("", dependencies=[OPERATOR])
-async def list_all(svc: ServicesDep, limit: Annotated[int, Query(ge=1, le=1000)] = 100) -> dict[str, Any]:
+@router.get("", dependencies=[OPERATOR], response_model=OrganizationList)
+async def list_all(
+    svc: ServicesDep, limit: Annotated[int, Query(ge=1, le=1000, description="The most organizations to answer.")] = 100
+) -> dict[str, Any]:
     """The organizations, oldest first."""
     return {"organizations": [_out(o) for o in await list_organizations(svc.db, limit=limit)]}
 
 
-@router.get("/{organization_id}", dependencies=[ORGANIZATION])
-async def show(organization_id: OrganizationId, svc: ServicesDep) -> dict[str, Any]:
+@router.get(
+    "/{organization_id}",
+    dependencies=[ORGANIZATION],
+    response_model=OrganizationOut,
+    responses=route_errors({404: "`organization_not_found`: no organization has this id."}),
+)
+async def show(
+    organization_id: Annotated[OrganizationId, Path(description="The organization's id.")], svc: ServicesDep
+) -> dict[str, Any]:
     """One organization, or 404 `organization_not_found`."""
     return _out(await get_organization(svc.db, organization_id))

@@ -18,9 +18,9 @@ from pydantic import BaseModel, ConfigDict
 
 from functions.api._deps import ServicesDep
 from functions.api._http import ERROR_RESPONSES, ErrorEnvelope
+from functions.api._params import NamedOrganization, ReceiptIdPath
 from functions.api._scopes import OrganizationCaller
 from state.errors import ReceiptNotFoundError
-from state.ids import OrganizationId
 from state.receipts import Receipt, get_receipt, list_receipts
 
 __all__ = ["ReceiptList", "ReceiptOut", "receipt_out", "router"]
@@ -80,10 +80,10 @@ NOT_FOUND: dict[int | str, dict[str, Any]] = {
 
 @router.get("/{receipt_id}", responses=NOT_FOUND)
 async def show(
-    receipt_id: UUID,
+    receipt_id: ReceiptIdPath,
     caller: OrganizationCaller,
     svc: ServicesDep,
-    organization_id: OrganizationId | None = None,
+    organization_id: NamedOrganization = None,
 ) -> ReceiptOut:
     """One receipt; 404 `receipt_not_found` for an unknown id or another organization's receipt."""
     receipt = await get_receipt(svc.db, receipt_id)
@@ -97,8 +97,8 @@ async def show(
 async def list_all(
     caller: OrganizationCaller,
     svc: ServicesDep,
-    organization_id: OrganizationId | None = None,
-    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+    organization_id: NamedOrganization = None,
+    limit: Annotated[int, Query(ge=1, le=1000, description="The most receipts to answer.")] = 100,
 ) -> ReceiptList:
     """The receipts of one organization (an organization key: its own), or of all for an operator, newest first."""
     scope = caller.organization_id or organization_id

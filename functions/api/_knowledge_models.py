@@ -1,0 +1,257 @@
+"""The answers of `/v1/knowledge/…`, as OpenAPI reads them: one pydantic model per shape a route returns.
+
+Each model holds exactly the keys its route answers (`extra="forbid"`, no defaults), so a route whose body
+grows or loses a key fails its tests rather than drifting from its documentation. The routes build their
+JSON as before; these models only validate and describe it. This module must never compute a value.
+"""
+
+from __future__ import annotations
+
+from uuid import UUID
+
+from pydantic import BaseModel, ConfigDict
+
+__all__ = [
+    "BatchRegisteredOut",
+    "ModelReadinessOut",
+    "RegisteredOut",
+    "RetryOut",
+    "SearchHitOut",
+    "SearchOut",
+    "SourceDetailOut",
+    "SourceList",
+    "SourceListItemOut",
+    "SourceRegisteredOut",
+    "SwitchCancelOut",
+    "SwitchOut",
+    "SwitchWaitingOut",
+]
+
+_OUT = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+
+class RegisteredOut(BaseModel):
+    """One document of a batch, as registered."""
+
+    model_config = _OUT
+
+    source_id: UUID
+    """The source the document is (or already was)."""
+    created: bool
+    """True when this request registered it; false for a document the scope already had."""
+    status: str
+    """The source's status now: `pending` until its ingestion makes it `ready` (or `failed`)."""
+    outcome: str
+    """`created`, `unchanged` (the same document again), `resync` (a new version of a known URI) or
+    `resync_pending` (that new version was registered already)."""
+    replaces: UUID | None
+    """For `resync`: the live version this one replaces once it is ready; else null."""
+
+
+class SourceRegisteredOut(RegisteredOut):
+    """A registered upload or synced URI, and the ingestion event sent for it."""
+
+    event_id: str | None
+    """The id of the Inngest event sent for a pending source; null when none was sent."""
+
+
+class BatchRegisteredOut(BaseModel):
+    """A registered batch: every document's source, and the ingestion events sent for the pending ones."""
+
+    model_config = _OUT
+
+    sources: list[RegisteredOut]
+    """One entry per document of the request, in order."""
+    event_ids: list[str]
+    """The ids of the batch events sent, one per slice of at most `MAX_BATCH_SOURCES` pending sources."""
+
+
+class _SourceIdentityOut(BaseModel):
+    """What every interface shows of a source: identity, status, why, attempts, owner, review date."""
+
+    model_config = _OUT
+
+    id: UUID
+    """The source's id."""
+    organization_id: UUID | None
+    """Its organization; null for a platform document."""
+    kind: str
+    """`upload` or `uri`."""
+    title: str
+    """Its title."""
+    uri: str | None
+    """The URI of a synced source; null for an upload."""
+    status: str
+    """`pending`, `ready` or `failed`."""
+    failure_reason: str | None
+    """Why it failed, with its code; null unless `failed`."""
+    attempts: int
+    """How many ingestion attempts it has had."""
+    owner: str | None
+    """Who answers for the document, or null."""
+    review_by: str | None
+    """When it must be reviewed (`YYYY-MM-DD`), or null."""
+    overdue: bool
+    """True when the review date is before today (UTC)."""
+    updated_at: str
+    """When the source last changed (ISO 8601)."""
+
+
+class SourceListItemOut(_SourceIdentityOut):
+    """One source of a list."""
+
+    pending_since: str | None
+    """When it became pending (ISO 8601); null unless pending."""
+
+
+class SourceList(BaseModel):
+    """The sources of one scope, newest first."""
+
+    model_config = _OUT
+
+    sources: list[SourceListItemOut]
+    """At most `limit` sources."""
+
+
+class ModelReadinessOut(BaseModel):
+    """A source under one embedding model."""
+
+    model_config = _OUT
+
+    model: str
+    """The embedding model."""
+    status: str
+    """`pending`, `ready` or `failed` under this model."""
+    chunks: int | None
+    """Its chunks under this model; null until they are written."""
+    embedded: int
+    """How many of them are embedded."""
+    failure_reason: str | None
+    """Why it failed under this model, or null."""
+    pending_age_s: float | None
+    """Seconds since it became pending under this model; null unless pending."""
+
+
+class SourceDetailOut(_SourceIdentityOut):
+    """One source with its readiness per embedding model."""
+
+    pending_age_s: float | None
+    """Seconds since it became pending; null unless pending."""
+    models: list[ModelReadinessOut]
+    """Its readiness under each model that has built it."""
+
+
+class RetryOut(BaseModel):
+    """A retried source."""
+
+    model_config = _OUT
+
+    source_id: UUID
+    """The source."""
+    reset: bool
+    """True when a failed source was reset to pending; false when it was already pending."""
+    status: str
+    """Its status now (`pending`)."""
+    event_id: str | None
+    """The id of the retry event sent, or null."""
+
+
+class SearchHitOut(BaseModel):
+    """One chunk that answers the query."""
+
+    model_config = _OUT
+
+    chunk_id: int
+    """The chunk's id."""
+    source_id: UUID
+    """The source it is part of."""
+    source_title: str
+    """That source's title."""
+    platform: bool
+    """True for a platform document."""
+    ordinal: int
+    """Its position in the source, from 0."""
+    text: str
+    """The chunk's text."""
+    score: float
+    """Its fused relevance; hits are ordered by it, best first."""
+    embedding_model: str
+    """The model the query and the chunk were embedded with (the live one)."""
+
+
+class SearchOut(BaseModel):
+    """The best chunks for a query."""
+
+    model_config = _OUT
+
+    hits: list[SearchHitOut]
+    """At most `limit` hits, best first."""
+
+
+class SwitchWaitingOut(BaseModel):
+    """A source the flip of a switchover waits for."""
+
+    model_config = _OUT
+
+    source_id: UUID
+    """The source."""
+    title: str
+    """Its title."""
+    source_status: str
+    """Its status under the live model."""
+    status: str
+    """Its status under the new model."""
+    failure_reason: str | None
+    """Why it failed under the new model, or null."""
+    pending_age_s: float | None
+    """Seconds since it became pending under the new model; null unless pending."""
+
+
+class SwitchOut(BaseModel):
+    """The running switchover of a scope; with `running: false`, only the first three fields are answered."""
+
+    model_config = _OUT
+
+    organization_id: UUID | None
+    """The scope's organization; null for the platform default."""
+    live_model: str
+    """The model searches use now."""
+    running: bool
+    """Whether a switchover runs."""
+    from_model: str | None = None
+    """The model being replaced (only while running)."""
+    to_model: str | None = None
+    """The model being built (only while running)."""
+    started_at: str | None = None
+    """When the switchover started, ISO 8601 (only while running)."""
+    phase: str | None = None
+    """`embedding`, `stopped` (a source failed under the new model) or `ready_to_flip` (only while running)."""
+    total: int | None = None
+    """Sources the new model must hold (only while running)."""
+    ready: int | None = None
+    """Of them, ready under the new model."""
+    pending: int | None = None
+    """Of them, pending under the new model."""
+    failed: int | None = None
+    """Of them, failed under the new model."""
+    missing: int | None = None
+    """Of them, not yet started under the new model."""
+    waiting_for: list[SwitchWaitingOut] | None = None
+    """The first sources not ready under the new model (only while running)."""
+
+
+class SwitchCancelOut(BaseModel):
+    """A cancelled switchover, or `cancelled: false` when none ran."""
+
+    model_config = _OUT
+
+    organization_id: UUID | None
+    """The scope's organization; null for the platform default."""
+    cancelled: bool
+    """Whether a running switchover was cancelled."""
+    to_model: str | None
+    """The model it was building, or null."""
+    dropped_chunks: int
+    """The new model's chunks deleted."""
+    live_model: str
+    """The model that stays live."""
