@@ -163,6 +163,7 @@ def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
 PRODUCTION = {
     "AC_CONTEXT_INNGEST_MODE": "production",
     "INNGEST_SIGNING_KEY": "signkey-prod-" + "ab" * 32,
+    "INNGEST_EVENT_KEY": "event-key-test",
     "AC_CONTEXT_API_TOKEN": "t" * 32,
     "INNGEST_SERVE_ORIGIN": "https://ctx.example.com",
 }

@@ -21,6 +21,7 @@ from tests.support import free_port, wait_until_answering
 ENTRY = [sys.executable, "-c", "from functions.cli import main; main()", "serve"]
 PRODUCTION_KEYS = (
     "INNGEST_SIGNING_KEY",
+    "INNGEST_EVENT_KEY",
     "AC_CONTEXT_API_TOKEN",
     "INNGEST_SERVE_ORIGIN",
     "AC_CONTEXT_STEP_ENCRYPTION_KEYS",
@@ -91,7 +92,7 @@ def test_the_app_module_refuses_production_without_its_keys(tmp_path: Path) -> N
         [sys.executable, "-c", "import functions.app as m; m.app"], env=env, capture_output=True, text=True, timeout=120
     )
     assert done.returncode != 0
-    assert "production mode needs INNGEST_SIGNING_KEY, AC_CONTEXT_API_TOKEN" in done.stderr
+    assert "production mode needs INNGEST_SIGNING_KEY, INNGEST_EVENT_KEY, AC_CONTEXT_API_TOKEN" in done.stderr
 
 
 def _answer_on(sock: socket.socket) -> bytes:

@@ -41,7 +41,7 @@ def test_a_malformed_key_is_one_line_naming_its_position_wherever_keys_are_parse
 
     settings = load_settings(api_token="t" * 32, inngest_serve_origin="https://a.example", step_encryption_keys=raw)
     expected = [f"AC_CONTEXT_STEP_ENCRYPTION_KEYS: {problem}"]
-    assert production_problems(settings, {"INNGEST_SIGNING_KEY": "k"}) == expected
+    assert production_problems(settings, {"INNGEST_SIGNING_KEY": "k", "INNGEST_EVENT_KEY": "e"}) == expected
 
     with pytest.raises(InngestConfigError, match=problem):
         create_app(load_settings(data_dir=tmp_path, step_encryption_keys=raw), environ={"INNGEST_DEV": "1"})

@@ -69,6 +69,7 @@ def test_production_names_every_missing_key_and_accepts_a_complete_set() -> None
         load_settings(api_token=None, inngest_serve_origin=None, step_encryption_keys=None), {}
     ) == [
         "INNGEST_SIGNING_KEY",
+        "INNGEST_EVENT_KEY",
         "AC_CONTEXT_API_TOKEN",
         "INNGEST_SERVE_ORIGIN",
         "AC_CONTEXT_STEP_ENCRYPTION_KEYS",
@@ -76,10 +77,10 @@ def test_production_names_every_missing_key_and_accepts_a_complete_set() -> None
     complete = load_settings(
         api_token="t" * 32, inngest_serve_origin="https://ctx.example.com", step_encryption_keys="k" * 40
     )
-    assert production_problems(complete, {"INNGEST_SIGNING_KEY": "signkey-prod-1"}) == []
+    assert production_problems(complete, {"INNGEST_SIGNING_KEY": "signkey-prod-1", "INNGEST_EVENT_KEY": "e"}) == []
     wrong_origin = load_settings(
         api_token="t" * 32, inngest_serve_origin="ctx.example.com/x", step_encryption_keys="k" * 40
     )
-    assert production_problems(wrong_origin, {"INNGEST_SIGNING_KEY": "k"}) == [
+    assert production_problems(wrong_origin, {"INNGEST_SIGNING_KEY": "k", "INNGEST_EVENT_KEY": "e"}) == [
         "INNGEST_SERVE_ORIGIN (an origin such as https://ctx.example.com)"
     ]
