@@ -33,6 +33,7 @@ __all__ = [
     "overdue_source_counts",
     "retry_source",
     "sweep_pending",
+    "undo_retry",
 ]
 
 PENDING_LIMIT: Final = timedelta(hours=1)
@@ -61,6 +62,12 @@ class RetriedSource:
     """Its status now."""
     models: tuple[str, ...]
     """The models ingestion has to build now."""
+    attempts: int = 0
+    """The source's attempt count after the retry."""
+    previous_reason: str | None = None
+    """Why it had failed, when it was reset (what `undo_retry` puts back)."""
+    previous_models: tuple[tuple[str, str | None], ...] = ()
+    """The readiness rows the retry reset, each with the reason it had failed with."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,10 +171,35 @@ async def retry_source(db: Database, source_id: UUID, *, organization_id: UUID |
             if row is None:
                 raise SourceNotFoundError(f"no knowledge source {source_id} in this scope")
             status = "pending" if row["reset"] else row["status"]
-            await conn.execute(QUERIES["retry_source_models"], source_id)
+            reset_models = await conn.fetch(QUERIES["retry_source_models"], source_id)
             await conn.execute(QUERIES["ensure_wanted_models"], source_id)
             models = await conn.fetch(QUERIES["models_to_build"], source_id)
-    return RetriedSource(source_id, row["reset"], status, tuple(r["embedding_model"] for r in models))
+    return RetriedSource(
+        source_id, row["reset"], status, tuple(r["embedding_model"] for r in models), attempts=row["attempts"],
+        previous_reason=row["previous_reason"],
+        previous_models=tuple((r["embedding_model"], r["previous_reason"]) for r in reset_models),
+    )  # fmt: skip
+
+
+async def undo_retry(db: Database, retried: RetriedSource) -> bool:
+    """Put a retried source back to failed with its reasons, unless its new attempt has started; True if undone.
+
+    A retry whose event could not be sent calls this, so the source never sits pending with no reason.
+    """
+    if not retried.reset:
+        return False
+    with translated():
+        async with db.connection() as conn, conn.transaction():
+            undone = await conn.fetchrow(
+                QUERIES["undo_retry_source"], retried.source_id, retried.previous_reason, retried.attempts
+            )
+            if undone is None:
+                return False
+            await conn.execute(
+                QUERIES["undo_retry_source_models"], retried.source_id,
+                [m for m, _ in retried.previous_models], [r for _, r in retried.previous_models],
+            )  # fmt: skip
+    return True
 
 
 async def list_sources(

@@ -54,7 +54,7 @@ from knowledge.delete import delete_source
 from knowledge.ingest import RegisteredSource, register_upload, register_uri
 from knowledge.register import register_many
 from knowledge.search import DEFAULT_MIN_RELEVANCE, DEFAULT_PER_SOURCE, MAX_SEARCH_LIMIT, search
-from knowledge.sweep import list_sources, retry_source
+from knowledge.sweep import list_sources, retry_source, undo_retry
 
 __all__ = ["SearchIn", "UriSourceIn", "router"]
 
@@ -330,7 +330,9 @@ async def retry(
     try:
         ids = await request.app.state.inngest.send(inngest.Event(name=EVENT_RETRY, data=data))
     except Exception as exc:
-        raise EventSendError(f"source {source_id} is pending again but the retry event could not be sent") from exc
+        kept = await undo_retry(svc.db, retried)
+        state = "it stays failed with its reason" if kept else f"it is {retried.status}"
+        raise EventSendError(f"the retry event of source {source_id} could not be sent; {state}") from exc
     return {
         "source_id": str(source_id),
         "reset": retried.reset,

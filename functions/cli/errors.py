@@ -30,7 +30,16 @@ from knowledge.errors import KnowledgeError
 from memory.errors import MemoryStoreError
 from state.errors import StateError
 
-__all__ = ["DEBUG_FLAG", "ORGANIZATION", "PROJECT_ERRORS", "CliError", "CliGroup", "debug_requested", "error_line"]
+__all__ = [
+    "DEBUG_FLAG",
+    "ORGANIZATION",
+    "PROJECT_ERRORS",
+    "CliError",
+    "CliGroup",
+    "debug_requested",
+    "error_line",
+    "send_problem",
+]
 
 DEBUG_FLAG = "--debug"
 ORGANIZATION: ContextVar[UUID | None] = ContextVar("ac_context_organization", default=None)
@@ -122,3 +131,10 @@ class CliGroup(TyperGroup):
             raise typer.Exit(1) from None
         finally:
             ORGANIZATION.reset(token)
+
+
+def send_problem(exc: BaseException) -> str:
+    """What went wrong sending an event, in one short line (the traceback is for `--debug`)."""
+    text = str(exc).strip().splitlines()
+    detail = text[0][:200] if text else ""
+    return f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__

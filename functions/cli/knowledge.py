@@ -37,8 +37,11 @@ from functions.cli._common import (
     safe,
 )
 from functions.cli._ingest_files import collect_files, print_summary
+from functions.cli.errors import CliError, send_problem
 
 if TYPE_CHECKING:
+    import inngest
+
     from knowledge.bulk import SourceOutcome
     from knowledge.ingest import RegisteredSource
     from knowledge.review import Review
@@ -222,8 +225,10 @@ async def _send_batches(source_ids: list[UUID], scope: UUID | None, *, sync: boo
     organization = None if scope is None else str(scope)
     client = create_client()
     if sync and len(source_ids) == 1:
-        await client.send(
-            inngest.Event(name=EVENT_SYNC, data={"source_id": str(source_ids[0]), "organization_id": organization})
+        await _send(
+            client,
+            inngest.Event(name=EVENT_SYNC, data={"source_id": str(source_ids[0]), "organization_id": organization}),
+            f"source {source_ids[0]} is registered and pending",
         )
         return
     events = [
@@ -237,7 +242,19 @@ async def _send_batches(source_ids: list[UUID], scope: UUID | None, *, sync: boo
         for i in range(0, len(source_ids), MAX_BATCH_SOURCES)
     ]
     if events:
-        await client.send(events)
+        await _send(client, events, f"{len(source_ids)} source(s) are registered and pending")
+
+
+async def _send(client: inngest.Inngest, events: inngest.Event | list[inngest.Event], held: str) -> list[str]:
+    """Send `events`; a failure is one line with `event_send_failed`, saying what was kept."""
+    try:
+        return await client.send(events)
+    except Exception as exc:  # any failure of the send: say what is registered and how to resend
+        raise CliError(
+            "event_send_failed",
+            f"the ingestion event could not be sent ({send_problem(exc)}); {held}: run the command again "
+            "without --send-event to ingest here",
+        ) from exc
 
 
 def search(
@@ -318,7 +335,12 @@ def switch_model(
         from functions.inngest.client import create_client
 
         data = {"organization_id": None if org is None else str(org), "model": model}
-        ids = run(lambda: create_client().send(inngest.Event(name=EVENT_SWITCH, data=data)))
+        try:
+            ids = run(lambda: create_client().send(inngest.Event(name=EVENT_SWITCH, data=data)))
+        except Exception as exc:  # nothing changed: the switch opens only when its function runs
+            raise CliError(
+                "event_send_failed", f"the switch event could not be sent ({send_problem(exc)}); nothing changed"
+            ) from exc
         print_json({"event_ids": ids}) if as_json else console.print(f"switch requested: {ids}")
         return
     from knowledge.settings import begin_switch

@@ -22,7 +22,7 @@ from rich.text import Text
 
 from functions.cli._common import JsonFlag, OrgOption, console, open_cli_services, plain, print_json, run, safe
 from functions.cli._paging import AllFlag, limit_option, page_limit, print_page_note
-from functions.cli.errors import CliError
+from functions.cli.errors import CliError, send_problem
 
 if TYPE_CHECKING:
     from knowledge.sweep import ModelReadiness, SourceView
@@ -183,7 +183,7 @@ def retry(
 ) -> None:
     """Reset a failed source to pending and ingest it again (here, or through the worker)."""
     from knowledge.ingestion import Ingestion, ingest_source
-    from knowledge.sweep import get_source, retry_source
+    from knowledge.sweep import get_source, retry_source, undo_retry
 
     async def main() -> dict[str, Any]:
         async with open_cli_services() as svc:
@@ -202,7 +202,14 @@ def retry(
 
                 scope = None if view.organization_id is None else str(view.organization_id)
                 data = {"source_id": str(source_id), "organization_id": scope}
-                out["event_ids"] = await create_client().send(inngest.Event(name=EVENT_RETRY, data=data))
+                try:
+                    out["event_ids"] = await create_client().send(inngest.Event(name=EVENT_RETRY, data=data))
+                except Exception as exc:  # any failure of the send: the source keeps its reason
+                    kept = await undo_retry(svc.db, retried)
+                    state = "it stays failed with its reason" if kept else "it is pending"
+                    raise CliError(
+                        "event_send_failed", f"the retry event could not be sent ({send_problem(exc)}); {state}"
+                    ) from exc
                 out["status"] = "pending (event sent)"
                 return out
             kit = Ingestion.configured(svc.db, svc.object_store, embedders=svc.embedders.get, settings=svc.settings)
