@@ -1048,6 +1048,28 @@ CREATE TABLE agent.embedding_models (
 );
 
 --
+-- Name: event_outbox; Type: TABLE; Schema: agent; Owner: -
+--
+
+CREATE TABLE agent.event_outbox (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    name text NOT NULL,
+    data jsonb NOT NULL,
+    organization_id uuid,
+    dedupe_key text,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    next_attempt_at timestamp with time zone DEFAULT now() NOT NULL,
+    attempts integer DEFAULT 0 NOT NULL,
+    last_error text,
+    sent_at timestamp with time zone,
+    delivered_by text,
+    CONSTRAINT event_outbox_attempts_check CHECK ((attempts >= 0)),
+    CONSTRAINT event_outbox_check CHECK (((sent_at IS NULL) = (delivered_by IS NULL))),
+    CONSTRAINT event_outbox_delivered_by_check CHECK ((delivered_by = ANY (ARRAY['inngest'::text, 'in-process'::text, 'given-up'::text]))),
+    CONSTRAINT event_outbox_name_check CHECK ((name <> ''::text))
+);
+
+--
 -- Name: knowledge_chunks; Type: TABLE; Schema: agent; Owner: -
 --
 
@@ -1790,6 +1812,13 @@ ALTER TABLE ONLY agent.embedding_models
     ADD CONSTRAINT embedding_models_pkey PRIMARY KEY (model_id);
 
 --
+-- Name: event_outbox event_outbox_pkey; Type: CONSTRAINT; Schema: agent; Owner: -
+--
+
+ALTER TABLE ONLY agent.event_outbox
+    ADD CONSTRAINT event_outbox_pkey PRIMARY KEY (id);
+
+--
 -- Name: knowledge_chunks knowledge_chunks_pkey; Type: CONSTRAINT; Schema: agent; Owner: -
 --
 
@@ -2094,6 +2123,30 @@ CREATE INDEX api_keys_organization ON agent.api_keys USING btree (organization_i
 --
 
 CREATE INDEX definitions_visible_idx ON agent.definitions USING btree (organization_id, status, definition_kind, name);
+
+--
+-- Name: event_outbox_due_idx; Type: INDEX; Schema: agent; Owner: -
+--
+
+CREATE INDEX event_outbox_due_idx ON agent.event_outbox USING btree (next_attempt_at, created_at) WHERE (sent_at IS NULL);
+
+--
+-- Name: event_outbox_organization_idx; Type: INDEX; Schema: agent; Owner: -
+--
+
+CREATE INDEX event_outbox_organization_idx ON agent.event_outbox USING btree (organization_id) WHERE (organization_id IS NOT NULL);
+
+--
+-- Name: event_outbox_sent_idx; Type: INDEX; Schema: agent; Owner: -
+--
+
+CREATE INDEX event_outbox_sent_idx ON agent.event_outbox USING btree (sent_at) WHERE (sent_at IS NOT NULL);
+
+--
+-- Name: event_outbox_waiting_key_idx; Type: INDEX; Schema: agent; Owner: -
+--
+
+CREATE UNIQUE INDEX event_outbox_waiting_key_idx ON agent.event_outbox USING btree (dedupe_key) WHERE ((sent_at IS NULL) AND (dedupe_key IS NOT NULL));
 
 --
 -- Name: knowledge_chunks_hnsw_local_wordllama_l2_supercat_25_2ccfb821; Type: INDEX; Schema: agent; Owner: -
@@ -2920,6 +2973,12 @@ ALTER TABLE agent.created_organizations ENABLE ROW LEVEL SECURITY;
 --
 
 ALTER TABLE agent.definitions ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: event_outbox; Type: ROW SECURITY; Schema: agent; Owner: -
+--
+
+ALTER TABLE agent.event_outbox ENABLE ROW LEVEL SECURITY;
 
 --
 -- Name: knowledge_chunks; Type: ROW SECURITY; Schema: agent; Owner: -

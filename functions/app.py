@@ -10,6 +10,7 @@ module never starts anything and a production process without its keys (`functio
 when uvicorn loads `app`, with one message naming them. The lifespan opens the database (migrating it),
 builds the source registry and the builder, and closes them on shutdown; when the database cannot be
 reached it starts anyway, answers 503 `database_unavailable`, and keeps trying (`functions._lifecycle`).
+It also runs the outbox drainer (`functions._outbox`), which sends the events a route could not.
 
 Every request passes `functions.api._edge.EdgeGuard` first (token or API key, Inngest signature
 freshness, body limits), and every `/v1/` route declares its scope (the app refuses to build otherwise).
@@ -34,6 +35,7 @@ from context.registry import ContextSourceRegistry
 from functions._briefs import LimitedBuilder
 from functions._lifecycle import DatabaseHealth, ServiceOpener
 from functions._metrics import Metrics
+from functions._outbox import EventOutbox
 from functions._production import check_production
 from functions._services import Services, ServiceSlot, open_services, warm_live_embedder
 from functions.api import ROUTERS
@@ -97,9 +99,11 @@ def create_app(
         opener = ServiceOpener(slot, open_once, retry_interval_s=settings.database_retry_interval_s)
         opener.on_open = warm
         await opener.start()
+        await events.start()
         try:
             yield
         finally:
+            await events.stop()
             await opener.stop()
 
     app = FastAPI(
@@ -114,6 +118,8 @@ def create_app(
     app.state.settings = settings
     app.state.api_token = settings.api_token
     app.state.inngest = client
+    events = EventOutbox(slot, lambda: app.state.inngest, poll_s=settings.outbox_poll_interval_s)
+    app.state.outbox = events
     app.state.inngest_path = INNGEST_PATH
     app.state.health = health
     install_error_handlers(app)

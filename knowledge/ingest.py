@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from datetime import date
 from pathlib import PurePosixPath
 from typing import Any, NoReturn
@@ -35,6 +35,7 @@ from knowledge.review import Review, checked_review
 from state.db import Connection, Database
 
 __all__ = [
+    "Announce",
     "EmbeddedBatch",
     "EmbedderLookup",
     "FailedMark",
@@ -54,6 +55,9 @@ __all__ = [
 
 EmbedderLookup = Callable[[str], Embedder]
 """Model id -> embedder, e.g. `knowledge.embed.get_embedder`."""
+Announce = Callable[[Connection, RegisteredSource], Awaitable[None]]
+"""Called inside the registration's transaction for a pending source, so its event commits with it (the
+service writes the ingestion event to the outbox, `state.outbox`)."""
 
 
 async def register_upload(
@@ -67,6 +71,7 @@ async def register_upload(
     media_type: str | None = None,
     owner: str | None = None,
     review_by: date | None = None,
+    announce: Announce | None = None,
 ) -> RegisteredSource:
     """Store an uploaded document and register it; the same content twice in one scope is one source.
 
@@ -76,6 +81,7 @@ async def register_upload(
     return await _register(
         db, store, organization_id=organization_id, kind="upload", uri=None, data=data,
         filename=filename, title=title, media_type=media_type, review=checked_review(owner, review_by),
+        announce=announce,
     )  # fmt: skip
 
 
@@ -91,6 +97,7 @@ async def register_uri(
     filename: str | None = None,
     owner: str | None = None,
     review_by: date | None = None,
+    announce: Announce | None = None,
 ) -> RegisteredSource:
     """Store the fetched bytes of a URI and register it; the same URI twice in one scope is one source.
 
@@ -102,7 +109,7 @@ async def register_uri(
     name = filename or PurePosixPath(uri.split("?", 1)[0].rstrip("/")).name or "document"
     return await _register(
         db, store, organization_id=organization_id, kind="uri", uri=uri, data=data,
-        filename=name, title=title, media_type=media_type, review=review,
+        filename=name, title=title, media_type=media_type, review=review, announce=announce,
     )  # fmt: skip
 
 
@@ -118,6 +125,7 @@ async def _register(
     title: str | None,
     media_type: str | None,
     review: Review,
+    announce: Announce | None = None,
 ) -> RegisteredSource:
     digest = hashlib.sha256(data).hexdigest()
     key = object_key_for(organization_id, digest, filename)
@@ -140,10 +148,13 @@ async def _register(
             if row["status"] != "failed":
                 await conn.execute(QUERIES["ensure_wanted_models"], row["id"])
             models = tuple(r["embedding_model"] for r in await conn.fetch(QUERIES["models_to_build"], row["id"]))
-    return RegisteredSource(
-        source_id=row["id"], created=outcome in ("created", "resync"), status=row["status"], models=models,
-        outcome=outcome, replaces=replaces,
-    )  # fmt: skip
+            registered = RegisteredSource(
+                source_id=row["id"], created=outcome in ("created", "resync"), status=row["status"], models=models,
+                outcome=outcome, replaces=replaces,
+            )  # fmt: skip
+            if announce is not None and registered.status == "pending":
+                await announce(conn, registered)
+    return registered
 
 
 async def _existing_or_new_version(

@@ -1,4 +1,4 @@
-"""The state half of erasing an organization: its API keys, its cached dossier, its row if made here.
+"""The state half of erasing an organization: its API keys, its cached dossier, its outbox rows, its row if ours.
 
 `erase_organization_state` runs last in an organization erasure, after the knowledge and memory halves, in
 one transaction that adds its counts to the erasure's receipt. The organization row is deleted only when
@@ -28,7 +28,7 @@ async def organization_created_here(db: Database, organization_id: UUID) -> bool
 
 
 async def erase_organization_state(db: Database, organization_id: UUID, *, receipt_id: UUID) -> None:
-    """Delete the organization's API keys, evict its cached dossier everywhere, and delete its row if ours."""
+    """Delete the organization's API keys and outbox rows, evict its cached dossier, and delete its row if ours."""
     with translated_db_errors():
         async with db.connection() as conn, conn.transaction():
             keys = await conn.fetchval(QUERIES["erase_organization_api_keys"], organization_id)
@@ -36,4 +36,7 @@ async def erase_organization_state(db: Database, organization_id: UUID, *, recei
             rows = 0
             if await conn.fetchval(QUERIES["organization_created_here"], organization_id):
                 rows = await conn.fetchval(QUERIES["delete_organization_row"], organization_id)
-            await add_to_receipt(conn, receipt_id, {"agent.api_keys": keys, "public.organizations": rows})
+            outbox = await conn.fetchval(QUERIES["erase_organization_outbox"], organization_id)
+            await add_to_receipt(
+                conn, receipt_id, {"agent.api_keys": keys, "agent.event_outbox": outbox, "public.organizations": rows}
+            )

@@ -331,3 +331,77 @@ WITH gone AS (
     RETURNING 1
 )
 SELECT count(*) > 0 FROM gone;
+
+-- name: outbox_enqueue
+-- Write one event to the outbox (migration 0089); a waiting row with the same dedupe key is kept instead.
+-- $1 name, $2 data (jsonb), $3 organization id (NULL: the platform), $4 dedupe key (NULL: none).
+-- Returns the id of the row that carries the event.
+WITH inserted AS (
+    INSERT INTO agent.event_outbox (name, data, organization_id, dedupe_key)
+    VALUES ($1, $2::jsonb, $3, $4)
+    ON CONFLICT (dedupe_key) WHERE sent_at IS NULL AND dedupe_key IS NOT NULL DO NOTHING
+    RETURNING id
+)
+SELECT id FROM inserted
+UNION ALL
+SELECT id FROM agent.event_outbox
+ WHERE dedupe_key = $4 AND sent_at IS NULL AND NOT EXISTS (SELECT 1 FROM inserted);
+
+-- name: outbox_claim
+-- Claim up to $1 waiting rows that are due, oldest first, for $2 seconds (their lease); only the rows in
+-- $3 when it is not NULL, else only rows older than $4 seconds (the request that wrote a row sends it
+-- first). Rows another worker holds are skipped. Returns the claimed rows.
+UPDATE agent.event_outbox o
+   SET next_attempt_at = now() + make_interval(secs => $2)
+  FROM (SELECT id FROM agent.event_outbox
+         WHERE sent_at IS NULL AND next_attempt_at <= now()
+           AND CASE WHEN $3::uuid[] IS NULL THEN created_at <= now() - make_interval(secs => $4)
+                    ELSE id = ANY ($3) END
+         ORDER BY next_attempt_at, created_at, id
+         LIMIT $1
+           FOR UPDATE SKIP LOCKED) AS due
+ WHERE o.id = due.id
+RETURNING o.id, o.name, o.data, o.organization_id, o.attempts, o.created_at, o.last_error;
+
+-- name: outbox_mark_sent
+-- Record that the events of rows $1 left: $2 how (`inngest`, `in-process` or `given-up`), $3 the last error
+-- (NULL when delivered). Only waiting rows change.
+UPDATE agent.event_outbox
+   SET sent_at = now(), delivered_by = $2, last_error = coalesce($3, last_error)
+ WHERE id = ANY ($1) AND sent_at IS NULL;
+
+-- name: outbox_mark_failed
+-- Record a failed delivery of rows $1: one more attempt, $2 the error, next attempt after $3 seconds.
+UPDATE agent.event_outbox
+   SET attempts = attempts + 1, last_error = $2, next_attempt_at = now() + make_interval(secs => $3)
+ WHERE id = ANY ($1) AND sent_at IS NULL;
+
+-- name: outbox_backlog
+-- The waiting rows: how many, the age in seconds of the oldest, and the newest error among them.
+SELECT count(*) AS waiting,
+       coalesce(extract(epoch FROM now() - min(created_at)), 0)::float8 AS oldest_s,
+       (SELECT last_error FROM agent.event_outbox
+         WHERE sent_at IS NULL AND last_error IS NOT NULL ORDER BY next_attempt_at DESC LIMIT 1) AS last_error
+  FROM agent.event_outbox
+ WHERE sent_at IS NULL;
+
+-- name: outbox_rows
+-- The outbox rows of ids $1, as they stand (what a caller shows after an inline delivery).
+SELECT id, name, data, organization_id, attempts, created_at, last_error, sent_at, delivered_by
+  FROM agent.event_outbox
+ WHERE id = ANY ($1)
+ ORDER BY created_at, id;
+
+-- name: outbox_prune_sent
+-- Delete the rows sent more than $1 seconds ago (their events left long since). Returns how many.
+WITH gone AS (
+    DELETE FROM agent.event_outbox WHERE sent_at < now() - make_interval(secs => $1) RETURNING 1
+)
+SELECT count(*) FROM gone;
+
+-- name: erase_organization_outbox
+-- Delete every outbox row about organization $1 (part of its erasure). Returns how many.
+WITH gone AS (
+    DELETE FROM agent.event_outbox WHERE organization_id = $1 RETURNING 1
+)
+SELECT count(*) FROM gone;

@@ -52,7 +52,11 @@ class SourceRegisteredOut(RegisteredOut):
     """A registered upload or synced URI, and the ingestion event sent for it."""
 
     event_id: str | None
-    """The id of the Inngest event sent for a pending source; null when none was sent."""
+    """The id of the ingestion event of a pending source (its outbox row); null when none was needed."""
+    event_status: str | None = None
+    """`sent` (Inngest took it) or `queued` (it waits in the outbox, the service sends it); null: no event."""
+    event_error: str | None = None
+    """Why the event could not be sent yet, when it is `queued`."""
 
 
 class BatchRegisteredOut(BaseModel):
@@ -63,7 +67,11 @@ class BatchRegisteredOut(BaseModel):
     sources: list[RegisteredOut]
     """One entry per document of the request, in order."""
     event_ids: list[str]
-    """The ids of the batch events sent, one per slice of at most `MAX_BATCH_SOURCES` pending sources."""
+    """The ids of the batch events, one per slice of at most `MAX_BATCH_SOURCES` pending sources."""
+    event_status: str | None = None
+    """`sent` or `queued` (waiting in the outbox, the service sends them); null when no event was needed."""
+    event_error: str | None = None
+    """Why the events could not be sent yet, when they are `queued`."""
 
 
 class _SourceIdentityOut(BaseModel):

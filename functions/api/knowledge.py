@@ -22,6 +22,10 @@ content again is a no-op that says so (`outcome: unchanged`).
 with its content or an upload's content with a file name; or multipart with many `file` fields) and sends
 `knowledge/sources.batch.requested` events of at most `MAX_BATCH_SOURCES` ids each.
 
+Events go through the outbox (`state.outbox`, `functions._outbox`): an upload's event is written in the
+transaction that registers the source, then sent at once; when Inngest cannot be reached the answer is
+still 202 with `event_status: queued` and the reason, and the service sends it when Inngest answers.
+
 `DELETE /v1/knowledge/sources/{id}` deletes a source (`knowledge.delete`) and answers its receipt: an
 organization key deletes its own organization's sources only (another's answers 404, as an unknown one);
 an operator key any source, a platform source included. This module must never extract, chunk or embed:
@@ -55,6 +59,9 @@ from knowledge.ingest import RegisteredSource, register_upload, register_uri
 from knowledge.register import register_many
 from knowledge.search import DEFAULT_MIN_RELEVANCE, DEFAULT_PER_SOURCE, MAX_SEARCH_LIMIT, search
 from knowledge.sweep import list_sources, retry_source, undo_retry
+from state import outbox
+from state.db import Connection
+from state.outbox import OutboxEvent
 
 __all__ = ["SearchIn", "UriSourceIn", "router"]
 
@@ -67,7 +74,6 @@ _REGISTER_ERRORS = route_errors({
     404: _ORG_404,
     409: "`source_deleting`: the source this document lands on is being deleted; send it again afterwards.",
     415: "`content_type_unsupported`, or `document_type_unsupported` (a file type no extractor reads).",
-    502: "`event_send_failed`: the source is registered but its ingestion event could not be sent.",
 })  # fmt: skip
 
 
@@ -130,28 +136,33 @@ def _check_size(size: int, limit: int) -> None:
         raise ApiError(422, "document_empty", "the document is empty")
 
 
-async def _announce(request: Request, registered: RegisteredSource, organization_id: UUID | None) -> JSONResponse:
-    """Send the ingestion event for a pending source and answer with the source."""
-    event_id = None
-    if registered.status == "pending":
+class _Announcer:
+    """Writes the ingestion event of a pending source to the outbox inside its registration's transaction."""
+
+    def __init__(self, organization_id: UUID | None) -> None:
+        self.organization_id = organization_id
+        self.ids: list[UUID] = []
+
+    async def __call__(self, conn: Connection, registered: RegisteredSource) -> None:
         data = {
             "source_id": str(registered.source_id),
-            "organization_id": None if organization_id is None else str(organization_id),
+            "organization_id": None if self.organization_id is None else str(self.organization_id),
         }
         name = EVENT_SYNC if registered.replaces is not None else EVENT_UPLOADED
-        try:
-            ids = await request.app.state.inngest.send(inngest.Event(name=name, data=data))
-        except Exception as exc:
-            raise EventSendError(
-                f"source {registered.source_id} is registered but its ingestion event could not be sent; "
-                "upload it again to resend it"
-            ) from exc
-        event_id = ids[0] if ids else None
+        event = OutboxEvent(name, data, self.organization_id, dedupe_key=f"ingest:{registered.source_id}")
+        self.ids.extend(await outbox.enqueue(conn, [event]))
+
+
+async def _answer(request: Request, registered: RegisteredSource, announcer: _Announcer) -> JSONResponse:
+    """Deliver the source's event (what cannot be sent waits in the outbox) and answer with the source."""
+    delivery = await request.app.state.outbox.deliver(announcer.ids)
     body = {
         "source_id": str(registered.source_id),
         "created": registered.created,
         "status": registered.status,
-        "event_id": event_id,
+        "event_id": delivery.event_ids[0] if delivery.event_ids else None,
+        "event_status": delivery.status if delivery.event_ids else None,
+        "event_error": delivery.error,
         "outcome": registered.outcome,
         "replaces": None if registered.replaces is None else str(registered.replaces),
     }
@@ -207,11 +218,13 @@ async def create_source(request: Request, svc: ServicesDep) -> JSONResponse:
         organization_id = _scope(body.organization_id, body.platform)
         data = body.content.encode()
         _check_size(len(data), limit)
+        announcer = _Announcer(organization_id)
         registered = await register_uri(
             svc.db, svc.object_store, organization_id=organization_id, uri=body.uri, data=data,
             title=body.title, media_type=body.media_type, owner=body.owner, review_by=body.review_by,
+            announce=announcer,
         )  # fmt: skip
-        return await _announce(request, registered, organization_id)
+        return await _answer(request, registered, announcer)
     raise ApiError(415, "content_type_unsupported", "send multipart/form-data (a file) or application/json (a URI)")
 
 
@@ -227,12 +240,13 @@ async def _upload(request: Request, svc: Services, limit: int) -> JSONResponse:
         title = form.get("title")
         filename = upload.filename or "document"
         media_type = upload.content_type
+    announcer = _Announcer(organization_id)
     registered = await register_upload(
         svc.db, svc.object_store, organization_id=organization_id, data=data, filename=filename,
         title=str(title) if isinstance(title, str) and title else None, media_type=media_type,
-        owner=review.owner, review_by=review.review_by,
+        owner=review.owner, review_by=review.review_by, announce=announcer,
     )  # fmt: skip
-    return await _announce(request, registered, organization_id)
+    return await _answer(request, registered, announcer)
 
 
 def _registered_json(r: RegisteredSource) -> dict[str, Any]:
@@ -264,16 +278,15 @@ async def create_sources_batch(request: Request, svc: ServicesDep) -> JSONRespon
         inngest.Event(name=EVENT_BATCH, data={"organization_id": organization, "source_ids": [str(s) for s in ids]})
         for ids in slices
     ]
-    event_ids: list[str] = []
-    if events:
-        try:
-            event_ids = list(await request.app.state.inngest.send(events))
-        except Exception as exc:
-            raise EventSendError(
-                f"{len(pending)} source(s) are registered but their ingestion events could not be sent; "
-                "send the batch again to resend them"
-            ) from exc
-    body = {"sources": [_registered_json(r) for r in registered], "event_ids": event_ids}
+    async with svc.db.connection() as conn, conn.transaction():
+        ids = await outbox.enqueue(conn, [OutboxEvent(e.name, e.data, scope) for e in events])
+    delivery = await request.app.state.outbox.deliver(ids)
+    body = {
+        "sources": [_registered_json(r) for r in registered],
+        "event_ids": list(delivery.event_ids),
+        "event_status": delivery.status if ids else None,
+        "event_error": delivery.error,
+    }
     return JSONResponse(status_code=202, content=body)
 
 

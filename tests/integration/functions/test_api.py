@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 from uuid import UUID, uuid4
@@ -12,9 +13,11 @@ from context.builder import ContextBuilder
 from context.errors import RequiredContextSourceError
 from context.models import ContextBrief, ContextPolicy, ContextRequest
 from context.policies import FRONT_DOOR
+from functions.events import EVENT_BATCH
 from functions.inngest.knowledge_ingest import EVENT_RETRY, EVENT_UPLOADED
 from functions.inngest.knowledge_ingest import FUNCTION_ID as INGEST
 from functions.inngest.knowledge_ingest import RETRIES as INGEST_RETRIES
+from state import outbox
 from state.db import Database
 from state.settings import load_settings
 from tests.factories import Factory
@@ -225,7 +228,7 @@ async def test_an_upload_registers_once_per_organization_and_sends_the_ingestion
 ) -> None:
     org = await factory.organization()
     first = await service.http.post("/v1/knowledge/sources", headers=service.auth, **upload_form(org))
-    assert first.status_code == 202 and first.json()["created"] is True
+    assert first.status_code == 202 and first.json()["created"] is True and first.json()["event_status"] == "sent"
     source_id = first.json()["source_id"]
     assert [(e.name, e.data["source_id"]) for e in service.inngest.sent] == [(EVENT_UPLOADED, source_id)]
 
@@ -234,8 +237,8 @@ async def test_an_upload_registers_once_per_organization_and_sends_the_ingestion
     )
     again = await service.http.post("/v1/knowledge/sources", headers=service.auth, **upload_form(org))
     assert again.status_code == 200 and again.json() == {
-        "source_id": source_id, "created": False, "status": "ready", "event_id": None, "outcome": "unchanged",
-        "replaces": None,
+        "source_id": source_id, "created": False, "status": "ready", "event_id": None, "event_status": None,
+        "event_error": None, "outcome": "unchanged", "replaces": None,
     }  # fmt: skip
     assert len(service.inngest.sent) == 1, "a ready source is not ingested again"
     other = await factory.organization()
@@ -299,16 +302,46 @@ async def test_an_upload_answers_each_bad_input_with_its_code(service: Service, 
     assert service.inngest.sent == [], "no bad input sends an event"
 
 
-async def test_an_upload_whose_event_cannot_be_sent_answers_502_and_a_second_upload_resends(
+async def test_an_upload_whose_event_cannot_be_sent_waits_in_the_outbox_and_is_sent_once_inngest_answers(
     service: Service, factory: Factory
 ) -> None:
     org = await factory.organization()
     service.inngest.fail_sends = True
-    failed = await service.http.post("/v1/knowledge/sources", headers=service.auth, **upload_form(org))
-    assert failed.status_code == 502 and code(failed) == "event_send_failed"
-    service.inngest.fail_sends = False
+    queued = await service.http.post("/v1/knowledge/sources", headers=service.auth, **upload_form(org))
+    body = queued.json()
+    assert queued.status_code == 202, "a send failure is not the client's problem: the event waits"
+    assert body["status"] == "pending" and body["event_status"] == "queued", body
+    assert "ConnectionError" in body["event_error"] and body["event_id"]
+    assert service.inngest.sent == []
+    service.inngest.fail_sends = False  # the server is back: the service's drainer sends the event itself
+    for _ in range(300):
+        if service.inngest.sent:
+            break
+        await asyncio.sleep(0.05)
+    (event,) = service.inngest.sent
+    assert event.id == body["event_id"], "the event carries its outbox id, so a resend is deduplicated"
+    assert event.name == EVENT_UPLOADED and event.data["source_id"] == body["source_id"]
+    (row,) = await outbox.rows(service.db, [UUID(body["event_id"])])
+    assert row.delivered_by == "inngest" and row.sent_at is not None
+    await service.app.state.outbox.drain_once()
+    assert len(service.inngest.sent) == 1, "a sent event is never sent again"
     again = await service.http.post("/v1/knowledge/sources", headers=service.auth, **upload_form(org))
-    assert again.status_code == 200 and again.json()["status"] == "pending" and again.json()["event_id"]
+    assert again.status_code == 200 and again.json()["status"] == "pending" and again.json()["event_status"] == "sent"
+
+
+async def test_a_batch_whose_events_cannot_be_sent_is_registered_and_queued(service: Service, factory: Factory) -> None:
+    org = await factory.organization()
+    service.inngest.fail_sends = True
+    items = [{"uri": f"https://example.com/q{n}", "content": f"queued batch document {n}"} for n in range(3)]
+    queued = await service.http.post(
+        "/v1/knowledge/sources:batch", headers=service.auth, json={"organization_id": str(org), "items": items}
+    )
+    body = queued.json()
+    assert queued.status_code == 202 and body["event_status"] == "queued", body
+    assert [s["status"] for s in body["sources"]] == ["pending"] * 3
+    waiting = await outbox.rows(service.db, [UUID(i) for i in body["event_ids"]])
+    assert [r.name for r in waiting] == [EVENT_BATCH] and waiting[0].sent_at is None
+    assert waiting[0].organization_id == org
 
 
 async def test_a_failed_source_is_listed_with_its_reason_and_can_be_retried(service: Service, factory: Factory) -> None:

@@ -163,3 +163,32 @@ async def test_the_local_object_store_holds_the_uploaded_bytes(store: LocalObjec
     async with kit.db.connection() as conn:
         key = await conn.fetchval("SELECT object_key FROM agent.knowledge_sources WHERE id = $1", registered.source_id)
     assert await store.get(key) == b"hello world"
+
+
+async def test_a_registration_and_its_announced_event_commit_together_or_not_at_all(kit: Kit, factory: Factory) -> None:
+    from state import outbox
+    from state.db import Connection
+    from state.outbox import OutboxEvent
+
+    org = await factory.organization()
+    written: list[UUID] = []
+
+    async def announce(conn: Connection, registered: object) -> None:
+        written.extend(await outbox.enqueue(conn, [OutboxEvent("test/event", {"n": 1}, org)]))
+        raise RuntimeError("the process dies before the registration commits")
+
+    with pytest.raises(RuntimeError):
+        await register_upload(kit.db, kit.store, organization_id=org, data=b"# Atomic\n\ntext", filename="a.md",
+                              announce=announce)  # fmt: skip
+    async with kit.db.connection() as conn:
+        sources = await conn.fetchval("SELECT count(*) FROM agent.knowledge_sources WHERE organization_id = $1", org)
+    assert sources == 0, "no source without its event"
+    assert written and await outbox.rows(kit.db, written) == [], "no event without its source"
+
+    async def keep(conn: Connection, registered: object) -> None:
+        written.extend(await outbox.enqueue(conn, [OutboxEvent("test/event", {"n": 2}, org)]))
+
+    kept = await register_upload(kit.db, kit.store, organization_id=org, data=b"# Atomic\n\ntext", filename="a.md",
+                                 announce=keep)  # fmt: skip
+    (row,) = await outbox.rows(kit.db, written[-1:])
+    assert kept.status == "pending" and row.data == {"n": 2} and row.sent_at is None

@@ -1,0 +1,140 @@
+"""Deliver the event outbox (`state.outbox`) to Inngest: inline after a request, and by a drainer after that.
+
+A route writes its events to the outbox in the transaction of its state change, then calls
+`EventOutbox.deliver(ids)`: the rows are claimed and sent at once, each as an `inngest.Event` whose id is
+the row's id (so a resend is deduplicated by Inngest). When the send fails the rows stay, with their
+error and a backoff, and the drainer the service runs (`start`/`stop`, in the app's lifespan) sends them
+when the Inngest server answers again; the route answers 202 with the event `queued`, never 502, and the
+source keeps its state. Two service processes never send one row at once (the claim is a lease).
+
+This module must never hold a business rule: it moves rows from the outbox to Inngest and records how.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from uuid import UUID
+
+import inngest
+
+from functions._services import ServiceSlot
+from state import outbox
+from state.outbox import OutboxEntry
+
+__all__ = ["Delivery", "EventOutbox", "describe_send_error"]
+
+logger = logging.getLogger("functions.outbox")
+
+BATCH = 50
+"""Rows claimed and sent in one request to the event API."""
+MIN_AGE_S = 1.0
+"""The drainer leaves a row this long to the request that wrote it, which sends it inline first."""
+
+
+def describe_send_error(exc: BaseException) -> str:
+    """One line saying why a send failed: the error type and its first line."""
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    return f"{type(exc).__name__}: {text}"[:300] if text else type(exc).__name__
+
+
+@dataclass(frozen=True, slots=True)
+class Delivery:
+    """What an inline delivery achieved: `sent` (with the event ids) or `queued` (with the error)."""
+
+    status: str
+    """`sent` when every event left, `queued` when some wait in the outbox for the drainer."""
+    event_ids: tuple[str, ...]
+    """The ids of the events (the outbox row ids), sent or waiting."""
+    error: str | None = None
+    """Why the send failed, when it did."""
+
+
+class EventOutbox:
+    """Sends outbox rows to Inngest: `deliver(ids)` inline, and a drainer task for what is left."""
+
+    def __init__(
+        self,
+        slot: ServiceSlot,
+        client: Callable[[], inngest.Inngest],
+        *,
+        poll_s: float = 5.0,
+        lease_s: float = 60.0,
+        max_backoff_s: float = 300.0,
+    ) -> None:
+        self.slot = slot
+        self.client = client
+        self.poll_s = poll_s
+        self.lease_s = lease_s
+        self.max_backoff_s = max_backoff_s
+        self.last_error: str | None = None
+        self._kick = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    async def deliver(self, ids: Sequence[UUID]) -> Delivery:
+        """Send the rows `ids` now; what fails stays in the outbox for the drainer."""
+        event_ids = tuple(str(i) for i in ids)
+        if not ids:
+            return Delivery("sent", ())
+        claimed = await outbox.claim(self.slot.get().db, limit=len(ids), lease_s=self.lease_s, ids=ids)
+        error = await self._send(claimed) if claimed else None
+        if error is None and len(claimed) == len(ids):
+            return Delivery("sent", event_ids)
+        self._kick.set()
+        return Delivery("queued", event_ids, error or "another worker is sending them")
+
+    async def drain_once(self) -> int:
+        """Send every due row once; how many left."""
+        sent = 0
+        while True:
+            claimed = await outbox.claim(self.slot.get().db, limit=BATCH, lease_s=self.lease_s, min_age_s=MIN_AGE_S)
+            if not claimed:
+                return sent
+            if await self._send(claimed) is not None:
+                return sent
+            sent += len(claimed)
+
+    async def _send(self, entries: Sequence[OutboxEntry]) -> str | None:
+        db = self.slot.get().db
+        events = [inngest.Event(name=e.name, data=dict(e.data), id=str(e.id)) for e in entries]
+        try:
+            await self.client().send(events)
+        except Exception as exc:  # any failure of the send: the rows wait, with why
+            error = describe_send_error(exc)
+            self.last_error = error
+            backoff = min(self.max_backoff_s, 2.0 ** min(max(e.attempts for e in entries), 10))
+            await outbox.mark_failed(db, [e.id for e in entries], error=error, retry_in_s=backoff)
+            logger.warning("outbox: %d event(s) wait, the send failed: %s", len(entries), error)
+            return error
+        self.last_error = None
+        await outbox.mark_sent(db, [e.id for e in entries], by="inngest")
+        return None
+
+    async def start(self) -> None:
+        """Start the drainer task."""
+        if self._task is None:
+            self._task = asyncio.create_task(self._run(), name="event-outbox-drainer")
+
+    async def stop(self) -> None:
+        """Stop the drainer task."""
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+
+    async def _run(self) -> None:
+        while True:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(self.poll_s):
+                    await self._kick.wait()
+            self._kick.clear()
+            if not self.slot.ready:
+                continue
+            try:
+                await self.drain_once()
+            except Exception as exc:  # the database away, say: try again at the next poll
+                logger.warning("outbox: the drainer could not read the outbox: %s", describe_send_error(exc))
