@@ -1,11 +1,12 @@
 """The operational endpoints: `/healthz`, `/readyz` and `/metrics`.
 
-`/healthz` says the process answers, `/readyz` that the database is reachable and the migrations
-current (503 with a readable `reason` while it is not, including a process that started without it),
-and `/metrics` serves the Prometheus text, with the overdue knowledge sources per organization counted by
-one indexed statement at each scrape (bounded by `OVERDUE_COUNT_TIMEOUT_S`; a database that does not answer
-leaves that gauge empty and the rest is served). None of them needs the bearer token, and none of them ever
-returns prompt text, a query or a tenant's data.
+`/healthz` says the process answers, `/readyz` that the database is reachable and the migrations current (503
+with a readable `reason` while it is not, including a process that started without it) and that the events
+leave (an event waiting five minutes with a send error, a rejected event key say, is 503
+`events_undeliverable` with Inngest's answer), and `/metrics` serves the Prometheus text, with the overdue
+knowledge sources per organization counted by one indexed statement at each scrape (bounded by
+`OVERDUE_COUNT_TIMEOUT_S`; a database that does not answer leaves that gauge empty and the rest is served).
+None of them needs the bearer token, and none of them ever returns prompt text, a query or a tenant's data.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from pydantic import BaseModel, ConfigDict
 from functions._metrics import CONTENT_TYPE
 from functions._services import ServiceSlot
 from knowledge.sweep import overdue_source_counts
+from state import outbox
 from state.migrate import pending_migrations
 
 __all__ = ["OVERDUE_COUNT_TIMEOUT_S", "router"]
@@ -41,19 +43,38 @@ class HealthOut(BaseModel):
     """Always `ok`."""
 
 
+UNDELIVERABLE_AFTER_S: Final = 300.0
+"""An event waiting this long with a send error makes `/readyz` answer 503 `events_undeliverable`."""
+
+
 class ReadyOut(BaseModel):
     """Whether the service can serve: its database answers and no migration is pending."""
 
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
     status: str
-    """`ready`, `starting`, `database_unavailable` or `migrations_pending`."""
+    """`ready`, `starting`, `database_unavailable`, `migrations_pending` or `events_undeliverable`."""
     database: bool
     """Whether the database answers."""
     reason: str | None = None
     """Why the database is not available, in words (only when it is not)."""
     pending_migrations: list[str] | None = None
     """The migration files not yet applied (empty when ready; absent while the database is unavailable)."""
+    events: EventsOut | None = None
+    """The outbox: events waiting to be sent to Inngest (absent while the database is unavailable)."""
+
+
+class EventsOut(BaseModel):
+    """The events the service has not yet sent to Inngest."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    waiting: int
+    """Events waiting in the outbox."""
+    oldest_s: float
+    """Age in seconds of the oldest waiting event (0 when none waits)."""
+    last_error: str | None
+    """What Inngest (or the network) answered to the newest failed send, e.g. a rejected event key."""
 
 
 @router.get("/healthz", response_model=HealthOut)
@@ -65,8 +86,9 @@ async def healthz() -> dict[str, str]:
 @router.get(
     "/readyz",
     response_model=ReadyOut,
-    responses={503: {"model": ReadyOut, "description": "Not ready: `starting`, `database_unavailable` or "
-                     "`migrations_pending`, with the reason or the pending files."}},
+    responses={503: {"model": ReadyOut, "description": "Not ready: `starting`, `database_unavailable`, "
+                     "`migrations_pending` or `events_undeliverable` (an event waiting for five minutes with a "
+                     "send error, such as an event key Inngest rejects), with the reason or the pending files."}},
 )  # fmt: skip
 async def readyz(request: Request) -> JSONResponse:
     """Ready when the database answers and no migration is pending; 503 with a readable reason otherwise."""
@@ -93,7 +115,19 @@ async def readyz(request: Request) -> JSONResponse:
         return JSONResponse(
             status_code=503, content={"status": "migrations_pending", "database": True, "pending_migrations": pending}
         )
-    return JSONResponse(content={"status": "ready", "database": True, "pending_migrations": []})
+    waiting = await outbox.backlog(services.db)
+    events = {"waiting": waiting.waiting, "oldest_s": round(waiting.oldest_s, 3), "last_error": waiting.last_error}
+    if waiting.last_error is not None and waiting.oldest_s >= UNDELIVERABLE_AFTER_S:
+        reason = (
+            f"{waiting.waiting} event(s) could not be sent to Inngest for {waiting.oldest_s:.0f} s: "
+            f"{waiting.last_error}"
+        )
+        return JSONResponse(
+            status_code=503,
+            content={"status": "events_undeliverable", "database": True, "reason": reason, "pending_migrations": [],
+                     "events": events},
+        )  # fmt: skip
+    return JSONResponse(content={"status": "ready", "database": True, "pending_migrations": [], "events": events})
 
 
 @router.get(

@@ -128,11 +128,12 @@ class RecordingInngest(inngest.Inngest):
         super().__init__(**kwargs)
         self.sent: list[inngest.Event] = []
         self.fail_sends = False
+        self.failure: Exception = ConnectionError("event API unreachable")
 
     async def send(self, events: inngest.Event | list[inngest.Event], *, skip_middleware: bool = False) -> list[str]:
         batch = events if isinstance(events, list) else [events]
         if self.fail_sends:
-            raise ConnectionError("event API unreachable")
+            raise self.failure
         self.sent.extend(batch)
         return [f"evt-{len(self.sent) - i}" for i in range(len(batch))]
 

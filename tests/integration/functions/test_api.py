@@ -464,3 +464,21 @@ async def test_remember_and_forget_run_the_memory_tools(service: Service, factor
     assert again.status_code in (404, 409) and code(again).startswith("memory_")
     tools = await service.http.get("/v1/memory/tools", headers=service.auth)
     assert {t["name"] for t in tools.json()["tools"]} == {"memory.remember", "memory.forget"}
+
+
+async def test_readyz_reports_an_event_key_inngest_rejects(service: Service, factory: Factory) -> None:
+    from inngest._internal.errors import SendEventsError  # what the SDK raises for Inngest's 401 answer
+
+    org = await factory.organization()
+    service.inngest.fail_sends = True
+    service.inngest.failure = SendEventsError("Event key not found", [])
+    queued = await service.http.post("/v1/knowledge/sources", headers=service.auth, **upload_form(org))
+    assert queued.json()["event_status"] == "queued" and "Event key not found" in queued.json()["event_error"]
+    fresh = await service.http.get("/readyz")
+    assert fresh.status_code == 200 and fresh.json()["events"]["waiting"] == 1, "a send that just failed may recover"
+    async with service.db.connection() as conn:
+        await conn.execute("UPDATE agent.event_outbox SET created_at = now() - interval '10 minutes'")
+    stuck = await service.http.get("/readyz")
+    body = stuck.json()
+    assert stuck.status_code == 503 and body["status"] == "events_undeliverable", body
+    assert "Event key not found" in body["reason"] and body["events"]["waiting"] == 1
