@@ -2245,6 +2245,12 @@ CREATE INDEX memories_live_recent_idx ON agent.memories USING btree (organizatio
 CREATE UNIQUE INDEX memories_one_root_per_chain ON agent.memories USING btree (organization_id, definition_id, scope, scope_owner_id, subject_key) WHERE (supersedes_id IS NULL);
 
 --
+-- Name: memories_personal_preferences_idx; Type: INDEX; Schema: agent; Owner: -
+--
+
+CREATE INDEX memories_personal_preferences_idx ON agent.memories USING btree (organization_id, user_id, created_at DESC, id DESC) WHERE ((forgotten_at IS NULL) AND (scope = 'user'::text) AND (split_part(subject_key, ':'::text, 3) ~~ 'preference.%'::text));
+
+--
 -- Name: memories_run_idx; Type: INDEX; Schema: agent; Owner: -
 --
 

@@ -6,8 +6,9 @@ import math
 from uuid import UUID
 
 from knowledge.search import DEFAULT_MIN_RELEVANCE, DEFAULT_PER_SOURCE, Fusion, KnowledgeHit, search
+from knowledge.settings import begin_switch, reembed_source
 from tests.factories import Factory
-from tests.integration.knowledge.helpers import FAKE, Kit
+from tests.integration.knowledge.helpers import FAKE, FAKE2, Kit
 from tests.integration.knowledge.lexical import kept
 
 LEXICAL = Fusion(dense=0.0, lexical=1.0)
@@ -112,3 +113,33 @@ async def test_the_per_source_cap_limits_the_hits_of_one_source(kit: Kit, factor
     assert capped == sorted(capped, key=lambda h: -h.score)
     defaulted = await search(kit.db, org, "lifecycle stage", **args)  # type: ignore[arg-type]
     assert sum(h.source_id == crowded for h in defaulted) == DEFAULT_PER_SOURCE
+
+
+async def test_a_switch_in_progress_never_counts_the_new_models_statistics_or_postings(
+    kit: Kit, factory: Factory
+) -> None:
+    org = await factory.organization()
+    texts = ["zebra mango", "zebra zebra kiwi", "apple mango pear", "apple zebra plum fig", "apple orchard"]
+    sources = [await kit.ingest(org, text) for text in texts]
+    platform = [await kit.ingest(None, "apple cider zebra"), await kit.ingest(None, "zebra crossing")]
+    query = "zebra apple mango"
+
+    async def seen() -> list[tuple[object, ...]]:
+        rows: list[tuple[object, ...]] = []
+        for platform_too in (False, True):
+            for fusion in (LEXICAL, Fusion(), Fusion(method="rrf")):
+                hits = await search(kit.db, org, query, include_platform=platform_too, include_organization=True,
+                                    fusion=fusion, min_relevance=0.0, embedders=kit.lookup)  # fmt: skip
+                rows += [(h.chunk_id, h.embedding_model, h.lexical_rank, h.lexical_score, h.score) for h in hits]
+        return rows
+
+    live_only = await seen()  # only the live model's rows exist
+    await begin_switch(kit.db, org, FAKE2, dimensions=32)
+    # Part of the scope re-embedded (uneven on purpose: its statistics differ from the live model's in
+    # shape, not only in size).
+    for source in [*sources[:2], sources[3], platform[0]]:
+        await reembed_source(kit.db, kit.store, source, kit.lookup(FAKE2))
+    stats = await kept(kit.db)
+    assert stats[(org, FAKE2)]["chunks"] == 3 and stats[(None, FAKE2)]["chunks"] == 1  # the switch is open
+    assert stats[(org, FAKE2)]["df"]["zebra"] == 3
+    assert await seen() == live_only, "the non-live model's statistics or postings changed the BM25 scores"

@@ -14,6 +14,7 @@ from context.sources.knowledge import MAX_TITLE_BYTES, KnowledgeContextSource, _
 from knowledge.embed import get_embedder
 from knowledge.ingest import register_upload
 from knowledge.objects import LocalObjectStore
+from knowledge.search import DEFAULT_MIN_RELEVANCE
 from state.db import Database
 from tests.factories import Factory
 from tests.integration.knowledge.helpers import Kit
@@ -23,7 +24,7 @@ def _request(org: UUID, query: str) -> ContextRequest:
     return ContextRequest(subject=ContextSubject.of_actor(org, None), query=query, entities=[])
 
 
-def _spec(limit: int | None = None, **options: bool) -> ContextSourceSpec:
+def _spec(limit: int | None = None, **options: bool | float) -> ContextSourceSpec:
     return ContextSourceSpec(name="knowledge", token_budget=1500, limit=limit, options=options)
 
 
@@ -59,6 +60,27 @@ async def test_an_option_of_the_wrong_type_or_an_unknown_option_fails(kit: Kit, 
         spec = ContextSourceSpec(name="knowledge", token_budget=10, options=options)
         with pytest.raises(ValidationError):
             await source.retrieve(_request(org, "x"), spec)
+
+
+async def test_the_relevance_floor_reaches_the_search_by_default_and_from_the_policys_option(
+    kit: Kit, factory: Factory
+) -> None:
+    org = await factory.organization()
+    await kit.ingest(org, "Lorem ipsum dolor sit amet, consectetur adipiscing elit.")
+    await kit.ingest(org, "/// --- /// --- ///")
+    wanted = await kit.ingest(org, "The deal pipeline holds every open opportunity.")
+    source = KnowledgeContextSource(kit.db, kit.lookup)
+    unrelated = _request(org, "quarterly revenue forecast for the CRM account")
+    # No option: the measured default floor (DEFAULT_MIN_RELEVANCE) drops every unrelated chunk.
+    assert await source.retrieve(unrelated, _spec(include_organization=True)) == []
+    # The policy's own floor is the one the search applies: 0 keeps the unrelated chunks, ...
+    kept = await source.retrieve(unrelated, _spec(include_organization=True, min_relevance=0.0))
+    assert len(kept) == 3
+    # ... and the default, named, drops them again while the related chunk stays.
+    floor = _spec(include_organization=True, min_relevance=DEFAULT_MIN_RELEVANCE)
+    assert await source.retrieve(unrelated, floor) == []
+    related = await source.retrieve(_request(org, "which deal is in the pipeline"), floor)
+    assert [item.ref.id for item in related] == [str(wanted)]  # type: ignore[union-attr]
 
 
 def test_a_long_source_title_is_shortened_to_the_bytes_the_chunk_frame_allows() -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from uuid import UUID
+
 import asyncpg
 import pytest
 from pgvector import Vector
@@ -253,3 +255,56 @@ async def test_the_index_path_checks_each_candidates_pair_and_plans_no_array_of_
             assert "knowledge_searchable" in dense
             if exact_below == 0:
                 assert "knowledge_chunks_hnsw_test_hash_64" in dense and "knowledge_searchable_pkey" in dense
+
+
+async def _two_lexical_equals(kit: Kit, org: UUID) -> tuple[UUID, UUID]:
+    """Two chunks BM25 cannot tell apart for the query `DENSE_QUERY`, and three that only the dense half sees.
+
+    Stop words count for the bag-of-words fake embedder but not for BM25, so `near` and `far` hold "zebra"
+    once in two lexemes each (equal BM25 scores), while `near` also repeats the query's stop words (the
+    closest vector) and `far` does not (the farthest, behind three fillers that hold no query lexeme). `far`
+    is ingested first, so wherever the dense half is left out it wins the tie on its lower chunk id.
+    """
+    far = await kit.ingest(org, "zebra apple")
+    near = await kit.ingest(org, "the zebra of it and plum")
+    for word in ("kiwi", "melon", "grape"):
+        await kit.ingest(org, f"the of it and {word}")
+    return far, near
+
+
+DENSE_QUERY = "the zebra of it and"
+
+
+async def test_the_default_convex_fusion_lets_the_dense_half_break_a_lexical_tie(kit: Kit, factory: Factory) -> None:
+    org = await factory.organization()
+    far, near = await _two_lexical_equals(kit, org)
+    hits = await search(kit.db, org, DENSE_QUERY, include_organization=True, embedders=kit.lookup)
+    by_source = {h.source_id: h for h in hits}
+    assert by_source[far].lexical_score == by_source[near].lexical_score  # BM25 alone cannot order them
+    assert by_source[near].dense_rank == 1 and by_source[far].dense_rank == 5
+    assert [h.source_id for h in hits[:2]] == [near, far], "the dense term of the convex fusion decides"
+    # Each score is 0.3 x the min-max normalised similarity + 0.7 x the min-max normalised BM25.
+    dense = [1 - h.dense_distance for h in hits if h.dense_rank is not None]  # type: ignore[operator]
+    lexical = [h.lexical_score for h in hits if h.lexical_rank is not None]
+    for h in hits:
+        d = (1 - h.dense_distance - min(dense)) / (max(dense) - min(dense)) if h.dense_rank else 0.0  # type: ignore[operator]
+        lx = 1.0 if h.lexical_rank and max(lexical) == min(lexical) else 0.0  # type: ignore[type-var]
+        assert h.score == pytest.approx(0.3 * d + 0.7 * lx, abs=1e-6), h.text
+
+
+async def test_rrf_fusion_sums_both_lists_reciprocal_ranks_and_the_dense_half_breaks_a_lexical_tie(
+    kit: Kit, factory: Factory
+) -> None:
+    org = await factory.organization()
+    far, near = await _two_lexical_equals(kit, org)
+    rrf = Fusion(method="rrf")  # the default weights, dense 0.3 and BM25 0.7, k 60
+    hits = await search(kit.db, org, DENSE_QUERY, include_organization=True, embedders=kit.lookup, fusion=rrf)
+    by_source = {h.source_id: h for h in hits}
+    assert (by_source[far].lexical_rank, by_source[near].lexical_rank) == (1, 2)  # the tie, by chunk id
+    assert (by_source[near].dense_rank, by_source[far].dense_rank) == (1, 5)
+    # near: 0.7/62 + 0.3/61 = 0.016208 beats far: 0.7/61 + 0.3/65 = 0.016091 only through the dense term.
+    assert [h.source_id for h in hits[:2]] == [near, far], "the dense term of RRF decides"
+    for h in hits:
+        expected = sum(w / (rrf.k + r) for w, r in ((0.3, h.dense_rank), (0.7, h.lexical_rank)) if r is not None)
+        assert h.score == pytest.approx(expected, abs=1e-9), h.text
+    assert hits == sorted(hits, key=lambda h: -h.score) and len(hits) == 5

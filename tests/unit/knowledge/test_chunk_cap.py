@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from knowledge.chunk import BLOCK_CHARS, TooManyChunksError, _blocks, chunk_text
+from knowledge.chunk import BLOCK_CHARS, DEFAULT_CHUNK_TOKENS, TooManyChunksError, _blocks, chunk_text
 from knowledge.errors import ExtractionError
+from state.tokens import estimate_tokens
 
 
 def test_a_text_that_needs_more_chunks_than_the_cap_fails_with_too_many_chunks() -> None:
@@ -15,6 +16,18 @@ def test_a_text_that_needs_more_chunks_than_the_cap_fails_with_too_many_chunks()
         chunk_text(text, max_chunks=5)
     assert raised.value.code == "too_many_chunks" and isinstance(raised.value, ExtractionError)
     assert len(chunk_text(text, max_chunks=len(chunk_text(text)))) == len(chunk_text(text))
+
+
+def test_a_text_that_passes_the_size_check_but_splits_into_more_chunks_than_the_cap_fails_while_splitting() -> None:
+    # Ten paragraphs of ~100 tokens: no two fit one 150-token chunk, so the split makes ten chunks, while
+    # the size alone (1,022 tokens) proves only seven. A cap of eight passes the check before splitting.
+    text = "\n\n".join(f"Paragraph {i} " + "word " * 79 for i in range(10))
+    least = -(-estimate_tokens(text) // DEFAULT_CHUNK_TOKENS)
+    assert least <= 8 < len(chunk_text(text)) == 10
+    with pytest.raises(TooManyChunksError, match="more than 8 chunks") as raised:
+        chunk_text(text, max_chunks=8)
+    assert raised.value.code == "too_many_chunks"
+    assert len(chunk_text(text, max_chunks=10)) == 10  # the cap itself is allowed
 
 
 def test_a_huge_text_fails_before_any_split_when_its_size_alone_proves_it() -> None:
