@@ -25,12 +25,16 @@ from functions._services import ServiceSlot
 from state import outbox
 from state.outbox import OutboxEntry
 
-__all__ = ["Delivery", "EventOutbox", "describe_send_error"]
+__all__ = ["Delivery", "EventOutbox", "InProcessRunner", "describe_send_error", "inngest_reachable"]
 
 logger = logging.getLogger("functions.outbox")
 
 BATCH = 50
 """Rows claimed and sent in one request to the event API."""
+IN_PROCESS_LEASE_S = 900.0
+"""How long an in-process run holds its row before another worker may take it (a killed process)."""
+IN_PROCESS_ATTEMPTS = 5
+"""In-process runs of one row before it is given up (its error kept on the row and in the log)."""
 MIN_AGE_S = 1.0
 """The drainer leaves a row this long to the request that wrote it, which sends it inline first."""
 
@@ -53,6 +57,51 @@ class Delivery:
     """Why the send failed, when it did."""
 
 
+async def inngest_reachable(client: inngest.Inngest, *, timeout_s: float = 0.5) -> bool:
+    """Whether anything answers HTTP at the client's event API origin (the dev server, in dev mode)."""
+    import httpx
+
+    try:
+        async with httpx.AsyncClient(timeout=timeout_s) as http:
+            await http.get(client.event_api_origin)
+    except httpx.HTTPError:
+        return False
+    return True
+
+
+class InProcessRunner:
+    """Runs an outbox event's work here, through the core the Inngest functions call (dev mode, no server).
+
+    Uploads, syncs and retries run `knowledge.ingestion.ingest_source` (a retry first resets the failed
+    source, as the function's attempt does); batches run `ingest_batch`. Bad documents fail their source
+    with its reason, as on every path; any other error leaves the row waiting for its backoff.
+    """
+
+    def __init__(self, slot: ServiceSlot) -> None:
+        self.slot = slot
+
+    async def run(self, entry: OutboxEntry) -> None:
+        """Do the work `entry` asks for."""
+        from functions.events import EVENT_BATCH, EVENT_RETRY, EVENT_SYNC, EVENT_UPLOADED
+        from knowledge.ingestion import Ingestion, ingest_batch, ingest_source
+        from knowledge.sweep import retry_source
+
+        services = self.slot.get()
+        kit = Ingestion.configured(
+            services.db, services.object_store, embedders=services.embedders.get, settings=services.settings
+        )
+        data = dict(entry.data)
+        if entry.name in (EVENT_UPLOADED, EVENT_SYNC, EVENT_RETRY):
+            source_id = UUID(str(data["source_id"]))
+            if entry.name == EVENT_RETRY:
+                await retry_source(services.db, source_id, organization_id=entry.organization_id)
+            await ingest_source(kit, source_id)
+        elif entry.name == EVENT_BATCH:
+            await ingest_batch(kit, [UUID(str(s)) for s in data["source_ids"]])
+        else:
+            raise ValueError(f"no in-process handler for the event {entry.name!r}")
+
+
 class EventOutbox:
     """Sends outbox rows to Inngest: `deliver(ids)` inline, and a drainer task for what is left."""
 
@@ -71,6 +120,8 @@ class EventOutbox:
         self.lease_s = lease_s
         self.max_backoff_s = max_backoff_s
         self.last_error: str | None = None
+        self.runner: InProcessRunner | None = None
+        """Set in dev mode with no Inngest server: the rows' work runs here instead of being sent."""
         self._kick = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
 
@@ -79,6 +130,9 @@ class EventOutbox:
         event_ids = tuple(str(i) for i in ids)
         if not ids:
             return Delivery("sent", ())
+        if self.runner is not None:  # the work runs in the drainer, not in the request
+            self._kick.set()
+            return Delivery("in_process", event_ids)
         claimed = await outbox.claim(self.slot.get().db, limit=len(ids), lease_s=self.lease_s, ids=ids)
         error = await self._send(claimed) if claimed else None
         if error is None and len(claimed) == len(ids):
@@ -90,12 +144,46 @@ class EventOutbox:
         """Send every due row once; how many left."""
         sent = 0
         while True:
+            if self.runner is not None:
+                claimed = await outbox.claim(self.slot.get().db, limit=1, lease_s=IN_PROCESS_LEASE_S)
+                if not claimed:
+                    return sent
+                sent += await self._run_here(claimed[0])
+                continue
             claimed = await outbox.claim(self.slot.get().db, limit=BATCH, lease_s=self.lease_s, min_age_s=MIN_AGE_S)
             if not claimed:
                 return sent
             if await self._send(claimed) is not None:
                 return sent
             sent += len(claimed)
+
+    async def _run_here(self, entry: OutboxEntry) -> int:
+        assert self.runner is not None
+        db = self.slot.get().db
+        try:
+            await self.runner.run(entry)
+        except Exception as exc:  # the source is not lost: the row waits and runs again after its backoff
+            error = describe_send_error(exc)
+            self.last_error = error
+            logger.warning("outbox: the in-process run of %s failed: %s", entry.name, error)
+            if entry.attempts + 1 >= IN_PROCESS_ATTEMPTS:
+                await outbox.mark_sent(db, [entry.id], by="given-up", error=error)
+                await self._fail_sources(entry, f"ingestion failed after its retries: {error}")
+            else:
+                await outbox.mark_failed(
+                    db, [entry.id], error=error, retry_in_s=min(self.max_backoff_s, 2.0**entry.attempts)
+                )
+            return 0
+        await outbox.mark_sent(db, [entry.id], by="in-process")
+        return 1
+
+    async def _fail_sources(self, entry: OutboxEntry, reason: str) -> None:
+        from knowledge.ingest import mark_failed
+
+        ids = entry.data.get("source_ids") or [entry.data.get("source_id")]
+        for source_id in ids:
+            if source_id is not None:
+                await mark_failed(self.slot.get().db, UUID(str(source_id)), reason)
 
     async def _send(self, entries: Sequence[OutboxEntry]) -> str | None:
         db = self.slot.get().db

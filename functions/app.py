@@ -10,7 +10,9 @@ module never starts anything and a production process without its keys (`functio
 when uvicorn loads `app`, with one message naming them. The lifespan opens the database (migrating it),
 builds the source registry and the builder, and closes them on shutdown; when the database cannot be
 reached it starts anyway, answers 503 `database_unavailable`, and keeps trying (`functions._lifecycle`).
-It also runs the outbox drainer (`functions._outbox`), which sends the events a route could not.
+It also runs the outbox drainer (`functions._outbox`), which sends the events a route could not; in dev
+mode with no Inngest server answering (or `AC_CONTEXT_RUN_FUNCTIONS=in-process`) it runs their work here,
+through the same core the functions call, and logs one line saying so.
 
 Every request passes `functions.api._edge.EdgeGuard` first (token or API key, Inngest signature
 freshness, body limits), and every `/v1/` route declares its scope (the app refuses to build otherwise).
@@ -23,6 +25,7 @@ business rule or build SQL.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
@@ -35,7 +38,7 @@ from context.registry import ContextSourceRegistry
 from functions._briefs import LimitedBuilder
 from functions._lifecycle import DatabaseHealth, ServiceOpener
 from functions._metrics import Metrics
-from functions._outbox import EventOutbox
+from functions._outbox import EventOutbox, InProcessRunner, inngest_reachable
 from functions._production import check_production
 from functions._services import Services, ServiceSlot, open_services, warm_live_embedder
 from functions.api import ROUTERS
@@ -55,6 +58,8 @@ from state.settings import Settings, get_settings
 
 __all__ = ["INNGEST_PATH", "create_app"]
 
+logger = logging.getLogger("functions.app")
+
 INNGEST_PATH = "/api/inngest"
 """Where the Inngest endpoint is served (and the path a sync registers)."""
 
@@ -72,6 +77,8 @@ def create_app(
 ) -> FastAPI:
     """Build the service; anything injected is used as is (and an injected `db` is not closed)."""
     settings = settings or get_settings()
+    if settings.run_functions == "in-process" and not is_dev_mode(environ, inngest_mode=settings.inngest_mode):
+        raise InngestConfigError("production never runs functions in-process; unset AC_CONTEXT_RUN_FUNCTIONS")
     client = inngest_client or create_client(environ, inngest_mode=settings.inngest_mode)
     slot = ServiceSlot()
     metrics = Metrics()
@@ -99,6 +106,13 @@ def create_app(
         opener = ServiceOpener(slot, open_once, retry_interval_s=settings.database_retry_interval_s)
         opener.on_open = warm
         await opener.start()
+        app.state.functions_mode = await _functions_mode(settings, client, injected=inngest_client is not None)
+        if app.state.functions_mode == "in-process":
+            events.runner = InProcessRunner(slot)
+            logger.warning(
+                "functions run in-process: dev mode and no Inngest server answers at %s (start one and restart "
+                "to use it)", client.event_api_origin,
+            )  # fmt: skip
         await events.start()
         try:
             yield
@@ -139,6 +153,15 @@ def create_app(
         serve_path=INNGEST_PATH,
     )
     return app
+
+
+async def _functions_mode(settings: Settings, client: inngest.Inngest, *, injected: bool) -> str:
+    """`in-process` in dev mode when asked for, or when no Inngest server answers; `inngest` otherwise."""
+    if client.is_production or settings.run_functions == "inngest" or (injected and settings.run_functions == "auto"):
+        return "inngest"
+    if settings.run_functions == "in-process" or not await inngest_reachable(client):
+        return "in-process"
+    return "inngest"
 
 
 _app: FastAPI | None = None

@@ -94,6 +94,9 @@ class Settings(BaseSettings):
     """The `Retry-After` an `overloaded` answer carries."""
     database_retry_interval_s: float = Field(default=2.0, gt=0, le=300, allow_inf_nan=False)
     """How often a process that started without its database tries to open it again."""
+    run_functions: Literal["auto", "inngest", "in-process"] = "auto"
+    """Where the service runs the work of its events: `auto` runs it in-process in dev mode when no Inngest
+    server answers (and sends it to Inngest otherwise); production always sends it to Inngest."""
     outbox_poll_interval_s: float = Field(default=5.0, gt=0, le=3600, allow_inf_nan=False)
     """How often the service looks for outbox events to send (a failed send also waits its backoff)."""
     step_encryption_keys: SecretStr | None = None
