@@ -54,11 +54,12 @@ from functions.api._scopes import ORGANIZATION, OrganizationCaller, organization
 from functions.api.receipts import ReceiptOut
 from functions.errors import ApiError, EventSendError
 from functions.events import EVENT_BATCH, EVENT_RETRY, EVENT_SYNC, EVENT_UPLOADED, MAX_BATCH_SOURCES
+from knowledge.db_errors import SourceNotFoundError
 from knowledge.delete import delete_source
 from knowledge.ingest import RegisteredSource, register_upload, register_uri
 from knowledge.register import register_many
 from knowledge.search import DEFAULT_MIN_RELEVANCE, DEFAULT_PER_SOURCE, MAX_SEARCH_LIMIT, search
-from knowledge.sweep import list_sources, retry_source, undo_retry
+from knowledge.sweep import get_source, list_sources, retry_source, undo_retry
 from state import outbox
 from state.db import Connection
 from state.outbox import OutboxEvent
@@ -336,6 +337,8 @@ async def retry(
 ) -> dict[str, Any]:
     """Reset a failed source to pending and send `knowledge/source.retry.requested`."""
     scope = _scope(organization_id, platform)
+    if request.app.state.outbox.runner is not None:  # in-process: the run resets the source when it starts
+        return await _retry_in_process(request, svc, source_id, scope)
     retried = await retry_source(svc.db, source_id, organization_id=scope)
     if retried.status == "ready":
         raise ApiError(409, "source_not_failed", f"source {source_id} is ready; there is nothing to retry")
@@ -352,6 +355,22 @@ async def retry(
         "status": retried.status,
         "event_id": ids[0] if ids else None,
     }
+
+
+async def _retry_in_process(request: Request, svc: Services, source_id: UUID, scope: UUID | None) -> dict[str, Any]:
+    """Queue a retry for the in-process runner; the source keeps its reason until the attempt starts."""
+    view = await get_source(svc.db, source_id)
+    if view.organization_id != scope:
+        raise SourceNotFoundError(f"no knowledge source {source_id} in this scope")
+    if view.status == "ready":
+        raise ApiError(409, "source_not_failed", f"source {source_id} is ready; there is nothing to retry")
+    data = {"source_id": str(source_id), "organization_id": None if scope is None else str(scope)}
+    async with svc.db.connection() as conn, conn.transaction():
+        ids = await outbox.enqueue(
+            conn, [OutboxEvent(EVENT_RETRY, data, scope, dedupe_key=f"retry:{source_id}:{view.attempts}")]
+        )
+    delivery = await request.app.state.outbox.deliver(ids)
+    return {"source_id": str(source_id), "reset": False, "status": view.status, "event_id": delivery.event_ids[0]}
 
 
 @router.delete(

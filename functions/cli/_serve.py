@@ -82,4 +82,24 @@ def plan_serve(environ: Mapping[str, str], *, host: str, port: int) -> ServePlan
         f"dev mode: open http://{host}:{port}/docs and Authorize with the token; "
         f"Inngest dev server: npx inngest-cli@latest dev -u http://{host}:{port}/api/inngest"
     )
+    plan.lines.append(functions_line(environ))
     return plan
+
+
+def functions_line(environ: Mapping[str, str]) -> str:
+    """The banner line saying where dev mode runs the work of its events (the service checks again at start)."""
+    mode = environ.get("AC_CONTEXT_RUN_FUNCTIONS", "auto").strip().lower()
+    origin = (
+        environ.get("INNGEST_EVENT_API_BASE_URL") or environ.get("INNGEST_BASE_URL") or "http://127.0.0.1:8288"
+    ).rstrip("/")
+    if mode == "in-process":
+        return "functions: in-process (AC_CONTEXT_RUN_FUNCTIONS=in-process)"
+    import httpx
+
+    try:
+        httpx.get(origin, timeout=0.5)
+    except httpx.HTTPError:
+        if mode == "inngest":
+            return f"functions: Inngest at {origin}, which does not answer yet; events wait in the outbox"
+        return f"functions: in-process (no Inngest dev server answers at {origin})"
+    return f"functions: the Inngest dev server at {origin}"

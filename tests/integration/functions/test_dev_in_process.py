@@ -20,6 +20,10 @@ from tests.integration.functions.conftest import TOKEN, fake_embedders
 from tests.integration.functions.support import asgi_client
 
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
+ENCRYPTED = (
+    Path(__file__).resolve().parents[3].parent
+    / "shared/corpus/pdf/py-pdf-sample-files/005-libreoffice-writer-password/libreoffice-writer-password.pdf"
+)
 DOC = b"# Onboarding\n\nNew customers get a kickoff call within two business days of signing."
 
 
@@ -54,6 +58,22 @@ async def test_dev_mode_with_no_inngest_server_ingests_an_upload_to_ready_in_pro
             )
         ).json()
         assert hits["hits"] and hits["hits"][0]["source_id"] == body["source_id"], "ready means searchable"
+
+        other = str(await factory.organization())
+        locked = {"file": ("locked.pdf", ENCRYPTED.read_bytes(), "application/pdf")}
+        await http.post("/v1/knowledge/sources", headers=AUTH, files=locked, data={"organization_id": other})
+        failed = await _wait_for(http, other, "failed")
+        assert failed["failure_reason"].startswith("pdf_encrypted:") and failed["attempts"] == 1
+        retry = await http.post(
+            f"/v1/knowledge/sources/{failed['id']}/retry", params={"organization_id": other}, headers=AUTH
+        )
+        assert retry.status_code == 202, retry.text
+        for _ in range(400):
+            again = await _wait_for(http, other, "failed")
+            if again["attempts"] == 2:
+                break
+            await asyncio.sleep(0.05)
+        assert again["attempts"] == 2 and again["failure_reason"].startswith("pdf_encrypted:"), "the retry ran here"
     (row,) = await outbox.rows(db, [UUID(body["event_id"])])
     assert row.delivered_by == "in-process"
 
