@@ -2,7 +2,8 @@
 
 Each module exposes `run() -> dict`; `python -m bench [name ...]` runs the named ones only. Each result
 carries `_wall_s` and `_machine_speed` (the machine's single-core speed just before and after). After the
-runs, `bench/results/medians.svg` charts every median latency found in the results on disk.
+runs, `bench/results/medians.svg` charts every median latency found in the results on disk, and
+`bench/results/goals.md` lists every goal a result reports beside its figure (`bench/_goals.py`).
 Benchmarks report medians and ratios measured in one run; nothing here asserts a timing.
 """
 
@@ -15,6 +16,7 @@ import sys
 import time
 from pathlib import Path
 
+from bench._goals import render as render_goals
 from bench._plot import medians, render_svg
 
 RESULTS = Path(__file__).parent / "results"
@@ -57,6 +59,11 @@ def main(argv: list[str]) -> int:
     rows = [row for path in sorted(RESULTS.glob("*.json")) for row in medians(path.stem, json.loads(path.read_text()))]
     (RESULTS / "medians.svg").write_text(render_svg(rows))
     print(f"== chart of {len(rows)} medians -> {RESULTS / 'medians.svg'}")
+    results = [(path.stem, json.loads(path.read_text())) for path in sorted(RESULTS.glob("*.json"))]
+    table = render_goals(results)
+    (RESULTS / "goals.md").write_text(table)
+    print(f"== every goal beside its figure -> {RESULTS / 'goals.md'}")
+    print(table)
     return 0
 
 
