@@ -184,30 +184,31 @@ CREATE FUNCTION agent.knowledge_lexical_add_chunks(p_chunk_ids bigint[]) RETURNS
     LANGUAGE sql
     SET search_path TO 'pg_catalog', 'public'
     AS $$
-    WITH added AS (
-        INSERT INTO agent.knowledge_postings AS p (chunk_id, lexeme, scope_id, tf, chunk_length, impact)
-        SELECT c.id, u.lexeme, sp.scope_id, cardinality(u.positions), len.n,
-               cardinality(u.positions) * 2.2
-                 / (cardinality(u.positions) + 1.2 * (0.25 + 0.75 * len.n / 64.0))
+    WITH chunks AS MATERIALIZED (
+        -- The chunks to count: in a searchable pair, not counted yet, with at least one lexeme.
+        SELECT c.id, sp.scope_id, c.fts, len.n
           FROM agent.knowledge_chunks c
           JOIN agent.knowledge_searchable sp ON sp.source_id = c.source_id AND sp.embedding_model = c.embedding_model
          CROSS JOIN LATERAL (SELECT sum(cardinality(x.positions))::integer AS n FROM unnest(c.fts) AS x) AS len
-         CROSS JOIN LATERAL unnest(c.fts) AS u
-         WHERE c.id = ANY (p_chunk_ids)
+         WHERE c.id = ANY (p_chunk_ids) AND len.n > 0
            AND NOT EXISTS (SELECT 1 FROM agent.knowledge_postings q WHERE q.chunk_id = c.id)
-         ORDER BY 3, 2  -- in list-index order: a bulk insert walks the index once instead of at random
-        RETURNING p.scope_id, p.lexeme, p.chunk_id, p.chunk_length
+    ), terms AS MATERIALIZED (
+        SELECT ch.id AS chunk_id, u.lexeme, ch.scope_id, cardinality(u.positions) AS tf, ch.n AS chunk_length
+          FROM chunks ch CROSS JOIN LATERAL unnest(ch.fts) AS u
+    ), added AS (
+        INSERT INTO agent.knowledge_postings (chunk_id, lexeme, scope_id, tf, chunk_length, impact)
+        SELECT chunk_id, lexeme, scope_id, tf, chunk_length,
+               tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * chunk_length / 64.0))
+          FROM terms
+         ORDER BY scope_id, lexeme  -- in list-index order: a bulk insert walks the index once instead of at random
     ), lexemes AS (
         INSERT INTO agent.knowledge_lexemes AS l (scope_id, lexeme, df)
-        SELECT scope_id, lexeme, count(*) FROM added GROUP BY scope_id, lexeme ORDER BY scope_id, lexeme
+        SELECT scope_id, lexeme, count(*) FROM terms GROUP BY scope_id, lexeme ORDER BY scope_id, lexeme
         ON CONFLICT (scope_id, lexeme) DO UPDATE SET df = l.df + EXCLUDED.df
-        RETURNING 1
-    ), chunks AS (
-        SELECT DISTINCT scope_id, chunk_id, chunk_length FROM added
     )
     UPDATE agent.knowledge_lexical_scopes s
        SET chunks = s.chunks + t.n, total_length = s.total_length + t.len
-      FROM (SELECT scope_id, count(*) AS n, sum(chunk_length) AS len FROM chunks GROUP BY scope_id) AS t
+      FROM (SELECT scope_id, count(*) AS n, sum(n) AS len FROM chunks GROUP BY scope_id) AS t
      WHERE s.id = t.scope_id
 $$;
 
@@ -389,13 +390,36 @@ BEGIN
     IF v_leaving IS NOT NULL THEN
         PERFORM agent.knowledge_lexical_remove_chunks(v_leaving);
     END IF;
+    -- The scopes of the pairs that become searchable, created in one statement (a conflict waits for a
+    -- concurrent creator; the next statement's snapshot sees its row).
+    INSERT INTO agent.knowledge_lexical_scopes (organization_id, embedding_model)
+    SELECT DISTINCT s.organization_id, r.embedding_model
+      FROM agent.knowledge_sources s
+      JOIN agent.knowledge_source_models r ON r.source_id = s.id
+     WHERE s.id = ANY (p_source_ids) AND s.status = 'ready' AND r.status = 'ready'
+       AND NOT EXISTS (SELECT 1 FROM agent.knowledge_searchable sp
+                        WHERE sp.source_id = s.id AND sp.embedding_model = r.embedding_model)
+       AND NOT EXISTS (SELECT 1 FROM agent.knowledge_lexical_scopes sc
+                        WHERE coalesce(sc.organization_id, '00000000-0000-0000-0000-000000000000'::uuid)
+                              = coalesce(s.organization_id, '00000000-0000-0000-0000-000000000000'::uuid)
+                          AND sc.organization_id IS NOT DISTINCT FROM s.organization_id
+                          AND sc.embedding_model = r.embedding_model)
+     ORDER BY 1, 2
+    ON CONFLICT ON CONSTRAINT knowledge_lexical_scopes_key DO NOTHING;
     -- Pairs that become searchable: list them under their scope, then count their chunks.
     WITH joining AS (
         INSERT INTO agent.knowledge_searchable (source_id, embedding_model, scope_id)
-        SELECT s.id, r.embedding_model, agent.knowledge_lexical_scope(s.organization_id, r.embedding_model)
+        SELECT s.id, r.embedding_model, sc.id
           FROM agent.knowledge_sources s
           JOIN agent.knowledge_source_models r ON r.source_id = s.id
+          -- LEFT: a scope this statement cannot see fails it (scope_id is NOT NULL) rather than leave the pair out.
+          LEFT JOIN agent.knowledge_lexical_scopes sc
+            ON coalesce(sc.organization_id, '00000000-0000-0000-0000-000000000000'::uuid)
+               = coalesce(s.organization_id, '00000000-0000-0000-0000-000000000000'::uuid)
+           AND sc.organization_id IS NOT DISTINCT FROM s.organization_id AND sc.embedding_model = r.embedding_model
          WHERE s.id = ANY (p_source_ids) AND s.status = 'ready' AND r.status = 'ready'
+           AND NOT EXISTS (SELECT 1 FROM agent.knowledge_searchable sp
+                            WHERE sp.source_id = s.id AND sp.embedding_model = r.embedding_model)
          ORDER BY s.id, r.embedding_model
         ON CONFLICT (source_id, embedding_model) DO NOTHING
         RETURNING source_id, embedding_model
