@@ -5,6 +5,15 @@ migrations, and opens the pool. `Database.tenant(organization_id)` hands out a c
 transaction that runs as the `ac_tenant` role with `app.organization_id` set, so row-level security
 checks the tenancy a second time behind every explicit filter. Nothing outside `state` opens a pool.
 
+What a tenant scope sends (issue 24): one message opens it (`BEGIN; SET LOCAL ROLE ...; SET LOCAL
+app.organization_id ...`), the reads follow, and one message closes it: `ROLLBACK` and the pool's whole reset
+query (advisory locks, cursors, LISTEN, RESET ALL) together. ROLLBACK undoes every setting made inside the
+transaction, local or not, and the tenant role can write nothing (a test holds both), so nothing of the scope
+reaches the next borrower, and the pool's release, told the session is clean, sends nothing more.
+`Database.fetch` / `fetchval` run one statement on the service role and release the connection without the
+reset query: the connection never left this module, and one SELECT changes no session state. Every other
+connection (`Database.connection()`) gets asyncpg's full reset on release, as before.
+
 A database that cannot be reached, at open or when the pool makes a new connection, is one
 `DatabaseUnavailableError` naming `host:port` (`state._connect`). A pool on the embedded default knows
 its data folder, so a service whose embedded server was stopped under it can start it again
@@ -31,9 +40,12 @@ from state.embedded import embedded_server_url, restart_embedded_server
 from state.errors import connect_failure_reason, translate_connect_error
 from state.settings import Settings
 
-__all__ = ["Connection", "Database", "init_connection", "resolve_database_url"]
+__all__ = ["Connection", "Database", "PooledConnection", "init_connection", "resolve_database_url"]
 
 TENANT_ROLE = "ac_tenant"
+
+_TENANT_BEGIN = f"BEGIN; SET LOCAL ROLE {TENANT_ROLE}; SET LOCAL app.organization_id = '{{organization}}'"
+"""The one message that opens a tenant scope (the organization as canonical UUID text: hex digits and dashes)."""
 
 Connection: TypeAlias = "asyncpg.Connection[asyncpg.Record] | asyncpg.pool.PoolConnectionProxy[asyncpg.Record]"
 """A connection as the pool hands it out."""
@@ -46,6 +58,35 @@ async def init_connection(conn: asyncpg.Connection) -> None:
     has_vector = await conn.fetchval("SELECT 1 FROM pg_type WHERE typname = 'vector'")
     if has_vector:
         await register_vector(conn)
+
+
+class PooledConnection(asyncpg.Connection):
+    """A pool connection whose next release may skip the reset query, when its session is known clean."""
+
+    __slots__ = ("_session_clean",)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._session_clean = False
+
+    def mark_session_clean(self) -> None:
+        """Say that nothing was changed in this session since the last reset: the next release sends nothing."""
+        self._session_clean = True
+
+    def get_reset_query(self) -> str:
+        """The reset query of asyncpg, or nothing once after `mark_session_clean` (its rollback still runs)."""
+        if self._session_clean:
+            self._session_clean = False
+            return ""
+        query: str = super().get_reset_query()
+        return query
+
+
+def _mark_clean(conn: Connection) -> None:
+    """Mark a pooled connection's session clean (a connection of another class is reset as usual)."""
+    mark = getattr(conn, "mark_session_clean", None)
+    if mark is not None:
+        mark()
 
 
 class _OneLinePoolWarnings(logging.Filter):
@@ -91,7 +132,11 @@ class Database:
         if migrate:
             await apply_migrations(url)
         pool = await create_pool(
-            url, min_size=settings.pool_min_size, max_size=settings.pool_max_size, init=init_connection
+            url,
+            min_size=settings.pool_min_size,
+            max_size=settings.pool_max_size,
+            init=init_connection,
+            connection_class=PooledConnection,
         )
         return cls(
             pool=pool,
@@ -130,13 +175,43 @@ class Database:
 
     @asynccontextmanager
     async def tenant(self, organization_id: UUID) -> AsyncIterator[Connection]:
-        """A connection in a transaction scoped to one organization, for reads row-level security checks."""
-        async with self._acquire() as conn, conn.transaction():
-            await conn.execute(f"SET LOCAL ROLE {TENANT_ROLE}")
-            await conn.execute("SELECT set_config('app.organization_id', $1, true)", str(organization_id))
-            yield conn
+        """A connection in a transaction scoped to one organization, for reads row-level security checks.
+
+        One message opens the scope and one closes it (ROLLBACK with the pool's reset query); the reads in
+        between are the caller's. Nothing the scope set survives it (module docstring).
+        """
+        begin = _TENANT_BEGIN.format(organization=UUID(str(organization_id)))
+        async with self._acquire() as conn:
+            await conn.execute(begin)
+            try:
+                yield conn
+            except asyncio.CancelledError:
+                raise  # a cancelled read may still be running: the pool's release rolls back and resets
+            except BaseException:
+                await self._end_tenant(conn)
+                raise
+            else:
+                await self._end_tenant(conn)
+
+    @staticmethod
+    async def _end_tenant(conn: Connection) -> None:
+        """ROLLBACK and the whole reset query in one message; then the release need send nothing."""
+        try:
+            await conn.execute("ROLLBACK;\n" + conn.get_reset_query())
+        except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError):
+            return  # the release rolls back and resets (or terminates a broken connection)
+        _mark_clean(conn)
+
+    async def fetch(self, query: str, *args: Any) -> list[asyncpg.Record]:
+        """Run one read on the service role and return its rows (the release sends no reset query)."""
+        async with self._acquire() as conn:
+            rows: list[asyncpg.Record] = await conn.fetch(query, *args)
+            _mark_clean(conn)
+            return rows
 
     async def fetchval(self, query: str, *args: Any) -> Any:
-        """Run one statement on the service role and return the first value."""
+        """Run one statement on the service role and return the first value (no reset query on release)."""
         async with self._acquire() as conn:
-            return await conn.fetchval(query, *args)
+            value = await conn.fetchval(query, *args)
+            _mark_clean(conn)
+            return value

@@ -1,0 +1,351 @@
+"""What one FRONT_DOOR brief costs at the big tenant (issue 24): statements, CPU on both sides, and latency.
+
+`run()` seeds the big-tenant database of `bench_search` once (100,000 chunks in one organization, 20
+look-alike tenants, platform chunks, the 5,000-source tenant and the application rows of `bench_sources`),
+then measures the same build twice in the same session against the same database:
+
+- `after`: this tree's code, in this process;
+- `before`: the code of `BEFORE_COMMIT` (the commit before issue 24's brief work), extracted with `git archive`
+  into a temporary folder and run as a subprocess of this very file (copied in), so the two figures come
+  from one measurement procedure on one database, minutes apart.
+
+For each: the statements one build sends (asyncpg's query logger on every pooled connection: one entry per
+message the client sends, the pool's reset included), Python CPU per brief (`time.process_time` over the
+builds), PostgreSQL CPU per brief (the pooled backends' utime + stime from /proc/<pid>/stat, before and
+after; the server runs on this machine), and the build's p50/p99.
+
+`dense` sweeps the dense half's candidate count and hnsw.ef_search at the big tenant (~72 % of the index)
+and at the 5,000-source tenant (~13 % of the index): dense recall against the exact scan, the overlap of
+the hybrid top 8 with the top 8 fused from the exact dense list, and the search's p50/p95.
+
+`python -m bench.bench_brief_cost --url URL --measure` measures the current code against a seeded database
+(the `before` subprocess); `--seed-only` seeds and leaves the database. Nothing here asserts a timing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+import numpy as np
+from pgvector import Vector
+
+from bench import _search_seed as seed
+from context.builder import DefaultContextBuilder
+from context.models import ContextRequest, ContextSubject, ResourceRef
+from context.packer import ContextPacker
+from context.policies import FRONT_DOOR
+from context.sources import default_registry
+from knowledge.embed import get_embedder
+from state.db import Database
+from state.embedded import embedded_server_url, server_dsn, stop_embedded_server
+from state.settings import load_settings
+
+BEFORE_COMMIT = "21eaf97"
+"""The code before issue 24's brief work (main at i24-bulkpost's base)."""
+DATABASE = "ac_bench_brief_cost"
+BUILDS = 300
+"""Timed FRONT_DOOR builds per measurement, after WARM untimed ones."""
+WARM = 20
+POOL = 16
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _cpu_ticks(pid: int) -> int:
+    """utime + stime of a process, in clock ticks."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])
+
+
+def _connections(db: Database) -> list[Any]:
+    """Every open connection of the pool (min size = max size, so all are open from the start)."""
+    return [h._con for h in db.pool._holders if h._con is not None]
+
+
+async def _scopes(url: str) -> dict[str, Any]:
+    conn = await asyncpg.connect(url)
+    try:
+        doc = await conn.fetchval("SELECT doc FROM public.bench_brief_scopes")
+    finally:
+        await conn.close()
+    return json.loads(doc)
+
+
+def _request(scopes: dict[str, Any]) -> ContextRequest:
+    app = scopes["app"]
+    return ContextRequest(
+        subject=ContextSubject(organization_id=uuid.UUID(scopes["big"]), user_id=uuid.UUID(app["users"][0])),
+        query="stability of the boundary layer flow over the wing at supersonic speed",
+        entities=[
+            *(ResourceRef(kind="crm.company", id=str(c)) for c in app["companies"][:10]),
+            *(ResourceRef(kind="crm.person", id=str(p)) for p in app["people"]),
+            ResourceRef(kind="crm.deal", id=str(app["deal"])),
+        ],
+        conversation_id=uuid.UUID(app["conversation"]),
+    )
+
+
+async def measure(url: str) -> dict[str, Any]:
+    """Statements, CPU and latency of FRONT_DOOR builds with this process's code."""
+    scopes = await _scopes(url)
+    db = await Database.open(load_settings(pool_min_size=POOL, pool_max_size=POOL), url=url, migrate=False)
+    try:
+        request = _request(scopes)
+        builder = DefaultContextBuilder(default_registry(db), ContextPacker())
+        for _ in range(WARM):
+            brief = await builder.build(request, FRONT_DOOR)
+        sent: list[str] = []
+        conns = _connections(db)
+
+        def log(record: Any) -> None:
+            sent.append(record.query)
+
+        for conn in conns:
+            conn.add_query_logger(log)
+        await builder.build(request, FRONT_DOOR)
+        await asyncio.sleep(0.05)  # releases finish their reset after the build returns
+        one_build = list(sent)
+        for conn in conns:
+            conn.remove_query_logger(log)
+
+        pids = [conn.get_server_pid() for conn in _connections(db)]
+        times: list[float] = []
+        pg_before = sum(_cpu_ticks(p) for p in pids)
+        py_before = time.process_time()
+        for _ in range(BUILDS):
+            started = time.perf_counter()
+            await builder.build(request, FRONT_DOOR)
+            times.append((time.perf_counter() - started) * 1000)
+        py_ms = (time.process_time() - py_before) * 1000 / BUILDS
+        await asyncio.sleep(0.05)
+        pg_ms = (sum(_cpu_ticks(p) for p in pids) - pg_before) * 1000 / os.sysconf("SC_CLK_TCK") / BUILDS
+        statements = sum(_statements_in(q) for q in one_build)
+        return {
+            "messages_per_build": len(one_build),
+            "sql_statements_per_build": statements,
+            "messages": _kinds(one_build),
+            "python_cpu_ms_per_brief": round(py_ms, 2),
+            "postgres_cpu_ms_per_brief": round(pg_ms, 2),
+            "cpu_ms_per_brief": round(py_ms + pg_ms, 2),
+            "build_ms": seed.summary(times),
+            "tokens": brief.tokens,
+            "per_source_tokens": brief.per_source_tokens,
+            "failed_sources": brief.failed_sources,
+        }
+    finally:
+        await db.close()
+
+
+def _statements_in(query: str) -> int:
+    """SQL statements in one message: a simple-query message may hold several (none of ours quotes a ';')."""
+    return max(1, sum(1 for part in query.split(";") if part.strip()))
+
+
+def _kinds(queries: list[str]) -> dict[str, int]:
+    """The messages of one build by their first words, for the table in docs/decisions.md."""
+    out: dict[str, int] = {}
+    for q in queries:
+        words = " ".join(q.split())
+        key = words[:60]
+        out[key] = out.get(key, 0) + 1
+    return dict(sorted(out.items(), key=lambda kv: -kv[1]))
+
+
+async def dense_sweep(url: str) -> dict[str, Any]:
+    """Candidate count x ef_search at the big tenant and the 13 % tenant: recall against exact, and time."""
+    scopes = await _scopes(url)
+    vocabulary = seed.Vocabulary()
+    rng = np.random.default_rng(5)
+    texts = seed.queries(rng, vocabulary, 6, 20) + seed.queries(rng, vocabulary, 1, 10)
+    vectors = [Vector(v) for v in await get_embedder(seed.MODEL).embed(texts)]
+    db = await Database.open(load_settings(pool_min_size=2, pool_max_size=2), url=url, migrate=False)
+    hybrid = (
+        "SELECT chunk_id FROM public.knowledge_search($1, $2, $3, true, true, 8, p_query_model => $4, "
+        "p_candidates => $5, p_exact_below => $6, p_ef_search => $7, p_per_source => 3)"
+    )
+    dense = (
+        "SELECT chunk_id FROM public.knowledge_search($1, $2, '', false, true, $3, p_query_model => $4, "
+        "p_exact_below => $5, p_ef_search => $6, p_lexical_weight => 0, p_dense_weight => 1)"
+    )
+    out: dict[str, Any] = {}
+    try:
+        async with db.connection() as conn:
+            index = await conn.fetchval("SELECT count(*) FROM agent.knowledge_chunks")
+        for shape in ("big", "small"):
+            org = uuid.UUID(scopes[shape])
+            async with db.connection() as conn:
+                chunks = await conn.fetchval(
+                    "SELECT count(*) FROM agent.knowledge_chunks c JOIN agent.knowledge_sources s "
+                    "ON s.id = c.source_id WHERE s.organization_id = $1",
+                    org,
+                )
+            rows: dict[str, Any] = {"chunks": chunks, "share_of_index": round(chunks / index, 3)}
+            for candidates in (16, 32, 48):
+                async with db.tenant(org) as conn:
+                    exact_dense = [
+                        {r["chunk_id"] for r in await conn.fetch(dense, org, v, candidates, seed.MODEL, 10**9, None)}
+                        for v in vectors
+                    ]
+                    exact_top = [
+                        [
+                            r["chunk_id"]
+                            for r in await conn.fetch(hybrid, org, v, t, seed.MODEL, candidates, 10**9, None)
+                        ]
+                        for t, v in zip(texts, vectors, strict=True)
+                    ]
+                for ef in (40, 80, 120, 200):
+                    times, recalls, overlaps = [], [], []
+                    for _ in range(2):
+                        for t, v, truth, top in zip(texts, vectors, exact_dense, exact_top, strict=True):
+                            async with db.tenant(org) as conn:
+                                got = {
+                                    r["chunk_id"]
+                                    for r in await conn.fetch(dense, org, v, candidates, seed.MODEL, 0, ef)
+                                }
+                                started = time.perf_counter()
+                                fused = [
+                                    r["chunk_id"]
+                                    for r in await conn.fetch(hybrid, org, v, t, seed.MODEL, candidates, 0, ef)
+                                ]
+                                times.append((time.perf_counter() - started) * 1000)
+                            recalls.append(len(got & truth) / max(1, len(truth)))
+                            overlaps.append(len(set(fused) & set(top)) / max(1, len(top)))
+                    timing = seed.summary(times)
+                    rows[f"candidates_{candidates}_ef_{ef}"] = {
+                        "dense_recall": round(float(np.mean(recalls)), 3),
+                        "hybrid_top8_overlap": round(float(np.mean(overlaps)), 3),
+                        "search_p50_ms": timing["median"],
+                        "search_p95_ms": timing["p95"],
+                    }
+                    print(f"-- dense {shape} c{candidates} ef{ef}: {rows[f'candidates_{candidates}_ef_{ef}']}",
+                          file=sys.stderr, flush=True)  # fmt: skip
+            out[shape] = rows
+    finally:
+        await db.close()
+    return out
+
+
+async def ensure_seeded(server: str) -> str:
+    """The URL of the seeded database on `server`, seeding it first when it is missing (minutes)."""
+    from bench.bench_search import _seed
+    from state.migrate import apply_migrations
+
+    url = server_dsn(server, DATABASE)
+    admin = await asyncpg.connect(server)
+    try:
+        exists = await admin.fetchval("SELECT 1 FROM pg_database WHERE datname = $1", DATABASE)
+        if not exists:
+            await admin.execute(f'CREATE DATABASE "{DATABASE}"')
+    finally:
+        await admin.close()
+    if exists:
+        conn = await asyncpg.connect(url)
+        try:
+            done = await conn.fetchval("SELECT to_regclass('public.bench_brief_scopes') IS NOT NULL")
+        finally:
+            await conn.close()
+        if done:
+            return url
+    await apply_migrations(url)
+    db = await Database.open(load_settings(pool_min_size=2, pool_max_size=4), url=url, migrate=False)
+    try:
+        scopes = await _seed(db)
+    finally:
+        await db.close()
+    doc = {
+        "big": str(scopes["big"]),
+        "small": str(scopes["small"]),
+        "app": json.loads(json.dumps(scopes["app"], default=str)),
+        "seed": scopes["seed"],
+    }
+    conn = await asyncpg.connect(url)
+    try:
+        await conn.execute("CREATE TABLE public.bench_brief_scopes (doc text NOT NULL)")
+        await conn.execute("INSERT INTO public.bench_brief_scopes VALUES ($1)", json.dumps(doc))
+    finally:
+        await conn.close()
+    return url
+
+
+def _measure_before(url: str, tmp: Path) -> dict[str, Any]:
+    """`measure` with the code of BEFORE_COMMIT, in a subprocess (this file copied into that tree)."""
+    tree = tmp / "before"
+    tree.mkdir()
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", BEFORE_COMMIT], check=True, capture_output=True)
+    subprocess.run(["tar", "-x", "-C", str(tree)], input=archive.stdout, check=True)
+    shutil.copy(__file__, tree / "bench" / "bench_brief_cost.py")
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.bench_brief_cost", "--url", url, "--measure"],
+        cwd=tree, env={**os.environ, "PYTHONPATH": str(tree)}, check=True, capture_output=True, text=True,
+    )  # fmt: skip
+    return dict(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+async def _after(url: str) -> dict[str, Any]:
+    return await measure(url)
+
+
+def _compare(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "messages_per_build": {"before": before["messages_per_build"], "after": after["messages_per_build"]},
+        "cpu_ms_per_brief": {"before": before["cpu_ms_per_brief"], "after": after["cpu_ms_per_brief"]},
+        "cpu_ratio_after_over_before": round(after["cpu_ms_per_brief"] / before["cpu_ms_per_brief"], 3),
+        "goals": {"messages_per_build": 20, "cpu_ratio_after_over_before": 0.5, "brief_p50_ms": 10, "brief_p99_ms": 25},
+    }
+
+
+def run() -> dict[str, Any]:
+    """Seed once, then the before / after / before measurements of one session, and the dense sweep."""
+    with tempfile.TemporaryDirectory(prefix="ac-bench-brief-") as tmp:
+        external = os.environ.get("DATABASE_URL")
+        server = external or embedded_server_url(Path(tmp), keep_running=True)
+        try:
+            url = asyncio.run(ensure_seeded(server))
+            first = _measure_before(url, Path(tmp))
+            after = asyncio.run(_after(url))
+            shutil.rmtree(Path(tmp) / "before")
+            second = _measure_before(url, Path(tmp))
+            dense = asyncio.run(dense_sweep(url))
+            return {
+                "before": first,
+                "before_again": second,
+                "after": after,
+                "comparison": _compare(first, after),
+                "dense": dense,
+            }
+        finally:
+            if not external:
+                stop_embedded_server(Path(tmp))
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="bench_brief_cost")
+    parser.add_argument("--url", help="a server URL (seeding) or the seeded database's URL (--measure)")
+    parser.add_argument("--measure", action="store_true")
+    parser.add_argument("--dense", action="store_true")
+    parser.add_argument("--seed-only", action="store_true")
+    args = parser.parse_args(argv)
+    if args.seed_only:
+        print(asyncio.run(ensure_seeded(args.url)))
+    elif args.dense:
+        print(json.dumps(asyncio.run(dense_sweep(args.url))))
+    elif args.measure:
+        print(json.dumps(asyncio.run(measure(args.url)), default=str))
+    else:
+        print(json.dumps(run(), indent=2, default=str))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
