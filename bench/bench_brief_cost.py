@@ -48,7 +48,7 @@ from context.packer import ContextPacker
 from context.policies import FRONT_DOOR
 from context.sources import default_registry
 from knowledge.embed import get_embedder
-from state.db import Database
+from state.db import Database, init_connection
 from state.embedded import embedded_server_url, server_dsn, stop_embedded_server
 from state.settings import load_settings
 
@@ -162,14 +162,21 @@ def _kinds(queries: list[str]) -> dict[str, int]:
     return dict(sorted(out.items(), key=lambda kv: -kv[1]))
 
 
+async def _tenant_connection(url: str, org: uuid.UUID) -> asyncpg.Connection:
+    """A connection of its own holding `org`'s tenant session, so its backend's CPU is the search's alone."""
+    conn = await asyncpg.connect(url)
+    await init_connection(conn)
+    await conn.execute(f"SET ROLE ac_tenant; SET app.organization_id = '{org}'")
+    return conn
+
+
 async def dense_sweep(url: str) -> dict[str, Any]:
-    """Candidate count x ef_search at the big tenant and the 13 % tenant: recall against exact, and time."""
+    """Candidate count x ef_search at the big tenant and the 13 % tenant: recall against exact, time and CPU."""
     scopes = await _scopes(url)
     vocabulary = seed.Vocabulary()
     rng = np.random.default_rng(5)
     texts = seed.queries(rng, vocabulary, 6, 20) + seed.queries(rng, vocabulary, 1, 10)
     vectors = [Vector(v) for v in await get_embedder(seed.MODEL).embed(texts)]
-    db = await Database.open(load_settings(pool_min_size=2, pool_max_size=2), url=url, migrate=False)
     hybrid = (
         "SELECT chunk_id FROM public.knowledge_search($1, $2, $3, true, true, 8, p_query_model => $4, "
         "p_candidates => $5, p_exact_below => $6, p_ef_search => $7, p_per_source => 3)"
@@ -179,60 +186,72 @@ async def dense_sweep(url: str) -> dict[str, Any]:
         "p_exact_below => $5, p_ef_search => $6, p_lexical_weight => 0, p_dense_weight => 1)"
     )
     out: dict[str, Any] = {}
+    service = await asyncpg.connect(url)
     try:
-        async with db.connection() as conn:
-            index = await conn.fetchval("SELECT count(*) FROM agent.knowledge_chunks")
+        index = await service.fetchval("SELECT count(*) FROM agent.knowledge_chunks")
         for shape in ("big", "small"):
             org = uuid.UUID(scopes[shape])
-            async with db.connection() as conn:
-                chunks = await conn.fetchval(
-                    "SELECT count(*) FROM agent.knowledge_chunks c JOIN agent.knowledge_sources s "
-                    "ON s.id = c.source_id WHERE s.organization_id = $1",
-                    org,
-                )
+            chunks = await service.fetchval(
+                "SELECT count(*) FROM agent.knowledge_chunks c JOIN agent.knowledge_sources s "
+                "ON s.id = c.source_id WHERE s.organization_id = $1",
+                org,
+            )
             rows: dict[str, Any] = {"chunks": chunks, "share_of_index": round(chunks / index, 3)}
-            for candidates in (16, 32, 48):
-                async with db.tenant(org) as conn:
+            truth_conn, timed = await _tenant_connection(url, org), await _tenant_connection(url, org)
+            pid = timed.get_server_pid()
+            try:
+                for candidates in (16, 24, 32, 48):
                     exact_dense = [
-                        {r["chunk_id"] for r in await conn.fetch(dense, org, v, candidates, seed.MODEL, 10**9, None)}
+                        {
+                            r["chunk_id"]
+                            for r in await truth_conn.fetch(dense, org, v, candidates, seed.MODEL, 10**9, None)
+                        }
                         for v in vectors
                     ]
                     exact_top = [
-                        [
+                        {
                             r["chunk_id"]
-                            for r in await conn.fetch(hybrid, org, v, t, seed.MODEL, candidates, 10**9, None)
-                        ]
+                            for r in await truth_conn.fetch(hybrid, org, v, t, seed.MODEL, candidates, 10**9, None)
+                        }
                         for t, v in zip(texts, vectors, strict=True)
                     ]
-                for ef in (40, 80, 120, 200):
-                    times, recalls, overlaps = [], [], []
-                    for _ in range(2):
-                        for t, v, truth, top in zip(texts, vectors, exact_dense, exact_top, strict=True):
-                            async with db.tenant(org) as conn:
-                                got = {
+                    for ef in (40, 80, 120, 200):
+                        recalls = [
+                            len(
+                                {
                                     r["chunk_id"]
-                                    for r in await conn.fetch(dense, org, v, candidates, seed.MODEL, 0, ef)
+                                    for r in await truth_conn.fetch(dense, org, v, candidates, seed.MODEL, 0, ef)
                                 }
+                                & truth
+                            )
+                            / max(1, len(truth))
+                            for v, truth in zip(vectors, exact_dense, strict=True)
+                        ]
+                        times, overlaps = [], []
+                        ticks = _cpu_ticks(pid)
+                        for _ in range(2):
+                            for t, v, top in zip(texts, vectors, exact_top, strict=True):
                                 started = time.perf_counter()
-                                fused = [
-                                    r["chunk_id"]
-                                    for r in await conn.fetch(hybrid, org, v, t, seed.MODEL, candidates, 0, ef)
-                                ]
+                                got = await timed.fetch(hybrid, org, v, t, seed.MODEL, candidates, 0, ef)
                                 times.append((time.perf_counter() - started) * 1000)
-                            recalls.append(len(got & truth) / max(1, len(truth)))
-                            overlaps.append(len(set(fused) & set(top)) / max(1, len(top)))
-                    timing = seed.summary(times)
-                    rows[f"candidates_{candidates}_ef_{ef}"] = {
-                        "dense_recall": round(float(np.mean(recalls)), 3),
-                        "hybrid_top8_overlap": round(float(np.mean(overlaps)), 3),
-                        "search_p50_ms": timing["median"],
-                        "search_p95_ms": timing["p95"],
-                    }
-                    print(f"-- dense {shape} c{candidates} ef{ef}: {rows[f'candidates_{candidates}_ef_{ef}']}",
-                          file=sys.stderr, flush=True)  # fmt: skip
+                                overlaps.append(len({r["chunk_id"] for r in got} & top) / max(1, len(top)))
+                        cpu = (_cpu_ticks(pid) - ticks) * 1000 / os.sysconf("SC_CLK_TCK") / len(times)
+                        timing = seed.summary(times)
+                        key = f"candidates_{candidates}_ef_{ef}"
+                        rows[key] = {
+                            "dense_recall": round(float(np.mean(recalls)), 3),
+                            "hybrid_top8_overlap": round(float(np.mean(overlaps)), 3),
+                            "search_p50_ms": timing["median"],
+                            "search_p95_ms": timing["p95"],
+                            "postgres_cpu_ms_per_search": round(cpu, 2),
+                        }
+                        print(f"-- dense {shape} {key}: {rows[key]}", file=sys.stderr, flush=True)
+            finally:
+                await truth_conn.close()
+                await timed.close()
             out[shape] = rows
     finally:
-        await db.close()
+        await service.close()
     return out
 
 

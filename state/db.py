@@ -1,23 +1,20 @@
 """The database boundary: one asyncpg pool with pgvector's codecs, and tenant-scoped connections.
 
 `Database.open(settings)` connects to `DATABASE_URL` or starts the embedded default, applies the
-migrations, and opens the pool. `Database.tenant(organization_id)` hands out a connection inside a
-transaction that runs as the `ac_tenant` role with `app.organization_id` set, so row-level security
-checks the tenancy a second time behind every explicit filter. Nothing outside `state` opens a pool.
+migrations, and opens the pool. `Database.tenant(organization_id)` hands out a connection that runs as
+the `ac_tenant` role with `app.organization_id` set, so row-level security checks the tenancy a second
+time behind every explicit filter. Nothing outside `state` opens a pool.
 
-What a tenant scope sends (issue 24): one message opens it (`BEGIN; SET LOCAL ROLE ...; SET LOCAL
-app.organization_id ...`), the reads follow, and one message closes it: `ROLLBACK` and the pool's whole reset
-query (advisory locks, cursors, LISTEN, RESET ALL) together. ROLLBACK undoes every setting made inside the
-transaction, local or not, and the tenant role can write nothing (a test holds both), so nothing of the scope
-reaches the next borrower, and the pool's release, told the session is clean, sends nothing more.
-`Database.fetch` / `fetchval` run one statement on the service role and release the connection without the
-reset query: the connection never left this module, and one SELECT changes no session state. Every other
-connection (`Database.connection()`) gets asyncpg's full reset on release, as before.
-
-A database that cannot be reached, at open or when the pool makes a new connection, is one
-`DatabaseUnavailableError` naming `host:port` (`state._connect`). A pool on the embedded default knows
-its data folder, so a service whose embedded server was stopped under it can start it again
-(`restart_embedded`).
+What a tenant scope sends (issue 24): nothing but its reads when the connection it borrows is already
+that organization's. A pooled connection remembers which session it holds (the service role, or the tenant
+role with one organization set at session level), and the pool's `setup` hook, which runs on every
+acquisition whatever path asked for it (`tenant`, `connection`, `fetch`, `pool.fetch`, `pool.acquire`),
+switches it to the session the borrower asked for in one message before the borrower's first statement:
+`RESET ROLE; RESET ALL` for the service role, `RESET ALL; SET ROLE ...; SET app.organization_id ...` for a
+tenant. So no borrower ever sees another organization's setting or the tenant role it did not ask for, and
+row-level security still checks every tenant read. A release after a scope or a one-statement read of this
+module sends nothing (the connection never left this module, or its session is the tracked one); any other
+release gets asyncpg's full reset query plus `RESET ROLE`, after which the session is the service one.
 """
 
 from __future__ import annotations
@@ -27,9 +24,10 @@ import json
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeAlias
+from typing import Any, Final, TypeAlias
 from uuid import UUID
 
 import asyncpg
@@ -44,8 +42,15 @@ __all__ = ["Connection", "Database", "PooledConnection", "init_connection", "res
 
 TENANT_ROLE = "ac_tenant"
 
-_TENANT_BEGIN = f"BEGIN; SET LOCAL ROLE {TENANT_ROLE}; SET LOCAL app.organization_id = '{{organization}}'"
-"""The one message that opens a tenant scope (the organization as canonical UUID text: hex digits and dashes)."""
+_TO_TENANT = f"RESET ALL; SET ROLE {TENANT_ROLE}; SET app.organization_id = '{{organization}}'"
+"""The one message that makes a session one organization's (canonical UUID text: hex digits and dashes only)."""
+_TO_SERVICE = "RESET ROLE; RESET ALL"
+"""The one message that makes a tenant session the service role's again."""
+_UNKNOWN: Final = "unknown"
+"""The session of a connection whose last switch or reset did not finish: the next acquisition switches it."""
+
+_WANTED: ContextVar[UUID | None] = ContextVar("ac_context_wanted_session", default=None)
+"""The session the acquisition in progress asks for: an organization (a tenant scope) or None (the service)."""
 
 Connection: TypeAlias = "asyncpg.Connection[asyncpg.Record] | asyncpg.pool.PoolConnectionProxy[asyncpg.Record]"
 """A connection as the pool hands it out."""
@@ -61,25 +66,48 @@ async def init_connection(conn: asyncpg.Connection) -> None:
 
 
 class PooledConnection(asyncpg.Connection):
-    """A pool connection whose next release may skip the reset query, when its session is known clean."""
+    """A pool connection that knows which session it holds, and whose release may skip the reset query."""
 
-    __slots__ = ("_session_clean",)
+    __slots__ = ("_session", "_session_clean")
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self._session: UUID | str | None = None
         self._session_clean = False
 
+    def session(self) -> UUID | str | None:
+        """The organization this session is scoped to, None for the service role, or `_UNKNOWN`."""
+        return self._session
+
+    def set_session(self, session: UUID | str | None) -> None:
+        """Record the session a switch just made (or `_UNKNOWN` before one is sent)."""
+        self._session = session
+
     def mark_session_clean(self) -> None:
-        """Say that nothing was changed in this session since the last reset: the next release sends nothing."""
+        """Say that nothing but tracked state changed since the acquisition: the next release sends nothing."""
         self._session_clean = True
 
     def get_reset_query(self) -> str:
-        """The reset query of asyncpg, or nothing once after `mark_session_clean` (its rollback still runs)."""
+        """Nothing once after `mark_session_clean`; else asyncpg's reset query and RESET ROLE (the service)."""
         if self._session_clean:
             self._session_clean = False
             return ""
+        self._session = None  # RESET ALL clears the organization, RESET ROLE the role: a service session
         query: str = super().get_reset_query()
-        return query
+        return query + "\nRESET ROLE;"
+
+
+async def _switch_session(conn: Connection) -> None:
+    """The pool's `setup`: make the session the one this acquisition asked for, in one message when it differs."""
+    session, set_session = getattr(conn, "session", None), getattr(conn, "set_session", None)
+    if session is None or set_session is None:
+        return  # not a PooledConnection: a pool this module did not open
+    wanted = _WANTED.get()
+    if session() == wanted:
+        return
+    set_session(_UNKNOWN)
+    await conn.execute(_TO_SERVICE if wanted is None else _TO_TENANT.format(organization=wanted))
+    set_session(wanted)
 
 
 def _mark_clean(conn: Connection) -> None:
@@ -136,6 +164,7 @@ class Database:
             min_size=settings.pool_min_size,
             max_size=settings.pool_max_size,
             init=init_connection,
+            setup=_switch_session,
             connection_class=PooledConnection,
         )
         return cls(
@@ -156,12 +185,18 @@ class Database:
         return await asyncio.to_thread(restart_embedded_server, self.embedded_dir, idle_timeout_s=self.idle_timeout_s)
 
     @asynccontextmanager
-    async def _acquire(self) -> AsyncIterator[Connection]:
-        """A pooled connection; the new connection the pool makes for it failing is `DatabaseUnavailableError`."""
+    async def _acquire(self, organization_id: UUID | None = None) -> AsyncIterator[Connection]:
+        """A pooled connection holding the service session, or `organization_id`'s tenant session.
+
+        The new connection the pool makes for it failing is `DatabaseUnavailableError`.
+        """
+        token = _WANTED.set(organization_id)
         try:
             conn = await self.pool.acquire()
         except (OSError, TimeoutError, asyncpg.PostgresError) as exc:
             raise translate_connect_error(exc, url=self.url) from exc
+        finally:
+            _WANTED.reset(token)  # an acquisition inside the scope asks for the service again
         try:
             yield conn
         finally:
@@ -175,32 +210,21 @@ class Database:
 
     @asynccontextmanager
     async def tenant(self, organization_id: UUID) -> AsyncIterator[Connection]:
-        """A connection in a transaction scoped to one organization, for reads row-level security checks.
+        """A connection scoped to one organization (the tenant role), for reads row-level security checks.
 
-        One message opens the scope and one closes it (ROLLBACK with the pool's reset query); the reads in
-        between are the caller's. Nothing the scope set survives it (module docstring).
+        The pool's `setup` switched the session to this organization before the first read, in one message
+        or none (module docstring); the release sends nothing unless the scope was cancelled mid-read.
         """
-        begin = _TENANT_BEGIN.format(organization=UUID(str(organization_id)))
-        async with self._acquire() as conn:
-            await conn.execute(begin)
+        async with self._acquire(UUID(str(organization_id))) as conn:
             try:
                 yield conn
             except asyncio.CancelledError:
-                raise  # a cancelled read may still be running: the pool's release rolls back and resets
+                raise  # a cancelled read may still be running: the release resets the whole session
             except BaseException:
-                await self._end_tenant(conn)
+                _mark_clean(conn)
                 raise
             else:
-                await self._end_tenant(conn)
-
-    @staticmethod
-    async def _end_tenant(conn: Connection) -> None:
-        """ROLLBACK and the whole reset query in one message; then the release need send nothing."""
-        try:
-            await conn.execute("ROLLBACK;\n" + conn.get_reset_query())
-        except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError):
-            return  # the release rolls back and resets (or terminates a broken connection)
-        _mark_clean(conn)
+                _mark_clean(conn)
 
     async def fetch(self, query: str, *args: Any) -> list[asyncpg.Record]:
         """Run one read on the service role and return its rows (the release sends no reset query)."""
