@@ -116,7 +116,7 @@ async def measure(url: str) -> dict[str, Any]:
         conns = _connections(db)
 
         def log(record: Any) -> None:
-            if not record.query.lstrip().startswith(_INTROSPECTION):
+            if not " ".join(record.query.split()).startswith(_INTROSPECTION):
                 sent.append(record.query)
 
         for conn in conns:
@@ -154,6 +154,7 @@ async def measure(url: str) -> dict[str, Any]:
             "messages_per_build_after_another_tenant": len(after_another),
             "sql_statements_per_build": statements,
             "messages": _kinds(one_build),
+            "messages_after_another_tenant": _kinds(after_another),
             "python_cpu_ms_per_brief": round(py_ms, 2),
             "postgres_cpu_ms_per_brief": round(pg_ms, 2),
             "cpu_ms_per_brief": round(py_ms + pg_ms, 2),
