@@ -82,10 +82,9 @@ async def read_live_memories(
     if limit <= 0:
         return []
     chain_user = user_id if reads_user_chain(user_id, trigger_id) else None
-    async with db.connection() as conn:
-        return await repo.fetch_live_memories(
-            conn, organization_id=organization_id, definition_id=definition_id, user_id=chain_user, limit=limit
-        )
+    return await repo.fetch_live_memories(
+        db, organization_id=organization_id, definition_id=definition_id, user_id=chain_user, limit=limit
+    )
 
 
 async def count_live_memories(
@@ -117,10 +116,9 @@ async def read_personal_memories(
     if limit <= 0 or not reads_personal_memory(user_id, trigger_id):
         return []
     assert user_id is not None
-    async with db.connection() as conn:
-        return await repo.fetch_personal_memories(
-            conn, organization_id=organization_id, definition_id=definition_id, user_id=user_id, limit=limit
-        )
+    return await repo.fetch_personal_memories(
+        db, organization_id=organization_id, definition_id=definition_id, user_id=user_id, limit=limit
+    )
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from uuid import UUID
 import asyncpg
 
 from memory.models import AgentMemory, LiveMemory
-from state.db import Connection
+from state.db import Connection, Database
 from state.errors import translate_db_error
 from state.queries import load_queries
 
@@ -166,7 +166,7 @@ async def count_run_remembers(conn: Connection, run_id: UUID) -> int:
 
 
 async def fetch_live_memories(
-    conn: Connection,
+    conn: Connection | Database,
     *,
     organization_id: UUID,
     definition_id: UUID | None,
@@ -186,7 +186,7 @@ async def count_live_memories(
 
 
 async def fetch_personal_memories(
-    conn: Connection, *, organization_id: UUID, definition_id: UUID | None, user_id: UUID, limit: int
+    conn: Connection | Database, *, organization_id: UUID, definition_id: UUID | None, user_id: UUID, limit: int
 ) -> list[LiveMemory]:
     """The `personal_memory` source read: one person's preference.* memories in one definition (None: all)."""
     rows = await conn.fetch(QUERIES["fetch_personal_memories"], organization_id, definition_id, user_id, limit)

@@ -1,14 +1,20 @@
 """The database boundary: one asyncpg pool with pgvector's codecs, and tenant-scoped connections.
 
 `Database.open(settings)` connects to `DATABASE_URL` or starts the embedded default, applies the
-migrations, and opens the pool. `Database.tenant(organization_id)` hands out a connection inside a
-transaction that runs as the `ac_tenant` role with `app.organization_id` set, so row-level security
-checks the tenancy a second time behind every explicit filter. Nothing outside `state` opens a pool.
+migrations, and opens the pool. `Database.tenant(organization_id)` hands out a connection that runs as
+the `ac_tenant` role with `app.organization_id` set, so row-level security checks the tenancy a second
+time behind every explicit filter. Nothing outside `state` opens a pool.
 
-A database that cannot be reached, at open or when the pool makes a new connection, is one
-`DatabaseUnavailableError` naming `host:port` (`state._connect`). A pool on the embedded default knows
-its data folder, so a service whose embedded server was stopped under it can start it again
-(`restart_embedded`).
+What a tenant scope sends (issue 24): nothing but its reads when the connection it borrows is already
+that organization's. A pooled connection remembers which session it holds (the service role, or the tenant
+role with one organization set at session level), and the pool's `setup` hook, which runs on every
+acquisition whatever path asked for it (`tenant`, `connection`, `fetch`, `pool.fetch`, `pool.acquire`),
+switches it to the session the borrower asked for in one message before the borrower's first statement:
+`RESET ROLE; RESET ALL` for the service role, `RESET ALL; SET ROLE ...; SET app.organization_id ...` for a
+tenant. So no borrower ever sees another organization's setting or the tenant role it did not ask for, and
+row-level security still checks every tenant read. A release after a scope or a one-statement read of this
+module sends nothing (the connection never left this module, or its session is the tracked one); any other
+release gets asyncpg's full reset query plus `RESET ROLE`, after which the session is the service one.
 """
 
 from __future__ import annotations
@@ -18,9 +24,10 @@ import json
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeAlias
+from typing import Any, Final, TypeAlias
 from uuid import UUID
 
 import asyncpg
@@ -31,9 +38,19 @@ from state.embedded import embedded_server_url, restart_embedded_server
 from state.errors import connect_failure_reason, translate_connect_error
 from state.settings import Settings
 
-__all__ = ["Connection", "Database", "init_connection", "resolve_database_url"]
+__all__ = ["Connection", "Database", "PooledConnection", "init_connection", "resolve_database_url"]
 
 TENANT_ROLE = "ac_tenant"
+
+_TO_TENANT = f"RESET ALL; SET ROLE {TENANT_ROLE}; SET app.organization_id = '{{organization}}'"
+"""The one message that makes a session one organization's (canonical UUID text: hex digits and dashes only)."""
+_TO_SERVICE = "RESET ROLE; RESET ALL"
+"""The one message that makes a tenant session the service role's again."""
+_UNKNOWN: Final = "unknown"
+"""The session of a connection whose last switch or reset did not finish: the next acquisition switches it."""
+
+_WANTED: ContextVar[UUID | None] = ContextVar("ac_context_wanted_session", default=None)
+"""The session the acquisition in progress asks for: an organization (a tenant scope) or None (the service)."""
 
 Connection: TypeAlias = "asyncpg.Connection[asyncpg.Record] | asyncpg.pool.PoolConnectionProxy[asyncpg.Record]"
 """A connection as the pool hands it out."""
@@ -46,6 +63,58 @@ async def init_connection(conn: asyncpg.Connection) -> None:
     has_vector = await conn.fetchval("SELECT 1 FROM pg_type WHERE typname = 'vector'")
     if has_vector:
         await register_vector(conn)
+
+
+class PooledConnection(asyncpg.Connection):
+    """A pool connection that knows which session it holds, and whose release may skip the reset query."""
+
+    __slots__ = ("_session", "_session_clean")
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._session: UUID | str | None = None
+        self._session_clean = False
+
+    def session(self) -> UUID | str | None:
+        """The organization this session is scoped to, None for the service role, or `_UNKNOWN`."""
+        return self._session
+
+    def set_session(self, session: UUID | str | None) -> None:
+        """Record the session a switch just made (or `_UNKNOWN` before one is sent)."""
+        self._session = session
+
+    def mark_session_clean(self) -> None:
+        """Say that nothing but tracked state changed since the acquisition: the next release sends nothing."""
+        self._session_clean = True
+
+    def get_reset_query(self) -> str:
+        """Nothing once after `mark_session_clean`; else asyncpg's reset query and RESET ROLE (the service)."""
+        if self._session_clean:
+            self._session_clean = False
+            return ""
+        self._session = None  # RESET ALL clears the organization, RESET ROLE the role: a service session
+        query: str = super().get_reset_query()
+        return query + "\nRESET ROLE;"
+
+
+async def _switch_session(conn: Connection) -> None:
+    """The pool's `setup`: make the session the one this acquisition asked for, in one message when it differs."""
+    session, set_session = getattr(conn, "session", None), getattr(conn, "set_session", None)
+    if session is None or set_session is None:
+        return  # not a PooledConnection: a pool this module did not open
+    wanted = _WANTED.get()
+    if session() == wanted:
+        return
+    set_session(_UNKNOWN)
+    await conn.execute(_TO_SERVICE if wanted is None else _TO_TENANT.format(organization=wanted))
+    set_session(wanted)
+
+
+def _mark_clean(conn: Connection) -> None:
+    """Mark a pooled connection's session clean (a connection of another class is reset as usual)."""
+    mark = getattr(conn, "mark_session_clean", None)
+    if mark is not None:
+        mark()
 
 
 class _OneLinePoolWarnings(logging.Filter):
@@ -91,7 +160,12 @@ class Database:
         if migrate:
             await apply_migrations(url)
         pool = await create_pool(
-            url, min_size=settings.pool_min_size, max_size=settings.pool_max_size, init=init_connection
+            url,
+            min_size=settings.pool_min_size,
+            max_size=settings.pool_max_size,
+            init=init_connection,
+            setup=_switch_session,
+            connection_class=PooledConnection,
         )
         return cls(
             pool=pool,
@@ -111,12 +185,18 @@ class Database:
         return await asyncio.to_thread(restart_embedded_server, self.embedded_dir, idle_timeout_s=self.idle_timeout_s)
 
     @asynccontextmanager
-    async def _acquire(self) -> AsyncIterator[Connection]:
-        """A pooled connection; the new connection the pool makes for it failing is `DatabaseUnavailableError`."""
+    async def _acquire(self, organization_id: UUID | None = None) -> AsyncIterator[Connection]:
+        """A pooled connection holding the service session, or `organization_id`'s tenant session.
+
+        The new connection the pool makes for it failing is `DatabaseUnavailableError`.
+        """
+        token = _WANTED.set(organization_id)
         try:
             conn = await self.pool.acquire()
         except (OSError, TimeoutError, asyncpg.PostgresError) as exc:
             raise translate_connect_error(exc, url=self.url) from exc
+        finally:
+            _WANTED.reset(token)  # an acquisition inside the scope asks for the service again
         try:
             yield conn
         finally:
@@ -130,13 +210,32 @@ class Database:
 
     @asynccontextmanager
     async def tenant(self, organization_id: UUID) -> AsyncIterator[Connection]:
-        """A connection in a transaction scoped to one organization, for reads row-level security checks."""
-        async with self._acquire() as conn, conn.transaction():
-            await conn.execute(f"SET LOCAL ROLE {TENANT_ROLE}")
-            await conn.execute("SELECT set_config('app.organization_id', $1, true)", str(organization_id))
-            yield conn
+        """A connection scoped to one organization (the tenant role), for reads row-level security checks.
+
+        The pool's `setup` switched the session to this organization before the first read, in one message
+        or none (module docstring); the release sends nothing unless the scope was cancelled mid-read.
+        """
+        async with self._acquire(UUID(str(organization_id))) as conn:
+            try:
+                yield conn
+            except asyncio.CancelledError:
+                raise  # a cancelled read may still be running: the release resets the whole session
+            except BaseException:
+                _mark_clean(conn)
+                raise
+            else:
+                _mark_clean(conn)
+
+    async def fetch(self, query: str, *args: Any) -> list[asyncpg.Record]:
+        """Run one read on the service role and return its rows (the release sends no reset query)."""
+        async with self._acquire() as conn:
+            rows: list[asyncpg.Record] = await conn.fetch(query, *args)
+            _mark_clean(conn)
+            return rows
 
     async def fetchval(self, query: str, *args: Any) -> Any:
-        """Run one statement on the service role and return the first value."""
+        """Run one statement on the service role and return the first value (no reset query on release)."""
         async with self._acquire() as conn:
-            return await conn.fetchval(query, *args)
+            value = await conn.fetchval(query, *args)
+            _mark_clean(conn)
+            return value

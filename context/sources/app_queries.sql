@@ -18,6 +18,23 @@ SELECT count(*) AS total
 FROM public.org_documents
 WHERE organization_id = $1 AND active;
 
+-- name: conversation_with_messages
+-- A conversation's summary and its newest messages in one read, newest first (a conversation with no message
+-- gives one row whose message columns are NULL; an unknown or another organization's conversation, none).
+-- Both tables are filtered by the organization explicitly (row-level security checks it again).
+-- $1 organization id, $2 conversation id, $3 message limit.
+SELECT c.summary, c.summary_updated_at, m.id AS message_id, m.role, m.content, m.created_at
+FROM public.conversations AS c
+LEFT JOIN LATERAL (
+    SELECT cm.id, cm.role, cm.content, cm.created_at
+    FROM public.conversation_messages AS cm
+    WHERE cm.organization_id = $1 AND cm.conversation_id = c.id
+    ORDER BY cm.created_at DESC, cm.id DESC
+    LIMIT $3
+) AS m ON true
+WHERE c.organization_id = $1 AND c.id = $2
+ORDER BY m.created_at DESC NULLS LAST, m.id DESC;
+
 -- name: visible_definitions
 -- The published Agents, Workflows and Skills the organization sees: its own, then the platform templates.
 -- Reads only the safe summary, never the context policy. $1 organization id, $2 row limit.

@@ -1,7 +1,8 @@
 """The `conversation` source: the summary and recent messages of the request's conversation.
 
-It reads `request.conversation_id` for the subject's organization through `scoped_db` (nothing without a
-conversation id, nothing for a conversation of another organization). The newest message is returned
+It reads `request.conversation_id` for the subject's organization through `scoped_db`, the summary and the
+recent messages in one statement (`conversation_with_messages`; nothing without a conversation id, nothing
+for a conversation of another organization). The newest message is returned
 first, so the packer spends it first and never cuts it; then the summary; then the older recent messages,
 newest to oldest, so a tight budget drops the oldest. `rank_in_section` lays the section out in
 chronological order: the summary on top, then the messages oldest to newest. `spec.limit` caps the
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 from context.models import ContextItem, ContextRequest, ContextSourceSpec
 from context.options import ConversationOptions
-from context.sources._app_common import item_tokens
+from context.sources._app_common import APP_QUERIES, item_tokens
 from context.sources._base import DatabaseSource
 from state.scoped import scoped_db
 
@@ -40,20 +41,12 @@ class ConversationContextSource(DatabaseSource):
         options = ConversationOptions.model_validate(spec.options)
         limit = DEFAULT_MESSAGE_LIMIT if spec.limit is None else spec.limit
         async with scoped_db(self._db, request.subject.organization_id) as client:
-            conversations = await client.select(
-                "conversations",
-                ["id", "summary", "summary_updated_at"],
-                where={"id": request.conversation_id},
+            rows = await client.fetch_named(
+                APP_QUERIES["conversation_with_messages"], request.conversation_id, limit, table="conversations"
             )
-            if not conversations:
-                return []
-            messages = await client.select(
-                "conversation_messages",
-                ["id", "role", "content", "created_at"],
-                where={"conversation_id": request.conversation_id},
-                order_by=["created_at DESC", "id DESC"],
-                limit=limit,
-            )
+        if not rows:
+            return []
+        messages = [row for row in rows if row["message_id"] is not None]
         count = len(messages)
         message_items = [
             ContextItem(
@@ -67,7 +60,7 @@ class ConversationContextSource(DatabaseSource):
             )
             for index, row in enumerate(messages)
         ]
-        summary = conversations[0]["summary"]
+        summary = rows[0]["summary"]
         summary_items: list[ContextItem] = []
         if options.include_summary and isinstance(summary, str) and summary.strip():
             summary_items.append(
@@ -76,7 +69,7 @@ class ConversationContextSource(DatabaseSource):
                     kind="conversation",
                     title="Summary",
                     body=summary,
-                    recorded_at=conversations[0]["summary_updated_at"],
+                    recorded_at=rows[0]["summary_updated_at"],
                     tokens=item_tokens(summary),
                     rank_in_section=_SUMMARY_RANK,
                 )

@@ -135,19 +135,19 @@ class RunHistoryContextSource(DatabaseSource):
         if subject.user_id is None and subject.trigger_id is None and not entities:
             return []
         current: UUID | None = request.run_id
-        # The service connection, not db.tenant(): under row-level security the planner may not use the GIN
-        # index for `@>` (jsonb_contains is not leakproof) and scans the whole window instead (measured
-        # 0.5-1.6 s on 20,000 runs). Every branch of the statement filters the organization explicitly.
-        async with self._db.connection() as conn:
-            rows = await conn.fetch(
-                APP_QUERIES["run_history"],
-                subject.organization_id,
-                options.lookback_hours,
-                current,
-                subject.user_id,
-                subject.trigger_id,
-                [r.kind for r in entities],
-                [r.id for r in entities],
-                limit,
-            )
+        # The service role (one read, `Database.fetch`), not db.tenant(): under row-level security the planner
+        # may not use the GIN index for `@>` (jsonb_contains is not leakproof) and scans the whole window
+        # instead (measured 0.5-1.6 s on 20,000 runs).
+        # Every branch of the statement filters the organization explicitly.
+        rows = await self._db.fetch(
+            APP_QUERIES["run_history"],
+            subject.organization_id,
+            options.lookback_hours,
+            current,
+            subject.user_id,
+            subject.trigger_id,
+            [r.kind for r in entities],
+            [r.id for r in entities],
+            limit,
+        )
         return [run_item(dict(row), source=self.name) for row in rows]
