@@ -366,6 +366,27 @@ def _compare(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def goal_report(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """Issue 24's brief goals beside this run's figures (CPU: after over the mean of the two before runs)."""
+    from bench._goals import goal  # here: this file also runs inside the before tree, which has no _goals
+
+    after = result["after"]
+    befores = [b["cpu_ms_per_brief"] for b in (result["before"], result["before_again"]) if "skipped" not in b]
+    ratio = round(after["cpu_ms_per_brief"] / (sum(befores) / len(befores)), 3) if befores else None
+    search = "the knowledge_search statement: most of PostgreSQL's share of a build (docs/decisions.md, issue 24)"
+    return [
+        goal("statements (messages) per FRONT_DOOR build", after["messages_per_build"], at_most=20),
+        goal("messages per build when every connection last held another tenant",
+             after["messages_per_build_after_another_tenant"], at_most=20),
+        goal("CPU per brief, Python + PostgreSQL, over the code before issue 24", ratio, at_most=0.5, unit="x",
+             note=f"{after['cpu_ms_per_brief']} ms (Python {after['python_cpu_ms_per_brief']}, PostgreSQL "
+             f"{after['postgres_cpu_ms_per_brief']}) against {befores} ms; {search}"),
+        goal("FRONT_DOOR brief p50 at the big tenant", after["build_ms"]["median"], at_most=10, unit=" ms",
+             note=search),
+        goal("FRONT_DOOR brief p99 at the big tenant", after["build_ms"]["p99"], at_most=25, unit=" ms", note=search),
+    ]  # fmt: skip
+
+
 def run() -> dict[str, Any]:
     """Seed once, then the before / after / before measurements of one session, and the dense sweep."""
     with tempfile.TemporaryDirectory(prefix="ac-bench-brief-") as tmp:
@@ -378,13 +399,15 @@ def run() -> dict[str, Any]:
             shutil.rmtree(Path(tmp) / "before")
             second = _measure_before(url, Path(tmp))
             dense = asyncio.run(dense_sweep(url))
-            return {
+            result = {
                 "before": first,
                 "before_again": second,
                 "after": after,
                 "comparison": _compare(first, after),
                 "dense": dense,
             }
+            result["goal_report"] = goal_report(result)
+            return result
         finally:
             if not external:
                 stop_embedded_server(Path(tmp))
