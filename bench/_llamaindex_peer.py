@@ -33,15 +33,13 @@ HNSW = {"hnsw_m": 16, "hnsw_ef_construction": 64, "hnsw_ef_search": 40, "hnsw_di
 def _embedding_class() -> type:
     from llama_index.core.embeddings import BaseEmbedding
 
-    from knowledge._embed_providers import _load_wordllama
-    from knowledge.embed import normalise_rows
+    from knowledge.embed import WordLlamaEmbedder
 
     class WordLlamaEmbedding(BaseEmbedding):  # type: ignore[misc]
         """The project's WordLlama vectors, computed the way `WordLlamaEmbedder` computes them."""
 
         def _vectors(self, texts: list[str]) -> list[list[float]]:
-            raw = np.asarray(_load_wordllama().embed(texts, norm=False, batch_size=EMBED_BATCH), dtype=np.float32)
-            return normalise_rows(raw).tolist()  # type: ignore[no-any-return]
+            return np.asarray(WordLlamaEmbedder._embed_blocking(texts)).tolist()  # type: ignore[no-any-return]
 
         def _get_query_embedding(self, query: str) -> list[float]:
             return self._vectors([query])[0]
