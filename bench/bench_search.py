@@ -36,7 +36,7 @@ import numpy as np
 from pgvector import Vector
 
 from bench import _search_seed as seed
-from bench._search_quality import cranfield_quality
+from bench._search_quality import search_quality
 from bench.bench_sources import _seed_tenant
 from context.builder import DefaultContextBuilder
 from context.models import ContextPolicy, ContextRequest, ContextSubject, ResourceRef
@@ -77,7 +77,7 @@ async def _run() -> dict[str, Any]:
             try:
                 result: dict[str, Any] = {"model": seed.MODEL}
                 store = LocalObjectStore(Path(tmp) / "objects")
-                result["quality"] = _report("quality", await cranfield_quality(db, store))
+                result["quality"] = _report("quality", await search_quality(db, store))
                 scopes = await _seed(db)
                 result["seed"] = _report("seed", scopes["seed"])
                 result["big_tenant"] = _report("big_tenant", await _big_tenant(db, scopes))

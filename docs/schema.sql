@@ -762,10 +762,10 @@ CREATE FUNCTION public.current_organization_id() RETURNS uuid
     AS $$ SELECT nullif(current_setting('app.organization_id', true), '')::uuid $$;
 
 --
--- Name: knowledge_search(uuid, public.vector, text, boolean, boolean, integer, text, double precision, double precision, integer, integer, integer, text, double precision, integer, integer, integer, double precision, double precision); Type: FUNCTION; Schema: public; Owner: -
+-- Name: knowledge_search(uuid, public.vector, text, boolean, boolean, integer, text, double precision, double precision, integer, integer, integer, text, double precision, integer, integer, integer, double precision, double precision, double precision); Type: FUNCTION; Schema: public; Owner: -
 --
 
-CREATE FUNCTION public.knowledge_search(p_organization_id uuid, p_query_embedding public.vector, p_query_text text, p_include_platform boolean, p_include_organization boolean, p_limit integer, p_query_model text DEFAULT NULL::text, p_dense_weight double precision DEFAULT 0.3, p_lexical_weight double precision DEFAULT 0.7, p_candidates integer DEFAULT NULL::integer, p_rrf_k integer DEFAULT 60, p_exact_below integer DEFAULT 10000, p_fusion text DEFAULT 'convex'::text, p_min_relevance double precision DEFAULT 0.0, p_per_source integer DEFAULT NULL::integer, p_lexical_depth integer DEFAULT 200, p_ef_search integer DEFAULT NULL::integer, p_k1 double precision DEFAULT 1.2, p_b double precision DEFAULT 0.75) RETURNS TABLE(chunk_id bigint, source_id uuid, source_title text, source_organization_id uuid, ordinal integer, text text, tokens integer, embedding_model text, dense_rank integer, lexical_rank integer, dense_distance double precision, lexical_score real, score double precision)
+CREATE FUNCTION public.knowledge_search(p_organization_id uuid, p_query_embedding public.vector, p_query_text text, p_include_platform boolean, p_include_organization boolean, p_limit integer, p_query_model text DEFAULT NULL::text, p_dense_weight double precision DEFAULT 0.3, p_lexical_weight double precision DEFAULT 0.7, p_candidates integer DEFAULT NULL::integer, p_rrf_k integer DEFAULT 60, p_exact_below integer DEFAULT 10000, p_fusion text DEFAULT 'convex'::text, p_min_relevance double precision DEFAULT 0.0, p_per_source integer DEFAULT NULL::integer, p_lexical_depth integer DEFAULT 200, p_ef_search integer DEFAULT NULL::integer, p_k1 double precision DEFAULT 1.2, p_b double precision DEFAULT 0.75, p_source_weight double precision DEFAULT 0.5) RETURNS TABLE(chunk_id bigint, source_id uuid, source_title text, source_organization_id uuid, ordinal integer, text text, tokens integer, embedding_model text, dense_rank integer, lexical_rank integer, dense_distance double precision, lexical_score real, score double precision)
     LANGUAGE plpgsql STABLE
     SET search_path TO 'pg_catalog', 'public'
     SET "hnsw.iterative_scan" TO 'relaxed_order'
@@ -779,6 +779,9 @@ DECLARE
     v_walk integer;
     v_chunks bigint;
     v_avg double precision;
+    v_sources bigint;
+    v_source_avg double precision;
+    v_source_idf double precision[];
     v_candidates integer;
     v_depth integer;
     v_terms text[];
@@ -790,6 +793,7 @@ DECLARE
     v_b double precision := least(greatest(coalesce(p_b, 0.75), 0.0), 1.0);
     v_dense double precision := greatest(coalesce(p_dense_weight, 1.0), 0.0);
     v_lexical double precision := greatest(coalesce(p_lexical_weight, 1.0), 0.0);
+    v_source double precision := least(greatest(coalesce(p_source_weight, 0.0), 0.0), 1.0);
 BEGIN
     IF p_organization_id IS NULL THEN
         RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = 'knowledge_search needs an organization';
@@ -832,8 +836,9 @@ BEGIN
     END IF;
 
     -- The scopes searched under this model, their statistics, and their searchable (ready, ready) sources.
-    SELECT array_agg(sc.id), sum(sc.chunks), sum(sc.total_length)::double precision / nullif(sum(sc.chunks), 0)
-      INTO v_scopes, v_chunks, v_avg
+    SELECT array_agg(sc.id), sum(sc.chunks), sum(sc.total_length)::double precision / nullif(sum(sc.chunks), 0),
+           sum(sc.sources), sum(sc.source_length)::double precision / nullif(sum(sc.sources), 0)
+      INTO v_scopes, v_chunks, v_avg, v_sources, v_source_avg
       FROM agent.knowledge_lexical_scopes sc
      WHERE sc.embedding_model = v_model
        AND ((p_include_platform AND sc.organization_id IS NULL)
@@ -853,10 +858,13 @@ BEGIN
         SELECT array_agg(t.lexeme ORDER BY t.lexeme), array_agg(t.idf ORDER BY t.lexeme),
                array_agg(t.lexeme ORDER BY t.lexeme) FILTER (WHERE t.max_df > v_depth),
                array_agg(t.idf ORDER BY t.lexeme) FILTER (WHERE t.max_df > v_depth),
-               sum(t.idf) * (v_k1 + 1)
-          INTO v_terms, v_idf, v_common, v_common_idf, v_best
+               array_agg(t.source_idf ORDER BY t.lexeme),
+               ((1 - v_source) * sum(t.idf) + v_source * sum(t.source_idf)) * (v_k1 + 1)
+          INTO v_terms, v_idf, v_common, v_common_idf, v_source_idf, v_best
           FROM (SELECT l.lexeme, max(l.df) AS max_df,
-                       ln(1 + (v_chunks - sum(l.df) + 0.5) / (sum(l.df) + 0.5)) AS idf
+                       ln(1 + (v_chunks - sum(l.df) + 0.5) / (sum(l.df) + 0.5)) AS idf,
+                       ln(1 + (coalesce(v_sources, 0) - sum(l.source_df) + 0.5) / (sum(l.source_df) + 0.5))
+                         AS source_idf
                   FROM agent.knowledge_lexemes l
                  WHERE l.scope_id = ANY (v_scopes) AND l.df > 0
                    AND l.lexeme = ANY (
@@ -919,15 +927,37 @@ BEGIN
              GROUP BY f.chunk_id
              ORDER BY w DESC, f.chunk_id
              LIMIT CASE WHEN $6 > 0 THEN $3 * 2 ELSE 0 END
-        ), lexical AS MATERIALIZED (
-            SELECT pa.chunk_id AS id,
+        ), completed AS MATERIALIZED (
+            -- Each partial candidate's own BM25, completed over the common lexemes, and its source (a
+            -- primary-key probe, only when the source's score is mixed in).
+            SELECT pa.chunk_id,
+                   CASE WHEN $23 > 0
+                        THEN (SELECT c.source_id FROM agent.knowledge_chunks c WHERE c.id = pa.chunk_id) END
+                     AS source_id,
                    pa.w + coalesce((
                        SELECT sum(t.idf * p.tf * ($13 + 1) / (p.tf + $13 * (1 - $14 + $14 * p.chunk_length / $15)))
                          FROM unnest($11::text[], $12::double precision[]) AS t (lexeme, idf)
                          JOIN agent.knowledge_postings p ON p.chunk_id = pa.chunk_id AND p.lexeme = t.lexeme
                         WHERE NOT (t.lexeme = ANY (pa.seen))), 0) AS bm25
               FROM partial pa
-             ORDER BY bm25 DESC, pa.chunk_id
+        ), source_scores AS MATERIALIZED (
+            -- The candidates' sources scored as whole documents: their term frequencies and length over
+            -- the scopes' source statistics (migrations/0092), one primary-key probe per (source, lexeme).
+            SELECT so.source_id,
+                   coalesce((
+                       SELECT sum(t.idf * st.tf * ($13 + 1)
+                                  / (st.tf + $13 * (1 - $14 + $14 * ls.length / $25)))
+                         FROM unnest($9::text[], $24::double precision[]) AS t (lexeme, idf)
+                         JOIN agent.knowledge_source_terms st
+                           ON st.source_id = so.source_id AND st.scope_id = ANY ($2) AND st.lexeme = t.lexeme
+                         JOIN agent.knowledge_lexical_sources ls
+                           ON ls.source_id = st.source_id AND ls.scope_id = st.scope_id), 0) AS bm25
+              FROM (SELECT DISTINCT co.source_id FROM completed co WHERE co.source_id IS NOT NULL) AS so
+        ), lexical AS MATERIALIZED (
+            SELECT co.id, (1 - $23) * co.bm25 + $23 * coalesce(ss.bm25, 0) AS bm25
+              FROM (SELECT co.chunk_id AS id, co.source_id, co.bm25 FROM completed co) AS co
+              LEFT JOIN source_scores ss ON ss.source_id = co.source_id
+             ORDER BY 2 DESC, co.id
              LIMIT $3
         ), lexical_rows AS MATERIALIZED (
             -- The lexical candidates' rows by primary key (never a scan behind the row-level security
@@ -986,15 +1016,16 @@ BEGIN
           greatest(coalesce(p_rrf_k, 60), 1)::double precision, p_limit,
           coalesce(v_terms, '{}'), coalesce(v_idf, '{}'), coalesce(v_common, '{}'), coalesce(v_common_idf, '{}'),
           v_k1, v_b, coalesce(v_avg, 1.0), v_scopes, v_depth, p_fusion, v_best,
-          coalesce(p_min_relevance, 0.0), coalesce(p_per_source, 1000), v_walk;
+          coalesce(p_min_relevance, 0.0), coalesce(p_per_source, 1000), v_walk,
+          v_source, coalesce(v_source_idf, '{}'), coalesce(v_source_avg, 1.0);
 END
 $_$;
 
 --
--- Name: FUNCTION knowledge_search(p_organization_id uuid, p_query_embedding public.vector, p_query_text text, p_include_platform boolean, p_include_organization boolean, p_limit integer, p_query_model text, p_dense_weight double precision, p_lexical_weight double precision, p_candidates integer, p_rrf_k integer, p_exact_below integer, p_fusion text, p_min_relevance double precision, p_per_source integer, p_lexical_depth integer, p_ef_search integer, p_k1 double precision, p_b double precision); Type: COMMENT; Schema: public; Owner: -
+-- Name: FUNCTION knowledge_search(p_organization_id uuid, p_query_embedding public.vector, p_query_text text, p_include_platform boolean, p_include_organization boolean, p_limit integer, p_query_model text, p_dense_weight double precision, p_lexical_weight double precision, p_candidates integer, p_rrf_k integer, p_exact_below integer, p_fusion text, p_min_relevance double precision, p_per_source integer, p_lexical_depth integer, p_ef_search integer, p_k1 double precision, p_b double precision, p_source_weight double precision); Type: COMMENT; Schema: public; Owner: -
 --
 
-COMMENT ON FUNCTION public.knowledge_search(p_organization_id uuid, p_query_embedding public.vector, p_query_text text, p_include_platform boolean, p_include_organization boolean, p_limit integer, p_query_model text, p_dense_weight double precision, p_lexical_weight double precision, p_candidates integer, p_rrf_k integer, p_exact_below integer, p_fusion text, p_min_relevance double precision, p_per_source integer, p_lexical_depth integer, p_ef_search integer, p_k1 double precision, p_b double precision) IS 'Hybrid (dense + Okapi BM25 over postings) search of ready knowledge under the live model; SECURITY INVOKER.';
+COMMENT ON FUNCTION public.knowledge_search(p_organization_id uuid, p_query_embedding public.vector, p_query_text text, p_include_platform boolean, p_include_organization boolean, p_limit integer, p_query_model text, p_dense_weight double precision, p_lexical_weight double precision, p_candidates integer, p_rrf_k integer, p_exact_below integer, p_fusion text, p_min_relevance double precision, p_per_source integer, p_lexical_depth integer, p_ef_search integer, p_k1 double precision, p_b double precision, p_source_weight double precision) IS 'Hybrid (dense + Okapi BM25 of the chunk mixed with its source''s) search of ready knowledge under the live model; SECURITY INVOKER.';
 
 --
 -- Name: notify_dossier_changed(); Type: FUNCTION; Schema: public; Owner: -
@@ -3600,12 +3631,12 @@ REVOKE ALL ON FUNCTION agent.memory_erasure_matches(m_scope text, m_scope_owner_
 REVOKE ALL ON FUNCTION agent.removal_receipt_add(p_id uuid, p_counts jsonb, p_object_keys text[]) FROM PUBLIC;
 
 --
--- Name: FUNCTION knowledge_search(p_organization_id uuid, p_query_embedding public.vector, p_query_text text, p_include_platform boolean, p_include_organization boolean, p_limit integer, p_query_model text, p_dense_weight double precision, p_lexical_weight double precision, p_candidates integer, p_rrf_k integer, p_exact_below integer, p_fusion text, p_min_relevance double precision, p_per_source integer, p_lexical_depth integer, p_ef_search integer, p_k1 double precision, p_b double precision); Type: ACL; Schema: public; Owner: -
+-- Name: FUNCTION knowledge_search(p_organization_id uuid, p_query_embedding public.vector, p_query_text text, p_include_platform boolean, p_include_organization boolean, p_limit integer, p_query_model text, p_dense_weight double precision, p_lexical_weight double precision, p_candidates integer, p_rrf_k integer, p_exact_below integer, p_fusion text, p_min_relevance double precision, p_per_source integer, p_lexical_depth integer, p_ef_search integer, p_k1 double precision, p_b double precision, p_source_weight double precision); Type: ACL; Schema: public; Owner: -
 --
 
-REVOKE ALL ON FUNCTION public.knowledge_search(p_organization_id uuid, p_query_embedding public.vector, p_query_text text, p_include_platform boolean, p_include_organization boolean, p_limit integer, p_query_model text, p_dense_weight double precision, p_lexical_weight double precision, p_candidates integer, p_rrf_k integer, p_exact_below integer, p_fusion text, p_min_relevance double precision, p_per_source integer, p_lexical_depth integer, p_ef_search integer, p_k1 double precision, p_b double precision) FROM PUBLIC;
-GRANT ALL ON FUNCTION public.knowledge_search(p_organization_id uuid, p_query_embedding public.vector, p_query_text text, p_include_platform boolean, p_include_organization boolean, p_limit integer, p_query_model text, p_dense_weight double precision, p_lexical_weight double precision, p_candidates integer, p_rrf_k integer, p_exact_below integer, p_fusion text, p_min_relevance double precision, p_per_source integer, p_lexical_depth integer, p_ef_search integer, p_k1 double precision, p_b double precision) TO ac_tenant;
-GRANT ALL ON FUNCTION public.knowledge_search(p_organization_id uuid, p_query_embedding public.vector, p_query_text text, p_include_platform boolean, p_include_organization boolean, p_limit integer, p_query_model text, p_dense_weight double precision, p_lexical_weight double precision, p_candidates integer, p_rrf_k integer, p_exact_below integer, p_fusion text, p_min_relevance double precision, p_per_source integer, p_lexical_depth integer, p_ef_search integer, p_k1 double precision, p_b double precision) TO authenticated;
+REVOKE ALL ON FUNCTION public.knowledge_search(p_organization_id uuid, p_query_embedding public.vector, p_query_text text, p_include_platform boolean, p_include_organization boolean, p_limit integer, p_query_model text, p_dense_weight double precision, p_lexical_weight double precision, p_candidates integer, p_rrf_k integer, p_exact_below integer, p_fusion text, p_min_relevance double precision, p_per_source integer, p_lexical_depth integer, p_ef_search integer, p_k1 double precision, p_b double precision, p_source_weight double precision) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.knowledge_search(p_organization_id uuid, p_query_embedding public.vector, p_query_text text, p_include_platform boolean, p_include_organization boolean, p_limit integer, p_query_model text, p_dense_weight double precision, p_lexical_weight double precision, p_candidates integer, p_rrf_k integer, p_exact_below integer, p_fusion text, p_min_relevance double precision, p_per_source integer, p_lexical_depth integer, p_ef_search integer, p_k1 double precision, p_b double precision, p_source_weight double precision) TO ac_tenant;
+GRANT ALL ON FUNCTION public.knowledge_search(p_organization_id uuid, p_query_embedding public.vector, p_query_text text, p_include_platform boolean, p_include_organization boolean, p_limit integer, p_query_model text, p_dense_weight double precision, p_lexical_weight double precision, p_candidates integer, p_rrf_k integer, p_exact_below integer, p_fusion text, p_min_relevance double precision, p_per_source integer, p_lexical_depth integer, p_ef_search integer, p_k1 double precision, p_b double precision, p_source_weight double precision) TO authenticated;
 
 --
 -- Name: TABLE definitions; Type: ACL; Schema: agent; Owner: -
