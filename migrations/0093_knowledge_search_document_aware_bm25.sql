@@ -44,7 +44,7 @@ CREATE FUNCTION public.knowledge_search(
     p_ef_search integer DEFAULT NULL,
     p_k1 double precision DEFAULT 1.2,
     p_b double precision DEFAULT 0.75,
-    p_source_weight double precision DEFAULT 0.5
+    p_source_weight double precision DEFAULT 0.75
 ) RETURNS TABLE (
     chunk_id bigint,
     source_id uuid,
