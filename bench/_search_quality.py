@@ -233,11 +233,10 @@ SOURCE_WEIGHTS: tuple[float, ...] = (0.0, 0.25, 0.5, 0.75, 1.0)
 
 def _halves(source: float) -> dict[str, Fusion]:
     """Dense alone, lexical alone and the default hybrid, at one source weight, 100 candidates per list."""
-    wide = {"candidates": 100, "source": source}
     return {
-        "dense_only": Fusion(dense=1.0, lexical=0.0, **wide),
-        "lexical_only_bm25": Fusion(dense=0.0, lexical=1.0, **wide),
-        "hybrid_default": replace(DEFAULT_FUSION, **wide),
+        "dense_only": Fusion(dense=1.0, lexical=0.0, candidates=100, source=source),
+        "lexical_only_bm25": Fusion(dense=0.0, lexical=1.0, candidates=100, source=source),
+        "hybrid_default": replace(DEFAULT_FUSION, candidates=100, source=source),
     }
 
 
