@@ -78,6 +78,7 @@ async def _run() -> dict[str, Any]:
                 result: dict[str, Any] = {"model": seed.MODEL}
                 store = LocalObjectStore(Path(tmp) / "objects")
                 result["quality"] = _report("quality", await search_quality(db, store))
+                result.setdefault("goal_report", []).extend(result["quality"]["goal_report"])
                 scopes = await _seed(db)
                 result["seed"] = _report("seed", scopes["seed"])
                 result["big_tenant"] = _report("big_tenant", await _big_tenant(db, scopes))
