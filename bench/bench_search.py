@@ -194,7 +194,7 @@ async def _timed_search(
             rows = await conn.fetch(
                 sql, org, vector, text, True, True, 8, seed.MODEL, fusion.dense, fusion.lexical,
                 fusion.candidates, fusion.k, fusion.method, 0.0, DEFAULT_PER_SOURCE,
-                fusion.depth, fusion.ef_search, fusion.k1, fusion.b,
+                fusion.depth, fusion.ef_search, fusion.k1, fusion.b, fusion.source,
             )  # fmt: skip
         if i >= 10:
             times.append((time.perf_counter() - started) * 1000)
@@ -392,7 +392,7 @@ async def _distinct_sources(db: Database, org: uuid.UUID, texts: list[str]) -> d
             async with db.tenant(org) as conn:
                 rows = await conn.fetch(
                     sql, org, vector, text, False, True, 8, seed.MODEL, 0.0, 1.0, None, 60,
-                    "convex", 0.0, cap, 200, None, 1.2, 0.75,
+                    "convex", 0.0, cap, 200, None, 1.2, 0.75, DEFAULT_FUSION.source,
                 )  # fmt: skip
             counts.append(len({r["source_id"] for r in rows}))
         out[f"cap_{cap}"] = round(float(np.mean(counts)), 2)

@@ -57,11 +57,18 @@ CREATE TABLE agent.knowledge_source_terms (
 );
 
 -- The search reads the source figures as the tenant (SECURITY INVOKER): the same scope policy as the
--- postings (migrations/0062). The counted-chunks list is the maintenance's own and no tenant reads it.
+-- postings (migrations/0062). It reads a lexical candidate's source from the counted chunks too: a
+-- primary-key probe whose policy is the scopes' one-row subquery, where the chunks' policy would hash
+-- every source the tenant can see.
 ALTER TABLE agent.knowledge_lexical_chunks ENABLE ROW LEVEL SECURITY;
 ALTER TABLE agent.knowledge_lexical_sources ENABLE ROW LEVEL SECURITY;
 ALTER TABLE agent.knowledge_source_terms ENABLE ROW LEVEL SECURITY;
-GRANT SELECT ON agent.knowledge_lexical_sources, agent.knowledge_source_terms TO ac_tenant, authenticated;
+GRANT SELECT ON agent.knowledge_lexical_chunks, agent.knowledge_lexical_sources, agent.knowledge_source_terms
+    TO ac_tenant, authenticated;
+CREATE POLICY tenant_read ON agent.knowledge_lexical_chunks FOR SELECT TO ac_tenant, authenticated
+    USING (scope_id IN (
+        SELECT sc.id FROM agent.knowledge_lexical_scopes sc
+         WHERE sc.organization_id IS NULL OR sc.organization_id = (SELECT public.current_organization_id())));
 CREATE POLICY tenant_read ON agent.knowledge_lexical_sources FOR SELECT TO ac_tenant, authenticated
     USING (scope_id IN (
         SELECT sc.id FROM agent.knowledge_lexical_scopes sc

@@ -223,11 +223,11 @@ BEGIN
              LIMIT CASE WHEN $6 > 0 THEN $3 * 2 ELSE 0 END
         ), completed AS MATERIALIZED (
             -- Each partial candidate's own BM25, completed over the common lexemes, and its source (a
-            -- primary-key probe, only when the source's score is mixed in).
+            -- primary-key probe of the counted chunks, only when the source's score is mixed in).
             SELECT pa.chunk_id,
                    CASE WHEN $23 > 0
-                        THEN (SELECT c.source_id FROM agent.knowledge_chunks c WHERE c.id = pa.chunk_id) END
-                     AS source_id,
+                        THEN (SELECT k.source_id FROM agent.knowledge_lexical_chunks k WHERE k.chunk_id = pa.chunk_id)
+                   END AS source_id,
                    pa.w + coalesce((
                        SELECT sum(t.idf * p.tf * ($13 + 1) / (p.tf + $13 * (1 - $14 + $14 * p.chunk_length / $15)))
                          FROM unnest($11::text[], $12::double precision[]) AS t (lexeme, idf)
@@ -236,17 +236,16 @@ BEGIN
               FROM partial pa
         ), source_scores AS MATERIALIZED (
             -- The candidates' sources scored as whole documents: their term frequencies and length over
-            -- the scopes' source statistics (migrations/0092), one primary-key probe per (source, lexeme).
-            SELECT so.source_id,
-                   coalesce((
-                       SELECT sum(t.idf * st.tf * ($13 + 1)
-                                  / (st.tf + $13 * (1 - $14 + $14 * ls.length / $25)))
-                         FROM unnest($9::text[], $24::double precision[]) AS t (lexeme, idf)
-                         JOIN agent.knowledge_source_terms st
-                           ON st.source_id = so.source_id AND st.scope_id = ANY ($2) AND st.lexeme = t.lexeme
-                         JOIN agent.knowledge_lexical_sources ls
-                           ON ls.source_id = st.source_id AND ls.scope_id = st.scope_id), 0) AS bm25
+            -- the scopes' source statistics (migrations/0092). Per source one probe of its length and one
+            -- scan of its query lexemes in the source terms' primary key.
+            SELECT ls.source_id,
+                   sum(t.idf * st.tf * ($13 + 1) / (st.tf + $13 * (1 - $14 + $14 * ls.length / $25))) AS bm25
               FROM (SELECT DISTINCT co.source_id FROM completed co WHERE co.source_id IS NOT NULL) AS so
+              JOIN agent.knowledge_lexical_sources ls ON ls.source_id = so.source_id AND ls.scope_id = ANY ($2)
+              JOIN agent.knowledge_source_terms st
+                ON st.source_id = ls.source_id AND st.scope_id = ls.scope_id AND st.lexeme = ANY ($9::text[])
+              JOIN unnest($9::text[], $24::double precision[]) AS t (lexeme, idf) ON t.lexeme = st.lexeme
+             GROUP BY ls.source_id
         ), lexical AS MATERIALIZED (
             SELECT co.id, (1 - $23) * co.bm25 + $23 * coalesce(ss.bm25, 0) AS bm25
               FROM (SELECT co.chunk_id AS id, co.source_id, co.bm25 FROM completed co) AS co
