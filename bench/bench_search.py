@@ -36,7 +36,7 @@ import numpy as np
 from pgvector import Vector
 
 from bench import _search_seed as seed
-from bench._search_quality import cranfield_quality
+from bench._search_quality import search_quality
 from bench.bench_sources import _seed_tenant
 from context.builder import DefaultContextBuilder
 from context.models import ContextPolicy, ContextRequest, ContextSubject, ResourceRef
@@ -77,7 +77,8 @@ async def _run() -> dict[str, Any]:
             try:
                 result: dict[str, Any] = {"model": seed.MODEL}
                 store = LocalObjectStore(Path(tmp) / "objects")
-                result["quality"] = _report("quality", await cranfield_quality(db, store))
+                result["quality"] = _report("quality", await search_quality(db, store))
+                result.setdefault("goal_report", []).extend(result["quality"]["goal_report"])
                 scopes = await _seed(db)
                 result["seed"] = _report("seed", scopes["seed"])
                 result["big_tenant"] = _report("big_tenant", await _big_tenant(db, scopes))
@@ -193,7 +194,7 @@ async def _timed_search(
             rows = await conn.fetch(
                 sql, org, vector, text, True, True, 8, seed.MODEL, fusion.dense, fusion.lexical,
                 fusion.candidates, fusion.k, fusion.method, 0.0, DEFAULT_PER_SOURCE,
-                fusion.depth, fusion.ef_search, fusion.k1, fusion.b,
+                fusion.depth, fusion.ef_search, fusion.k1, fusion.b, fusion.source,
             )  # fmt: skip
         if i >= 10:
             times.append((time.perf_counter() - started) * 1000)
@@ -391,7 +392,7 @@ async def _distinct_sources(db: Database, org: uuid.UUID, texts: list[str]) -> d
             async with db.tenant(org) as conn:
                 rows = await conn.fetch(
                     sql, org, vector, text, False, True, 8, seed.MODEL, 0.0, 1.0, None, 60,
-                    "convex", 0.0, cap, 200, None, 1.2, 0.75,
+                    "convex", 0.0, cap, 200, None, 1.2, 0.75, DEFAULT_FUSION.source,
                 )  # fmt: skip
             counts.append(len({r["source_id"] for r in rows}))
         out[f"cap_{cap}"] = round(float(np.mean(counts)), 2)

@@ -186,14 +186,15 @@ CREATE FUNCTION agent.knowledge_lexical_add_chunks(p_chunk_ids bigint[]) RETURNS
     AS $$
     WITH chunks AS MATERIALIZED (
         -- The chunks to count: in a searchable pair, not counted yet, with at least one lexeme.
-        SELECT c.id, sp.scope_id, c.fts, len.n
+        SELECT c.id, c.source_id, sp.scope_id, c.fts, len.n
           FROM agent.knowledge_chunks c
           JOIN agent.knowledge_searchable sp ON sp.source_id = c.source_id AND sp.embedding_model = c.embedding_model
          CROSS JOIN LATERAL (SELECT sum(cardinality(x.positions))::integer AS n FROM unnest(c.fts) AS x) AS len
          WHERE c.id = ANY (p_chunk_ids) AND len.n > 0
            AND NOT EXISTS (SELECT 1 FROM agent.knowledge_postings q WHERE q.chunk_id = c.id)
     ), terms AS MATERIALIZED (
-        SELECT ch.id AS chunk_id, u.lexeme, ch.scope_id, cardinality(u.positions) AS tf, ch.n AS chunk_length
+        SELECT ch.id AS chunk_id, ch.source_id, u.lexeme, ch.scope_id, cardinality(u.positions) AS tf,
+               ch.n AS chunk_length
           FROM chunks ch CROSS JOIN LATERAL unnest(ch.fts) AS u
     ), added AS (
         INSERT INTO agent.knowledge_postings (chunk_id, lexeme, scope_id, tf, chunk_length, impact)
@@ -201,14 +202,44 @@ CREATE FUNCTION agent.knowledge_lexical_add_chunks(p_chunk_ids bigint[]) RETURNS
                tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * chunk_length / 64.0))
           FROM terms
          ORDER BY scope_id, lexeme  -- in list-index order: a bulk insert walks the index once instead of at random
+    ), counted AS (
+        INSERT INTO agent.knowledge_lexical_chunks (chunk_id, scope_id, source_id, chunk_length)
+        SELECT id, scope_id, source_id, n FROM chunks ORDER BY id
+    ), source_terms AS MATERIALIZED (
+        -- Per (scope, source, lexeme): the occurrences added and the chunks that hold it.
+        SELECT scope_id, source_id, lexeme, sum(tf)::integer AS tf, count(*) AS chunks
+          FROM terms GROUP BY scope_id, source_id, lexeme
+    ), source_terms_upserted AS (
+        INSERT INTO agent.knowledge_source_terms AS st (source_id, scope_id, lexeme, tf)
+        SELECT source_id, scope_id, lexeme, tf FROM source_terms ORDER BY source_id, scope_id, lexeme
+        ON CONFLICT (source_id, scope_id, lexeme) DO UPDATE SET tf = st.tf + EXCLUDED.tf
+        RETURNING st.source_id, st.scope_id, st.lexeme, st.tf
     ), lexemes AS (
-        INSERT INTO agent.knowledge_lexemes AS l (scope_id, lexeme, df)
-        SELECT scope_id, lexeme, count(*) FROM terms GROUP BY scope_id, lexeme ORDER BY scope_id, lexeme
-        ON CONFLICT (scope_id, lexeme) DO UPDATE SET df = l.df + EXCLUDED.df
+        -- df counts the chunks added; source_df the sources that did not hold the lexeme before.
+        INSERT INTO agent.knowledge_lexemes AS l (scope_id, lexeme, df, source_df)
+        SELECT t.scope_id, t.lexeme, sum(t.chunks), count(*) FILTER (WHERE u.tf = t.tf)
+          FROM source_terms t
+          JOIN source_terms_upserted u
+            ON u.source_id = t.source_id AND u.scope_id = t.scope_id AND u.lexeme = t.lexeme
+         GROUP BY t.scope_id, t.lexeme ORDER BY t.scope_id, t.lexeme
+        ON CONFLICT (scope_id, lexeme) DO UPDATE SET df = l.df + EXCLUDED.df, source_df = l.source_df + EXCLUDED.source_df
+    ), sources AS MATERIALIZED (
+        SELECT scope_id, source_id, count(*)::integer AS chunks, sum(n) AS length
+          FROM chunks GROUP BY scope_id, source_id
+    ), sources_upserted AS (
+        INSERT INTO agent.knowledge_lexical_sources AS ls (source_id, scope_id, chunks, length)
+        SELECT source_id, scope_id, chunks, length FROM sources ORDER BY source_id, scope_id
+        ON CONFLICT (source_id, scope_id) DO UPDATE
+            SET chunks = ls.chunks + EXCLUDED.chunks, length = ls.length + EXCLUDED.length
+        RETURNING ls.source_id, ls.scope_id, ls.chunks
     )
     UPDATE agent.knowledge_lexical_scopes s
-       SET chunks = s.chunks + t.n, total_length = s.total_length + t.len
-      FROM (SELECT scope_id, count(*) AS n, sum(n) AS len FROM chunks GROUP BY scope_id) AS t
+       SET chunks = s.chunks + t.chunks, total_length = s.total_length + t.length,
+           sources = s.sources + t.sources, source_length = s.source_length + t.length
+      FROM (SELECT so.scope_id, sum(so.chunks) AS chunks, sum(so.length) AS length,
+                   count(*) FILTER (WHERE u.chunks = so.chunks) AS sources
+              FROM sources so JOIN sources_upserted u ON u.source_id = so.source_id AND u.scope_id = so.scope_id
+             GROUP BY so.scope_id) AS t
      WHERE s.id = t.scope_id
 $$;
 
@@ -313,22 +344,57 @@ CREATE FUNCTION agent.knowledge_lexical_remove_chunks(p_chunk_ids bigint[]) RETU
     LANGUAGE sql
     SET search_path TO 'pg_catalog', 'public'
     AS $$
-    WITH removed AS (
+    WITH removed AS MATERIALIZED (
         DELETE FROM agent.knowledge_postings p
          WHERE p.chunk_id = ANY (p_chunk_ids)
-        RETURNING p.scope_id, p.lexeme, p.chunk_id, p.chunk_length
+        RETURNING p.scope_id, p.lexeme, p.chunk_id, p.tf
+    ), uncounted AS MATERIALIZED (
+        DELETE FROM agent.knowledge_lexical_chunks k
+         WHERE k.chunk_id = ANY (p_chunk_ids)
+        RETURNING k.chunk_id, k.scope_id, k.source_id, k.chunk_length
+    ), source_terms AS MATERIALIZED (
+        SELECT r.scope_id, u.source_id, r.lexeme, sum(r.tf)::integer AS tf, count(*) AS chunks
+          FROM removed r JOIN uncounted u ON u.chunk_id = r.chunk_id
+         GROUP BY r.scope_id, u.source_id, r.lexeme
+    ), source_terms_gone AS (
+        -- The two writes touch disjoint rows: a term whose every occurrence leaves goes, any other shrinks.
+        DELETE FROM agent.knowledge_source_terms st
+         USING source_terms t
+         WHERE st.source_id = t.source_id AND st.scope_id = t.scope_id AND st.lexeme = t.lexeme AND st.tf <= t.tf
+        RETURNING st.source_id, st.scope_id, st.lexeme
+    ), source_terms_shrunk AS (
+        UPDATE agent.knowledge_source_terms st
+           SET tf = st.tf - t.tf
+          FROM source_terms t
+         WHERE st.source_id = t.source_id AND st.scope_id = t.scope_id AND st.lexeme = t.lexeme AND st.tf > t.tf
     ), lexemes AS (
         -- An upsert of negative counts in lexeme order: concurrent writers lock the rows in one order.
-        INSERT INTO agent.knowledge_lexemes AS l (scope_id, lexeme, df)
-        SELECT scope_id, lexeme, -count(*) FROM removed GROUP BY scope_id, lexeme ORDER BY scope_id, lexeme
-        ON CONFLICT (scope_id, lexeme) DO UPDATE SET df = l.df + EXCLUDED.df
-        RETURNING 1
-    ), chunks AS (
-        SELECT DISTINCT scope_id, chunk_id, chunk_length FROM removed
+        INSERT INTO agent.knowledge_lexemes AS l (scope_id, lexeme, df, source_df)
+        SELECT t.scope_id, t.lexeme, -sum(t.chunks), -count(g.lexeme)
+          FROM source_terms t
+          LEFT JOIN source_terms_gone g ON g.source_id = t.source_id AND g.scope_id = t.scope_id AND g.lexeme = t.lexeme
+         GROUP BY t.scope_id, t.lexeme ORDER BY t.scope_id, t.lexeme
+        ON CONFLICT (scope_id, lexeme) DO UPDATE SET df = l.df + EXCLUDED.df, source_df = l.source_df + EXCLUDED.source_df
+    ), sources AS MATERIALIZED (
+        SELECT scope_id, source_id, count(*)::integer AS chunks, sum(chunk_length) AS length
+          FROM uncounted GROUP BY scope_id, source_id
+    ), sources_gone AS (
+        DELETE FROM agent.knowledge_lexical_sources ls
+         USING sources so
+         WHERE ls.source_id = so.source_id AND ls.scope_id = so.scope_id AND ls.chunks <= so.chunks
+        RETURNING ls.source_id, ls.scope_id
+    ), sources_shrunk AS (
+        UPDATE agent.knowledge_lexical_sources ls
+           SET chunks = ls.chunks - so.chunks, length = ls.length - so.length
+          FROM sources so
+         WHERE ls.source_id = so.source_id AND ls.scope_id = so.scope_id AND ls.chunks > so.chunks
     )
     UPDATE agent.knowledge_lexical_scopes s
-       SET chunks = s.chunks - t.n, total_length = s.total_length - t.len
-      FROM (SELECT scope_id, count(*) AS n, sum(chunk_length) AS len FROM chunks GROUP BY scope_id) AS t
+       SET chunks = s.chunks - t.chunks, total_length = s.total_length - t.length,
+           sources = s.sources - t.sources, source_length = s.source_length - t.length
+      FROM (SELECT so.scope_id, sum(so.chunks) AS chunks, sum(so.length) AS length, count(g.source_id) AS sources
+              FROM sources so LEFT JOIN sources_gone g ON g.source_id = so.source_id AND g.scope_id = so.scope_id
+             GROUP BY so.scope_id) AS t
      WHERE s.id = t.scope_id
 $$;
 
@@ -696,10 +762,10 @@ CREATE FUNCTION public.current_organization_id() RETURNS uuid
     AS $$ SELECT nullif(current_setting('app.organization_id', true), '')::uuid $$;
 
 --
--- Name: knowledge_search(uuid, public.vector, text, boolean, boolean, integer, text, double precision, double precision, integer, integer, integer, text, double precision, integer, integer, integer, double precision, double precision); Type: FUNCTION; Schema: public; Owner: -
+-- Name: knowledge_search(uuid, public.vector, text, boolean, boolean, integer, text, double precision, double precision, integer, integer, integer, text, double precision, integer, integer, integer, double precision, double precision, double precision); Type: FUNCTION; Schema: public; Owner: -
 --
 
-CREATE FUNCTION public.knowledge_search(p_organization_id uuid, p_query_embedding public.vector, p_query_text text, p_include_platform boolean, p_include_organization boolean, p_limit integer, p_query_model text DEFAULT NULL::text, p_dense_weight double precision DEFAULT 0.3, p_lexical_weight double precision DEFAULT 0.7, p_candidates integer DEFAULT NULL::integer, p_rrf_k integer DEFAULT 60, p_exact_below integer DEFAULT 10000, p_fusion text DEFAULT 'convex'::text, p_min_relevance double precision DEFAULT 0.0, p_per_source integer DEFAULT NULL::integer, p_lexical_depth integer DEFAULT 200, p_ef_search integer DEFAULT NULL::integer, p_k1 double precision DEFAULT 1.2, p_b double precision DEFAULT 0.75) RETURNS TABLE(chunk_id bigint, source_id uuid, source_title text, source_organization_id uuid, ordinal integer, text text, tokens integer, embedding_model text, dense_rank integer, lexical_rank integer, dense_distance double precision, lexical_score real, score double precision)
+CREATE FUNCTION public.knowledge_search(p_organization_id uuid, p_query_embedding public.vector, p_query_text text, p_include_platform boolean, p_include_organization boolean, p_limit integer, p_query_model text DEFAULT NULL::text, p_dense_weight double precision DEFAULT 0.3, p_lexical_weight double precision DEFAULT 0.7, p_candidates integer DEFAULT NULL::integer, p_rrf_k integer DEFAULT 60, p_exact_below integer DEFAULT 10000, p_fusion text DEFAULT 'convex'::text, p_min_relevance double precision DEFAULT 0.0, p_per_source integer DEFAULT NULL::integer, p_lexical_depth integer DEFAULT 200, p_ef_search integer DEFAULT NULL::integer, p_k1 double precision DEFAULT 1.2, p_b double precision DEFAULT 0.75, p_source_weight double precision DEFAULT 0.75) RETURNS TABLE(chunk_id bigint, source_id uuid, source_title text, source_organization_id uuid, ordinal integer, text text, tokens integer, embedding_model text, dense_rank integer, lexical_rank integer, dense_distance double precision, lexical_score real, score double precision)
     LANGUAGE plpgsql STABLE
     SET search_path TO 'pg_catalog', 'public'
     SET "hnsw.iterative_scan" TO 'relaxed_order'
@@ -713,6 +779,9 @@ DECLARE
     v_walk integer;
     v_chunks bigint;
     v_avg double precision;
+    v_sources bigint;
+    v_source_avg double precision;
+    v_source_idf double precision[];
     v_candidates integer;
     v_depth integer;
     v_terms text[];
@@ -724,6 +793,7 @@ DECLARE
     v_b double precision := least(greatest(coalesce(p_b, 0.75), 0.0), 1.0);
     v_dense double precision := greatest(coalesce(p_dense_weight, 1.0), 0.0);
     v_lexical double precision := greatest(coalesce(p_lexical_weight, 1.0), 0.0);
+    v_source double precision := least(greatest(coalesce(p_source_weight, 0.0), 0.0), 1.0);
 BEGIN
     IF p_organization_id IS NULL THEN
         RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = 'knowledge_search needs an organization';
@@ -766,8 +836,9 @@ BEGIN
     END IF;
 
     -- The scopes searched under this model, their statistics, and their searchable (ready, ready) sources.
-    SELECT array_agg(sc.id), sum(sc.chunks), sum(sc.total_length)::double precision / nullif(sum(sc.chunks), 0)
-      INTO v_scopes, v_chunks, v_avg
+    SELECT array_agg(sc.id), sum(sc.chunks), sum(sc.total_length)::double precision / nullif(sum(sc.chunks), 0),
+           sum(sc.sources), sum(sc.source_length)::double precision / nullif(sum(sc.sources), 0)
+      INTO v_scopes, v_chunks, v_avg, v_sources, v_source_avg
       FROM agent.knowledge_lexical_scopes sc
      WHERE sc.embedding_model = v_model
        AND ((p_include_platform AND sc.organization_id IS NULL)
@@ -787,10 +858,13 @@ BEGIN
         SELECT array_agg(t.lexeme ORDER BY t.lexeme), array_agg(t.idf ORDER BY t.lexeme),
                array_agg(t.lexeme ORDER BY t.lexeme) FILTER (WHERE t.max_df > v_depth),
                array_agg(t.idf ORDER BY t.lexeme) FILTER (WHERE t.max_df > v_depth),
-               sum(t.idf) * (v_k1 + 1)
-          INTO v_terms, v_idf, v_common, v_common_idf, v_best
+               array_agg(t.source_idf ORDER BY t.lexeme),
+               ((1 - v_source) * sum(t.idf) + v_source * sum(t.source_idf)) * (v_k1 + 1)
+          INTO v_terms, v_idf, v_common, v_common_idf, v_source_idf, v_best
           FROM (SELECT l.lexeme, max(l.df) AS max_df,
-                       ln(1 + (v_chunks - sum(l.df) + 0.5) / (sum(l.df) + 0.5)) AS idf
+                       ln(1 + (v_chunks - sum(l.df) + 0.5) / (sum(l.df) + 0.5)) AS idf,
+                       ln(1 + (coalesce(v_sources, 0) - sum(l.source_df) + 0.5) / (sum(l.source_df) + 0.5))
+                         AS source_idf
                   FROM agent.knowledge_lexemes l
                  WHERE l.scope_id = ANY (v_scopes) AND l.df > 0
                    AND l.lexeme = ANY (
@@ -853,15 +927,36 @@ BEGIN
              GROUP BY f.chunk_id
              ORDER BY w DESC, f.chunk_id
              LIMIT CASE WHEN $6 > 0 THEN $3 * 2 ELSE 0 END
-        ), lexical AS MATERIALIZED (
-            SELECT pa.chunk_id AS id,
+        ), completed AS MATERIALIZED (
+            -- Each partial candidate's own BM25, completed over the common lexemes, and its source (a
+            -- primary-key probe of the counted chunks, only when the source's score is mixed in).
+            SELECT pa.chunk_id,
+                   CASE WHEN $23 > 0
+                        THEN (SELECT k.source_id FROM agent.knowledge_lexical_chunks k WHERE k.chunk_id = pa.chunk_id)
+                   END AS source_id,
                    pa.w + coalesce((
                        SELECT sum(t.idf * p.tf * ($13 + 1) / (p.tf + $13 * (1 - $14 + $14 * p.chunk_length / $15)))
                          FROM unnest($11::text[], $12::double precision[]) AS t (lexeme, idf)
                          JOIN agent.knowledge_postings p ON p.chunk_id = pa.chunk_id AND p.lexeme = t.lexeme
                         WHERE NOT (t.lexeme = ANY (pa.seen))), 0) AS bm25
               FROM partial pa
-             ORDER BY bm25 DESC, pa.chunk_id
+        ), source_scores AS MATERIALIZED (
+            -- The candidates' sources scored as whole documents: their term frequencies and length over
+            -- the scopes' source statistics (migrations/0092). Per source one probe of its length and one
+            -- scan of its query lexemes in the source terms' primary key.
+            SELECT ls.source_id,
+                   sum(t.idf * st.tf * ($13 + 1) / (st.tf + $13 * (1 - $14 + $14 * ls.length / $25))) AS bm25
+              FROM (SELECT DISTINCT co.source_id FROM completed co WHERE co.source_id IS NOT NULL) AS so
+              JOIN agent.knowledge_lexical_sources ls ON ls.source_id = so.source_id AND ls.scope_id = ANY ($2)
+              JOIN agent.knowledge_source_terms st
+                ON st.source_id = ls.source_id AND st.scope_id = ls.scope_id AND st.lexeme = ANY ($9::text[])
+              JOIN unnest($9::text[], $24::double precision[]) AS t (lexeme, idf) ON t.lexeme = st.lexeme
+             GROUP BY ls.source_id
+        ), lexical AS MATERIALIZED (
+            SELECT co.id, (1 - $23) * co.bm25 + $23 * coalesce(ss.bm25, 0) AS bm25
+              FROM (SELECT co.chunk_id AS id, co.source_id, co.bm25 FROM completed co) AS co
+              LEFT JOIN source_scores ss ON ss.source_id = co.source_id
+             ORDER BY 2 DESC, co.id
              LIMIT $3
         ), lexical_rows AS MATERIALIZED (
             -- The lexical candidates' rows by primary key (never a scan behind the row-level security
@@ -920,15 +1015,16 @@ BEGIN
           greatest(coalesce(p_rrf_k, 60), 1)::double precision, p_limit,
           coalesce(v_terms, '{}'), coalesce(v_idf, '{}'), coalesce(v_common, '{}'), coalesce(v_common_idf, '{}'),
           v_k1, v_b, coalesce(v_avg, 1.0), v_scopes, v_depth, p_fusion, v_best,
-          coalesce(p_min_relevance, 0.0), coalesce(p_per_source, 1000), v_walk;
+          coalesce(p_min_relevance, 0.0), coalesce(p_per_source, 1000), v_walk,
+          v_source, coalesce(v_source_idf, '{}'), coalesce(v_source_avg, 1.0);
 END
 $_$;
 
 --
--- Name: FUNCTION knowledge_search(p_organization_id uuid, p_query_embedding public.vector, p_query_text text, p_include_platform boolean, p_include_organization boolean, p_limit integer, p_query_model text, p_dense_weight double precision, p_lexical_weight double precision, p_candidates integer, p_rrf_k integer, p_exact_below integer, p_fusion text, p_min_relevance double precision, p_per_source integer, p_lexical_depth integer, p_ef_search integer, p_k1 double precision, p_b double precision); Type: COMMENT; Schema: public; Owner: -
+-- Name: FUNCTION knowledge_search(p_organization_id uuid, p_query_embedding public.vector, p_query_text text, p_include_platform boolean, p_include_organization boolean, p_limit integer, p_query_model text, p_dense_weight double precision, p_lexical_weight double precision, p_candidates integer, p_rrf_k integer, p_exact_below integer, p_fusion text, p_min_relevance double precision, p_per_source integer, p_lexical_depth integer, p_ef_search integer, p_k1 double precision, p_b double precision, p_source_weight double precision); Type: COMMENT; Schema: public; Owner: -
 --
 
-COMMENT ON FUNCTION public.knowledge_search(p_organization_id uuid, p_query_embedding public.vector, p_query_text text, p_include_platform boolean, p_include_organization boolean, p_limit integer, p_query_model text, p_dense_weight double precision, p_lexical_weight double precision, p_candidates integer, p_rrf_k integer, p_exact_below integer, p_fusion text, p_min_relevance double precision, p_per_source integer, p_lexical_depth integer, p_ef_search integer, p_k1 double precision, p_b double precision) IS 'Hybrid (dense + Okapi BM25 over postings) search of ready knowledge under the live model; SECURITY INVOKER.';
+COMMENT ON FUNCTION public.knowledge_search(p_organization_id uuid, p_query_embedding public.vector, p_query_text text, p_include_platform boolean, p_include_organization boolean, p_limit integer, p_query_model text, p_dense_weight double precision, p_lexical_weight double precision, p_candidates integer, p_rrf_k integer, p_exact_below integer, p_fusion text, p_min_relevance double precision, p_per_source integer, p_lexical_depth integer, p_ef_search integer, p_k1 double precision, p_b double precision, p_source_weight double precision) IS 'Hybrid (dense + Okapi BM25 of the chunk mixed with its source''s) search of ready knowledge under the live model; SECURITY INVOKER.';
 
 --
 -- Name: notify_dossier_changed(); Type: FUNCTION; Schema: public; Owner: -
@@ -1133,7 +1229,20 @@ ALTER TABLE agent.knowledge_chunks ALTER COLUMN id ADD GENERATED ALWAYS AS IDENT
 CREATE TABLE agent.knowledge_lexemes (
     scope_id integer NOT NULL,
     lexeme text NOT NULL,
-    df integer NOT NULL
+    df integer NOT NULL,
+    source_df integer DEFAULT 0 NOT NULL
+);
+
+--
+-- Name: knowledge_lexical_chunks; Type: TABLE; Schema: agent; Owner: -
+--
+
+CREATE TABLE agent.knowledge_lexical_chunks (
+    chunk_id bigint NOT NULL,
+    scope_id integer NOT NULL,
+    source_id uuid NOT NULL,
+    chunk_length integer NOT NULL,
+    CONSTRAINT knowledge_lexical_chunks_chunk_length_check CHECK ((chunk_length > 0))
 );
 
 --
@@ -1146,7 +1255,11 @@ CREATE TABLE agent.knowledge_lexical_scopes (
     embedding_model text NOT NULL,
     chunks bigint DEFAULT 0 NOT NULL,
     total_length bigint DEFAULT 0 NOT NULL,
+    sources bigint DEFAULT 0 NOT NULL,
+    source_length bigint DEFAULT 0 NOT NULL,
     CONSTRAINT knowledge_lexical_scopes_chunks_check CHECK ((chunks >= 0)),
+    CONSTRAINT knowledge_lexical_scopes_source_length_check CHECK ((source_length >= 0)),
+    CONSTRAINT knowledge_lexical_scopes_sources_check CHECK ((sources >= 0)),
     CONSTRAINT knowledge_lexical_scopes_total_length_check CHECK ((total_length >= 0))
 );
 
@@ -1161,6 +1274,19 @@ ALTER TABLE agent.knowledge_lexical_scopes ALTER COLUMN id ADD GENERATED ALWAYS 
     NO MINVALUE
     NO MAXVALUE
     CACHE 1
+);
+
+--
+-- Name: knowledge_lexical_sources; Type: TABLE; Schema: agent; Owner: -
+--
+
+CREATE TABLE agent.knowledge_lexical_sources (
+    source_id uuid NOT NULL,
+    scope_id integer NOT NULL,
+    chunks integer NOT NULL,
+    length bigint NOT NULL,
+    CONSTRAINT knowledge_lexical_sources_chunks_check CHECK ((chunks > 0)),
+    CONSTRAINT knowledge_lexical_sources_length_check CHECK ((length > 0))
 );
 
 --
@@ -1207,6 +1333,18 @@ CREATE TABLE agent.knowledge_source_models (
     CONSTRAINT knowledge_source_models_failed_has_reason CHECK (((status = 'failed'::text) = (failure_reason IS NOT NULL))),
     CONSTRAINT knowledge_source_models_ready_is_complete CHECK (((status <> 'ready'::text) OR ((chunk_count IS NOT NULL) AND (embedded_count = chunk_count)))),
     CONSTRAINT knowledge_source_models_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'ready'::text, 'failed'::text])))
+);
+
+--
+-- Name: knowledge_source_terms; Type: TABLE; Schema: agent; Owner: -
+--
+
+CREATE TABLE agent.knowledge_source_terms (
+    source_id uuid NOT NULL,
+    scope_id integer NOT NULL,
+    lexeme text NOT NULL,
+    tf integer NOT NULL,
+    CONSTRAINT knowledge_source_terms_tf_check CHECK ((tf > 0))
 );
 
 --
@@ -1864,6 +2002,13 @@ ALTER TABLE ONLY agent.knowledge_lexemes
     ADD CONSTRAINT knowledge_lexemes_pkey PRIMARY KEY (scope_id, lexeme);
 
 --
+-- Name: knowledge_lexical_chunks knowledge_lexical_chunks_pkey; Type: CONSTRAINT; Schema: agent; Owner: -
+--
+
+ALTER TABLE ONLY agent.knowledge_lexical_chunks
+    ADD CONSTRAINT knowledge_lexical_chunks_pkey PRIMARY KEY (chunk_id);
+
+--
 -- Name: knowledge_lexical_scopes knowledge_lexical_scopes_key; Type: CONSTRAINT; Schema: agent; Owner: -
 --
 
@@ -1876,6 +2021,13 @@ ALTER TABLE ONLY agent.knowledge_lexical_scopes
 
 ALTER TABLE ONLY agent.knowledge_lexical_scopes
     ADD CONSTRAINT knowledge_lexical_scopes_pkey PRIMARY KEY (id);
+
+--
+-- Name: knowledge_lexical_sources knowledge_lexical_sources_pkey; Type: CONSTRAINT; Schema: agent; Owner: -
+--
+
+ALTER TABLE ONLY agent.knowledge_lexical_sources
+    ADD CONSTRAINT knowledge_lexical_sources_pkey PRIMARY KEY (source_id, scope_id);
 
 --
 -- Name: knowledge_postings knowledge_postings_pkey; Type: CONSTRAINT; Schema: agent; Owner: -
@@ -1897,6 +2049,13 @@ ALTER TABLE ONLY agent.knowledge_searchable
 
 ALTER TABLE ONLY agent.knowledge_source_models
     ADD CONSTRAINT knowledge_source_models_pkey PRIMARY KEY (source_id, embedding_model);
+
+--
+-- Name: knowledge_source_terms knowledge_source_terms_pkey; Type: CONSTRAINT; Schema: agent; Owner: -
+--
+
+ALTER TABLE ONLY agent.knowledge_source_terms
+    ADD CONSTRAINT knowledge_source_terms_pkey PRIMARY KEY (source_id, scope_id, lexeme);
 
 --
 -- Name: knowledge_sources knowledge_sources_pkey; Type: CONSTRAINT; Schema: agent; Owner: -
@@ -3023,10 +3182,22 @@ ALTER TABLE agent.knowledge_chunks ENABLE ROW LEVEL SECURITY;
 ALTER TABLE agent.knowledge_lexemes ENABLE ROW LEVEL SECURITY;
 
 --
+-- Name: knowledge_lexical_chunks; Type: ROW SECURITY; Schema: agent; Owner: -
+--
+
+ALTER TABLE agent.knowledge_lexical_chunks ENABLE ROW LEVEL SECURITY;
+
+--
 -- Name: knowledge_lexical_scopes; Type: ROW SECURITY; Schema: agent; Owner: -
 --
 
 ALTER TABLE agent.knowledge_lexical_scopes ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: knowledge_lexical_sources; Type: ROW SECURITY; Schema: agent; Owner: -
+--
+
+ALTER TABLE agent.knowledge_lexical_sources ENABLE ROW LEVEL SECURITY;
 
 --
 -- Name: knowledge_postings; Type: ROW SECURITY; Schema: agent; Owner: -
@@ -3045,6 +3216,12 @@ ALTER TABLE agent.knowledge_searchable ENABLE ROW LEVEL SECURITY;
 --
 
 ALTER TABLE agent.knowledge_source_models ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: knowledge_source_terms; Type: ROW SECURITY; Schema: agent; Owner: -
+--
+
+ALTER TABLE agent.knowledge_source_terms ENABLE ROW LEVEL SECURITY;
 
 --
 -- Name: knowledge_sources; Type: ROW SECURITY; Schema: agent; Owner: -
@@ -3093,10 +3270,26 @@ CREATE POLICY tenant_read ON agent.knowledge_lexemes FOR SELECT TO ac_tenant, au
   WHERE ((sc.organization_id IS NULL) OR (sc.organization_id = ( SELECT public.current_organization_id() AS current_organization_id))))));
 
 --
+-- Name: knowledge_lexical_chunks tenant_read; Type: POLICY; Schema: agent; Owner: -
+--
+
+CREATE POLICY tenant_read ON agent.knowledge_lexical_chunks FOR SELECT TO ac_tenant, authenticated USING ((scope_id IN ( SELECT sc.id
+   FROM agent.knowledge_lexical_scopes sc
+  WHERE ((sc.organization_id IS NULL) OR (sc.organization_id = ( SELECT public.current_organization_id() AS current_organization_id))))));
+
+--
 -- Name: knowledge_lexical_scopes tenant_read; Type: POLICY; Schema: agent; Owner: -
 --
 
 CREATE POLICY tenant_read ON agent.knowledge_lexical_scopes FOR SELECT TO ac_tenant, authenticated USING (((organization_id IS NULL) OR (organization_id = ( SELECT public.current_organization_id() AS current_organization_id))));
+
+--
+-- Name: knowledge_lexical_sources tenant_read; Type: POLICY; Schema: agent; Owner: -
+--
+
+CREATE POLICY tenant_read ON agent.knowledge_lexical_sources FOR SELECT TO ac_tenant, authenticated USING ((scope_id IN ( SELECT sc.id
+   FROM agent.knowledge_lexical_scopes sc
+  WHERE ((sc.organization_id IS NULL) OR (sc.organization_id = ( SELECT public.current_organization_id() AS current_organization_id))))));
 
 --
 -- Name: knowledge_postings tenant_read; Type: POLICY; Schema: agent; Owner: -
@@ -3121,6 +3314,14 @@ CREATE POLICY tenant_read ON agent.knowledge_searchable FOR SELECT TO ac_tenant,
 CREATE POLICY tenant_read ON agent.knowledge_source_models FOR SELECT TO ac_tenant, authenticated USING ((source_id IN ( SELECT s.id
    FROM agent.knowledge_sources s
   WHERE ((s.organization_id IS NULL) OR (s.organization_id = ( SELECT public.current_organization_id() AS current_organization_id))))));
+
+--
+-- Name: knowledge_source_terms tenant_read; Type: POLICY; Schema: agent; Owner: -
+--
+
+CREATE POLICY tenant_read ON agent.knowledge_source_terms FOR SELECT TO ac_tenant, authenticated USING ((scope_id IN ( SELECT sc.id
+   FROM agent.knowledge_lexical_scopes sc
+  WHERE ((sc.organization_id IS NULL) OR (sc.organization_id = ( SELECT public.current_organization_id() AS current_organization_id))))));
 
 --
 -- Name: knowledge_sources tenant_read; Type: POLICY; Schema: agent; Owner: -
@@ -3437,12 +3638,12 @@ REVOKE ALL ON FUNCTION agent.memory_erasure_matches(m_scope text, m_scope_owner_
 REVOKE ALL ON FUNCTION agent.removal_receipt_add(p_id uuid, p_counts jsonb, p_object_keys text[]) FROM PUBLIC;
 
 --
--- Name: FUNCTION knowledge_search(p_organization_id uuid, p_query_embedding public.vector, p_query_text text, p_include_platform boolean, p_include_organization boolean, p_limit integer, p_query_model text, p_dense_weight double precision, p_lexical_weight double precision, p_candidates integer, p_rrf_k integer, p_exact_below integer, p_fusion text, p_min_relevance double precision, p_per_source integer, p_lexical_depth integer, p_ef_search integer, p_k1 double precision, p_b double precision); Type: ACL; Schema: public; Owner: -
+-- Name: FUNCTION knowledge_search(p_organization_id uuid, p_query_embedding public.vector, p_query_text text, p_include_platform boolean, p_include_organization boolean, p_limit integer, p_query_model text, p_dense_weight double precision, p_lexical_weight double precision, p_candidates integer, p_rrf_k integer, p_exact_below integer, p_fusion text, p_min_relevance double precision, p_per_source integer, p_lexical_depth integer, p_ef_search integer, p_k1 double precision, p_b double precision, p_source_weight double precision); Type: ACL; Schema: public; Owner: -
 --
 
-REVOKE ALL ON FUNCTION public.knowledge_search(p_organization_id uuid, p_query_embedding public.vector, p_query_text text, p_include_platform boolean, p_include_organization boolean, p_limit integer, p_query_model text, p_dense_weight double precision, p_lexical_weight double precision, p_candidates integer, p_rrf_k integer, p_exact_below integer, p_fusion text, p_min_relevance double precision, p_per_source integer, p_lexical_depth integer, p_ef_search integer, p_k1 double precision, p_b double precision) FROM PUBLIC;
-GRANT ALL ON FUNCTION public.knowledge_search(p_organization_id uuid, p_query_embedding public.vector, p_query_text text, p_include_platform boolean, p_include_organization boolean, p_limit integer, p_query_model text, p_dense_weight double precision, p_lexical_weight double precision, p_candidates integer, p_rrf_k integer, p_exact_below integer, p_fusion text, p_min_relevance double precision, p_per_source integer, p_lexical_depth integer, p_ef_search integer, p_k1 double precision, p_b double precision) TO ac_tenant;
-GRANT ALL ON FUNCTION public.knowledge_search(p_organization_id uuid, p_query_embedding public.vector, p_query_text text, p_include_platform boolean, p_include_organization boolean, p_limit integer, p_query_model text, p_dense_weight double precision, p_lexical_weight double precision, p_candidates integer, p_rrf_k integer, p_exact_below integer, p_fusion text, p_min_relevance double precision, p_per_source integer, p_lexical_depth integer, p_ef_search integer, p_k1 double precision, p_b double precision) TO authenticated;
+REVOKE ALL ON FUNCTION public.knowledge_search(p_organization_id uuid, p_query_embedding public.vector, p_query_text text, p_include_platform boolean, p_include_organization boolean, p_limit integer, p_query_model text, p_dense_weight double precision, p_lexical_weight double precision, p_candidates integer, p_rrf_k integer, p_exact_below integer, p_fusion text, p_min_relevance double precision, p_per_source integer, p_lexical_depth integer, p_ef_search integer, p_k1 double precision, p_b double precision, p_source_weight double precision) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.knowledge_search(p_organization_id uuid, p_query_embedding public.vector, p_query_text text, p_include_platform boolean, p_include_organization boolean, p_limit integer, p_query_model text, p_dense_weight double precision, p_lexical_weight double precision, p_candidates integer, p_rrf_k integer, p_exact_below integer, p_fusion text, p_min_relevance double precision, p_per_source integer, p_lexical_depth integer, p_ef_search integer, p_k1 double precision, p_b double precision, p_source_weight double precision) TO ac_tenant;
+GRANT ALL ON FUNCTION public.knowledge_search(p_organization_id uuid, p_query_embedding public.vector, p_query_text text, p_include_platform boolean, p_include_organization boolean, p_limit integer, p_query_model text, p_dense_weight double precision, p_lexical_weight double precision, p_candidates integer, p_rrf_k integer, p_exact_below integer, p_fusion text, p_min_relevance double precision, p_per_source integer, p_lexical_depth integer, p_ef_search integer, p_k1 double precision, p_b double precision, p_source_weight double precision) TO authenticated;
 
 --
 -- Name: TABLE definitions; Type: ACL; Schema: agent; Owner: -
@@ -3473,11 +3674,25 @@ GRANT SELECT ON TABLE agent.knowledge_lexemes TO ac_tenant;
 GRANT SELECT ON TABLE agent.knowledge_lexemes TO authenticated;
 
 --
+-- Name: TABLE knowledge_lexical_chunks; Type: ACL; Schema: agent; Owner: -
+--
+
+GRANT SELECT ON TABLE agent.knowledge_lexical_chunks TO ac_tenant;
+GRANT SELECT ON TABLE agent.knowledge_lexical_chunks TO authenticated;
+
+--
 -- Name: TABLE knowledge_lexical_scopes; Type: ACL; Schema: agent; Owner: -
 --
 
 GRANT SELECT ON TABLE agent.knowledge_lexical_scopes TO ac_tenant;
 GRANT SELECT ON TABLE agent.knowledge_lexical_scopes TO authenticated;
+
+--
+-- Name: TABLE knowledge_lexical_sources; Type: ACL; Schema: agent; Owner: -
+--
+
+GRANT SELECT ON TABLE agent.knowledge_lexical_sources TO ac_tenant;
+GRANT SELECT ON TABLE agent.knowledge_lexical_sources TO authenticated;
 
 --
 -- Name: TABLE knowledge_postings; Type: ACL; Schema: agent; Owner: -
@@ -3499,6 +3714,13 @@ GRANT SELECT ON TABLE agent.knowledge_searchable TO authenticated;
 
 GRANT SELECT ON TABLE agent.knowledge_source_models TO ac_tenant;
 GRANT SELECT ON TABLE agent.knowledge_source_models TO authenticated;
+
+--
+-- Name: TABLE knowledge_source_terms; Type: ACL; Schema: agent; Owner: -
+--
+
+GRANT SELECT ON TABLE agent.knowledge_source_terms TO ac_tenant;
+GRANT SELECT ON TABLE agent.knowledge_source_terms TO authenticated;
 
 --
 -- Name: TABLE knowledge_sources; Type: ACL; Schema: agent; Owner: -

@@ -75,6 +75,9 @@ class Fusion:
     """BM25 term-frequency saturation."""
     b: float = 0.75
     """BM25 length normalisation."""
+    source: float = 0.75
+    """Weight of a chunk's source's BM25 (the source scored as one document) in the chunk's lexical score;
+    the chunk's own BM25 weighs 1 - source. 0 ranks by the chunk's own BM25 alone (migrations/0093)."""
 
     def __post_init__(self) -> None:
         if self.dense < 0 or self.lexical < 0 or (self.dense == 0 and self.lexical == 0):
@@ -85,12 +88,13 @@ class Fusion:
             raise ValueError(f"method must be rrf or convex, got {self.method!r}")
         if not 1 <= self.depth <= 100_000 or (self.ef_search is not None and not 1 <= self.ef_search <= 1000):
             raise ValueError("depth must be within 1..100000 and ef_search within 1..1000")
-        if self.k1 < 0 or not 0 <= self.b <= 1:
-            raise ValueError("k1 must be non-negative and b within 0..1")
+        if self.k1 < 0 or not 0 <= self.b <= 1 or not 0 <= self.source <= 1:
+            raise ValueError("k1 must be non-negative, b and source within 0..1")
 
 
 DEFAULT_FUSION: Final = Fusion()
-"""Convex fusion, dense 0.3 / BM25 0.7 (measured on Cranfield: docs/decisions.md, issue 10)."""
+"""Convex fusion, dense 0.3 / BM25 0.7 (measured on Cranfield: docs/decisions.md, issue 10); a chunk's BM25
+mixed 0.25 / 0.75 with its source's (measured on Cranfield and a long-document set: issue 24)."""
 
 DEFAULT_MIN_RELEVANCE: Final = 0.3
 """The relevance floor a search applies when the caller names none (measured: docs/decisions.md, issue 10)."""
@@ -227,6 +231,7 @@ async def search(
                         fusion.ef_search,
                         fusion.k1,
                         fusion.b,
+                        fusion.source,
                     )
         except LiveModelChangedError:
             _remember_model(db, organization_id, None)

@@ -5,7 +5,8 @@ postings counted in one set-wise statement), one source at a time through the re
 readiness flip per source). Every posting, scope row, lexeme row and listed pair of the two, keyed by
 document and ordinal instead of ids, must be equal, and equal to a recount from the chunks; then the same
 single-row changes (an unready and ready flip, a failed source, a rewritten chunk, a chunk added to a
-ready source, a deleted source) applied to both keep them equal (migrations/0040, 0091).
+ready source, a deleted source) applied to both keep them equal (migrations/0040, 0091), and so do the
+source-level statistics (migrations/0092).
 """
 
 from __future__ import annotations
@@ -61,6 +62,26 @@ SELECT sp.source_id, sp.embedding_model
   FROM agent.knowledge_searchable sp JOIN agent.knowledge_lexical_scopes sc ON sc.id = sp.scope_id
  WHERE sc.organization_id = $1
 """
+# The source-level statistics (migrations/0092): per source its counted chunks and length, per source term
+# its frequency, per lexeme its source frequency, per scope its sources and their total length.
+_SOURCES = """
+SELECT ls.source_id, sc.embedding_model, ls.chunks, ls.length
+  FROM agent.knowledge_lexical_sources ls JOIN agent.knowledge_lexical_scopes sc ON sc.id = ls.scope_id
+ WHERE sc.organization_id = $1
+"""
+_SOURCE_TERMS = """
+SELECT st.source_id, sc.embedding_model, st.lexeme, st.tf
+  FROM agent.knowledge_source_terms st JOIN agent.knowledge_lexical_scopes sc ON sc.id = st.scope_id
+ WHERE sc.organization_id = $1
+"""
+_SOURCE_DF = """
+SELECT sc.embedding_model, l.lexeme, l.source_df
+  FROM agent.knowledge_lexemes l JOIN agent.knowledge_lexical_scopes sc ON sc.id = l.scope_id
+ WHERE sc.organization_id = $1
+"""
+_SOURCE_SCOPES = """
+SELECT embedding_model, sources, source_length FROM agent.knowledge_lexical_scopes WHERE organization_id = $1
+"""
 _CHUNKS = """
 SELECT c.source_id, c.ordinal, c.text
   FROM agent.knowledge_chunks c JOIN agent.knowledge_sources s ON s.id = c.source_id
@@ -104,6 +125,10 @@ class _Org:
                 "lexemes": await self.rows(conn, _LEXEMES),
                 "listed": await self.rows(conn, _LISTED),
                 "chunks": await self.rows(conn, _CHUNKS),
+                "sources": await self.rows(conn, _SOURCES),
+                "source_terms": await self.rows(conn, _SOURCE_TERMS),
+                "source_df": await self.rows(conn, _SOURCE_DF),
+                "source_scopes": await self.rows(conn, _SOURCE_SCOPES),
             }
 
     async def recounted_postings(self, kit: Kit) -> list[tuple[Any, ...]]:
@@ -133,6 +158,7 @@ async def _one_by_one(kit: Kit, factory: Factory, docs: list[str]) -> _Org:
 async def _assert_same(kit: Kit, bulk: _Org, single: _Org) -> Keyed:
     stats = await bulk.state(kit)
     assert stats["postings"], "the documents wrote no postings"
+    assert stats["source_terms"] and any(tf > 1 for *_, tf in stats["source_terms"]), "no source-level terms"
     assert stats == await single.state(kit), "the bulk path and the single-write path keep different statistics"
     assert stats["postings"] == await bulk.recounted_postings(kit), "the postings differ from a recount"
     await assert_consistent(kit.db)  # scope counts, lengths and document frequencies equal a recount
