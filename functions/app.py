@@ -42,6 +42,7 @@ from functions._outbox import EventOutbox, InProcessRunner, inngest_reachable
 from functions._production import check_production
 from functions._services import Services, ServiceSlot, open_services, warm_live_embedder
 from functions.api import ROUTERS
+from functions.api._body import unread_routes
 from functions.api._edge import EdgeGuard
 from functions.api._http import install_error_handlers
 from functions.api._scopes import undeclared_routes
@@ -144,6 +145,11 @@ def create_app(
     undeclared = undeclared_routes(app.routes)
     if undeclared:
         raise RuntimeError("every /v1/ route declares exactly one scope; these do not: " + ", ".join(undeclared))
+    unread = unread_routes(app.routes)
+    if unread:
+        raise RuntimeError(
+            "every /v1/ route reads its body through functions.api._body; these do not: " + ", ".join(unread)
+        )
     serve(
         app,
         client,

@@ -15,12 +15,12 @@ from datetime import date
 from typing import Annotated, Final, NoReturn
 from uuid import UUID
 
-from fastapi import Request
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 from pydantic_core import PydanticCustomError
 from starlette.datastructures import FormData, UploadFile
 
 from functions._wire import CleanText
+from functions.api._body import ParsedBody
 from functions.errors import ApiError
 from knowledge.errors import ReviewFieldInvalidError
 from knowledge.register import Document
@@ -71,7 +71,7 @@ MAX_BATCH_BYTES: Final = 64 * 1024 * 1024
 class BatchItemIn(BaseModel):
     """One document of a batch."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
     uri: str | None = Field(default=None, min_length=1, max_length=2000)
     """The URI it was fetched from (its identity), or None for an upload identified by its content."""
@@ -92,7 +92,7 @@ class BatchItemIn(BaseModel):
 class BatchIn(BaseModel):
     """Many documents of one scope."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
     organization_id: UUID | None = None
     """The organization; omit it and set `platform` for platform documents."""
@@ -147,34 +147,30 @@ def _document(item: BatchItemIn, limit: int, position: int) -> Document:
     )  # fmt: skip
 
 
-async def read_batch(request: Request, limit: int) -> tuple[UUID | None, bool, list[Document]]:
-    """The scope and the documents of a batch request (JSON or multipart)."""
-    declared = request.headers.get("content-length")
-    if declared and declared.isdigit() and int(declared) > MAX_BATCH_BYTES:
-        raise ApiError(413, "batch_too_large", f"a batch request may carry at most {MAX_BATCH_BYTES} bytes")
-    content_type = request.headers.get("content-type", "")
-    if content_type.startswith("application/json"):
-        body = BatchIn.model_validate_json(await request.body())
-        docs = [_document(item, limit, n) for n, item in enumerate(body.items)]
-        return body.organization_id, body.platform, docs
-    if content_type.startswith("multipart/form-data"):
-        async with request.form(max_files=MAX_BATCH_ITEMS, max_fields=10) as form:
-            organization_id, platform = form_scope(form)
-            review = form_review(form)
-            files = [f for f in form.getlist("file") if isinstance(f, UploadFile)]
-            if not files:
-                raise ApiError(422, "file_missing", "send the documents in multipart fields named 'file'")
-            if len(files) > MAX_BATCH_ITEMS:
-                raise ApiError(422, "batch_too_many_items", f"a batch holds at most {MAX_BATCH_ITEMS} documents")
-            docs = [
-                Document(
-                    _checked(await f.read(limit + 1), limit, n),
-                    f.filename or "document",
-                    media_type=f.content_type,
-                    owner=review.owner,
-                    review_by=review.review_by,
-                )
-                for n, f in enumerate(files)
-            ]
-        return organization_id, platform, docs
-    raise ApiError(415, "content_type_unsupported", "send application/json (items) or multipart/form-data (files)")
+async def read_batch(body: ParsedBody, limit: int) -> tuple[UUID | None, bool, list[Document]]:
+    """The scope and the documents of a batch request (JSON or multipart), from the body its route read."""
+    if body.kind == "json":
+        batch = BatchIn.model_validate(body.value)
+        docs = [_document(item, limit, n) for n, item in enumerate(batch.items)]
+        return batch.organization_id, batch.platform, docs
+    if body.kind != "form":
+        raise ApiError(422, "invalid_request", "send the documents as JSON items or multipart files")
+    form = body.form
+    organization_id, platform = form_scope(form)
+    review = form_review(form)
+    files = [f for f in form.getlist("file") if isinstance(f, UploadFile)]
+    if not files:
+        raise ApiError(422, "file_missing", "send the documents in multipart fields named 'file'")
+    if len(files) > MAX_BATCH_ITEMS:
+        raise ApiError(422, "batch_too_many_items", f"a batch holds at most {MAX_BATCH_ITEMS} documents")
+    docs = [
+        Document(
+            _checked(await f.read(limit + 1), limit, n),
+            f.filename or "document",
+            media_type=f.content_type,
+            owner=review.owner,
+            review_by=review.review_by,
+        )
+        for n, f in enumerate(files)
+    ]
+    return organization_id, platform, docs

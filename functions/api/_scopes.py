@@ -9,7 +9,8 @@ Three scopes, one per route (`undeclared_routes` names a route with none or two;
   it names none) and only it, wherever the request can name one: the path, the query, the JSON body at any
   depth, a multipart field (403 `organization_forbidden` otherwise, whether or not the other organization
   exists); every `platform` value it sends must be false (403 `platform_forbidden`). Every value of a
-  repeated parameter or key is checked, not only the one a parser keeps.
+  repeated parameter or key is checked, not only the one a parser keeps. The body checked is the one the
+  route reads, parsed once by `functions.api._body` before this check runs; nothing here parses a body.
 - `ANY_KEY`: any valid key, for routes that read no tenant's data (`/v1/memory/tools`, the publish check).
 
 An operator may name any organization; an operator's request naming one that does not exist answers 404
@@ -20,8 +21,6 @@ organization key's own policy). This module must never hold a business rule beyo
 
 from __future__ import annotations
 
-import email.message
-import json
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
@@ -34,6 +33,7 @@ from fastapi.security import HTTPAuthorizationCredentials
 from starlette.routing import BaseRoute
 
 from functions.api._auth import CALLER, Caller
+from functions.api._body import FORM_LIMITS, parsed_body
 from functions.api._deps import services
 from functions.api._http import bearer
 from functions.errors import ApiError
@@ -57,7 +57,6 @@ Scope = Literal["operator", "organization", "any"]
 """What a route lets a key do."""
 _SCOPES: dict[Callable[..., Any], Scope] = {}
 _FIELD = "organization_id"
-_BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 _FALSE = frozenset({"", "0", "f", "false", "n", "no", "off"})
 Credentials = Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]
 
@@ -73,8 +72,6 @@ class _Named:
     """`organization_id` keys deeper in a JSON body."""
     platform: list[Any] = field(default_factory=list)
     """Every `platform` value, anywhere."""
-    unreadable: bool = False
-    """The JSON body could not be parsed here."""
 
 
 def _caller(request: Request) -> Caller:
@@ -84,20 +81,10 @@ def _caller(request: Request) -> Caller:
     return caller
 
 
-def _is_json(content_type: str | None) -> bool:
-    """Whether FastAPI reads this body as JSON (no content type, `application/json` or `application/*+json`)."""
-    if not content_type:
-        return True
-    message = email.message.Message()
-    message["content-type"] = content_type
-    subtype = message.get_content_subtype()
-    return message.get_content_maintype() == "application" and (subtype == "json" or subtype.endswith("+json"))
-
-
 def _walk(value: Any, named: _Named, depth: int = 0) -> None:
     if isinstance(value, dict):
         for key, item in value.items():
-            if depth > 0 and key == "organization_id":
+            if depth > 0 and key == _FIELD:
                 named.nested.append(item)
             _walk(item, named, depth + 1)
     elif isinstance(value, list):
@@ -105,48 +92,31 @@ def _walk(value: Any, named: _Named, depth: int = 0) -> None:
             _walk(item, named, depth + 1)
 
 
-def _pairs(named: _Named) -> Callable[[list[tuple[str, Any]]], dict[str, Any]]:
-    """A JSON object hook that records every `platform` value and repeated `organization_id` keys."""
+def _named(request: Request, *, deep: bool) -> _Named:
+    """Where the request names an organization; with `deep`, also nested and repeated JSON keys.
 
-    def hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        seen = [v for k, v in pairs if k == "organization_id"]
-        if len(seen) > 1:
-            named.nested.extend(seen)  # a repeated key: every value is checked, not only the last
-        named.platform.extend(v for k, v in pairs if k == "platform")
-        return dict(pairs)
-
-    return hook
-
-
-async def _named(request: Request, *, max_files: int, deep: bool) -> _Named:
-    """Where the request names an organization; with `deep`, also nested and repeated JSON keys."""
+    The body is the one the route reads (`functions.api._body.parsed_body`), never parsed here.
+    """
     named = _Named()
-    if "organization_id" in request.path_params:
+    if _FIELD in request.path_params:
         named.organizations.append((("path", _FIELD), request.path_params[_FIELD]))
     named.organizations.extend((("query", _FIELD), v) for v in request.query_params.getlist(_FIELD))
     named.platform.extend(request.query_params.getlist("platform"))
-    if request.method not in _BODY_METHODS:
-        return named
-    content_type = request.headers.get("content-type", "")
-    if content_type.startswith("multipart/form-data"):
-        form = await request.form(max_files=max_files, max_fields=8)  # Starlette keeps it for the route
-        named.organizations.extend((("body", _FIELD), v) for v in form.getlist(_FIELD))
-        named.platform.extend(form.getlist("platform"))
-    elif _is_json(content_type):
-        raw = await request.body()
-        if not raw:
-            return named
-        try:
-            body = json.loads(raw, object_pairs_hook=_pairs(named) if deep else None)
-        except (ValueError, RecursionError):
-            named.unreadable = True
-            return named
+    body = parsed_body(request)
+    if body.kind == "form":
+        named.organizations.extend((("body", _FIELD), v) for v in body.form.getlist(_FIELD))
+        named.platform.extend(body.form.getlist("platform"))
+    elif body.kind == "json":
+        named.platform.extend(body.repeated.get("platform", ()))
         if deep:
-            _walk(body, named)
-        if isinstance(body, dict):
-            if _FIELD in body:
-                named.organizations.append((("body", _FIELD), body[_FIELD]))
-            invocation = body.get("invocation")
+            _walk(body.value, named)
+            seen = body.repeated.get(_FIELD, [])
+            if len(seen) > 1:
+                named.nested.extend(seen)  # a repeated key: every value is checked, not only the last
+        if isinstance(body.value, dict):
+            if _FIELD in body.value:
+                named.organizations.append((("body", _FIELD), body.value[_FIELD]))
+            invocation = body.value.get("invocation")
             if isinstance(invocation, dict) and _FIELD in invocation:
                 named.organizations.append((("body", "invocation", _FIELD), invocation[_FIELD]))
     return named
@@ -177,8 +147,6 @@ def _is_false(value: Any) -> bool:
 
 def _bound(caller: Caller, named: _Named, *, required: bool) -> None:
     """Refuse an organization key's request that names the platform or any organization but its own."""
-    if named.unreadable:
-        raise ApiError(400, "json_invalid", "the body is not valid JSON")
     if not all(_is_false(v) for v in named.platform):
         raise ApiError(403, "platform_forbidden", "an organization key cannot read or write the platform scope")
     for value in (*(v for _, v in named.organizations), *named.nested):
@@ -192,27 +160,23 @@ def _bound(caller: Caller, named: _Named, *, required: bool) -> None:
         raise ApiError(422, "organization_required", "an organization key names its organization in organization_id")
 
 
-async def _authorize(request: Request, scope: Scope, *, max_files: int = 1) -> Caller:
+async def _authorize(request: Request, scope: Scope) -> Caller:
     caller = _caller(request)
     if scope == "any":
         return caller
     if scope == "operator" and not caller.operator:
         raise ApiError(403, "operator_scope_required", "this route needs an operator key")
-    named = await _named(request, max_files=max_files, deep=not caller.operator)
-    try:
-        if not caller.operator:
-            _bound(caller, named, required=True)  # another organization, however spelled, is 403 first
-            _canonical(named)
-            return caller
+    named = _named(request, deep=not caller.operator)
+    if not caller.operator:
+        _bound(caller, named, required=True)  # another organization, however spelled, is 403 first
         _canonical(named)
-        ids = list(dict.fromkeys(u for u in (_uuid(v) for _, v in named.organizations) if u is not None))
-        if ids:
-            svc = await services(request)
-            for organization_id in ids:
-                await require_organization(svc.db, organization_id)
-    except Exception:
-        await request.close()  # the route will not run, so close the form (its spooled files) here
-        raise
+        return caller
+    _canonical(named)
+    ids = list(dict.fromkeys(u for u in (_uuid(v) for _, v in named.organizations) if u is not None))
+    if ids:
+        svc = await services(request)
+        for organization_id in ids:
+            await require_organization(svc.db, organization_id)
     return caller
 
 
@@ -231,9 +195,10 @@ def organization_scope(*, max_files: int = 1) -> DependsParam:
 
     async def organization_scoped(request: Request, _: Credentials = None) -> Caller:
         """Scope `organization`: an organization key inside its organization, or an operator."""
-        return await _authorize(request, "organization", max_files=max_files)
+        return await _authorize(request, "organization")
 
     _SCOPES[organization_scoped] = "organization"
+    FORM_LIMITS[organization_scoped] = max_files
     declared: DependsParam = Depends(organization_scoped)
     return declared
 

@@ -28,6 +28,7 @@ from context.policies import FRONT_DOOR, FRONT_DOOR_NAME
 from context.sources.dossier import dossier_facts, read_dossier, render_dossier_text
 from functions._briefs import build_brief, build_explained_brief
 from functions._wire import CleanJson, CleanText
+from functions.api._body import BodyRoute
 from functions.api._deps import ServicesDep
 from functions.api._http import ERROR_RESPONSES, route_errors
 from functions.api._scopes import ANY_KEY, ORGANIZATION, OrganizationCaller
@@ -48,7 +49,7 @@ __all__ = [
     "router",
 ]
 
-router = APIRouter(prefix="/v1/context", tags=["context"], responses=ERROR_RESPONSES)
+router = APIRouter(prefix="/v1/context", tags=["context"], responses=ERROR_RESPONSES, route_class=BodyRoute)
 
 
 class BriefIn(BaseModel):

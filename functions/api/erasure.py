@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from functions._wire import CleanText
 from functions.api._auth import Caller
+from functions.api._body import BodyRoute
 from functions.api._deps import ServicesDep
 from functions.api._http import ERROR_RESPONSES, ErrorEnvelope, error_responses
 from functions.api._scopes import OperatorCaller, OrganizationCaller
@@ -34,7 +35,7 @@ from state.ids import CanonicalUuid, OrganizationId
 
 __all__ = ["OrganizationErasureIn", "UserErasureIn", "requester", "router"]
 
-router = APIRouter(prefix="/v1/erasures", tags=["erasure"], responses=ERROR_RESPONSES)
+router = APIRouter(prefix="/v1/erasures", tags=["erasure"], responses=ERROR_RESPONSES, route_class=BodyRoute)
 
 
 class UserErasureIn(BaseModel):

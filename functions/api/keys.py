@@ -15,6 +15,7 @@ from fastapi import APIRouter, Path, Query
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from functions._wire import CleanText, key_json
+from functions.api._body import BodyRoute
 from functions.api._deps import ServicesDep
 from functions.api._http import ERROR_RESPONSES, route_errors
 from functions.api._params import ListedOrganization
@@ -23,7 +24,7 @@ from state.api_keys import KEY_ID_PATTERN, MAX_KEY_NAME, list_keys, mint_key, re
 
 __all__ = ["KeyIn", "KeyList", "KeyOut", "MintedKeyOut", "key_json", "router"]
 
-router = APIRouter(prefix="/v1/keys", tags=["keys"], responses=ERROR_RESPONSES)
+router = APIRouter(prefix="/v1/keys", tags=["keys"], responses=ERROR_RESPONSES, route_class=BodyRoute)
 
 
 class KeyIn(BaseModel):

@@ -41,13 +41,22 @@ import inngest
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
-from starlette.datastructures import UploadFile
+from starlette.datastructures import FormData, UploadFile
 
 from functions._services import Services
 from functions._wire import CleanText
+from functions.api._body import BodyRoute, parsed_body
 from functions.api._deps import ServicesDep
 from functions.api._http import ERROR_RESPONSES, route_errors
-from functions.api._knowledge_batch import MAX_BATCH_ITEMS, Owner, ReviewDate, form_review, form_scope, read_batch
+from functions.api._knowledge_batch import (
+    MAX_BATCH_ITEMS,
+    BatchIn,
+    Owner,
+    ReviewDate,
+    form_review,
+    form_scope,
+    read_batch,
+)
 from functions.api._knowledge_models import BatchRegisteredOut, RetryOut, SearchOut, SourceList, SourceRegisteredOut
 from functions.api._params import PlatformScope, ScopeOrganization, SourceIdPath
 from functions.api._scopes import ORGANIZATION, OrganizationCaller, organization_scope
@@ -66,7 +75,7 @@ from state.outbox import OutboxEvent
 
 __all__ = ["SearchIn", "UriSourceIn", "router"]
 
-router = APIRouter(prefix="/v1/knowledge", tags=["knowledge"], responses=ERROR_RESPONSES)
+router = APIRouter(prefix="/v1/knowledge", tags=["knowledge"], responses=ERROR_RESPONSES, route_class=BodyRoute)
 
 _ORG_404 = "`organization_not_found`: the organization the request names does not exist."
 _SOURCE_404 = "`source_not_found`: no such source in this scope (another organization's answers the same)."
@@ -74,7 +83,8 @@ _REGISTER_ERRORS = route_errors({
     400: None,
     404: _ORG_404,
     409: "`source_deleting`: the source this document lands on is being deleted; send it again afterwards.",
-    415: "`content_type_unsupported`, or `document_type_unsupported` (a file type no extractor reads).",
+    415: "`unsupported_media_type` (a Content-Type this route does not read), or `document_type_unsupported` (a file"
+    " type no extractor reads).",
 })  # fmt: skip
 
 
@@ -184,6 +194,20 @@ _UPLOAD_FORM = {
 }
 
 
+_BATCH_FORM = {
+    "type": "object",
+    "required": ["file"],
+    "properties": {
+        "file": {"type": "array", "items": {"type": "string", "format": "binary"}, "description": "The documents."},
+        "organization_id": {"type": "string", "format": "uuid", "description": "The organization; or platform."},
+        "platform": {"type": "string", "enum": ["true", "false"], "description": "true for platform documents."},
+        "owner": {"type": "string", "description": "Who answers for every document (at most 200 characters)."},
+        "review_by": {"type": "string", "format": "date", "description": "Review date of every document."},
+    },
+}
+_BATCH_JSON = BatchIn.model_json_schema()
+
+
 @router.post(
     "/sources",
     status_code=202,
@@ -211,36 +235,35 @@ async def create_source(request: Request, svc: ServicesDep) -> JSONResponse:
     declared = request.headers.get("content-length")
     if declared and declared.isdigit() and int(declared) > limit + 64 * 1024:
         raise ApiError(413, "document_too_large", f"the request is larger than the {limit}-byte limit")
-    content_type = request.headers.get("content-type", "")
-    if content_type.startswith("multipart/form-data"):
-        return await _upload(request, svc, limit)
-    if content_type.startswith("application/json"):
-        body = UriSourceIn.model_validate_json(await request.body())
-        organization_id = _scope(body.organization_id, body.platform)
-        data = body.content.encode()
-        _check_size(len(data), limit)
-        announcer = _Announcer(organization_id)
-        registered = await register_uri(
-            svc.db, svc.object_store, organization_id=organization_id, uri=body.uri, data=data,
-            title=body.title, media_type=body.media_type, owner=body.owner, review_by=body.review_by,
-            announce=announcer,
-        )  # fmt: skip
-        return await _answer(request, registered, announcer)
-    raise ApiError(415, "content_type_unsupported", "send multipart/form-data (a file) or application/json (a URI)")
+    body = parsed_body(request)
+    if body.kind == "form":
+        return await _upload(body.form, request, svc, limit)
+    if body.kind != "json":
+        raise ApiError(422, "invalid_request", "send a document (multipart) or a synced URI (JSON)")
+    uri = UriSourceIn.model_validate(body.value)
+    organization_id = _scope(uri.organization_id, uri.platform)
+    data = uri.content.encode()
+    _check_size(len(data), limit)
+    announcer = _Announcer(organization_id)
+    registered = await register_uri(
+        svc.db, svc.object_store, organization_id=organization_id, uri=uri.uri, data=data,
+        title=uri.title, media_type=uri.media_type, owner=uri.owner, review_by=uri.review_by,
+        announce=announcer,
+    )  # fmt: skip
+    return await _answer(request, registered, announcer)
 
 
-async def _upload(request: Request, svc: Services, limit: int) -> JSONResponse:
-    async with request.form(max_files=1, max_fields=10) as form:
-        upload = form.get("file")
-        if not isinstance(upload, UploadFile):
-            raise ApiError(422, "file_missing", "send the document in a multipart field named 'file'")
-        organization_id = _scope(*form_scope(form))
-        review = form_review(form)
-        data = await upload.read(limit + 1)
-        _check_size(len(data), limit)
-        title = form.get("title")
-        filename = upload.filename or "document"
-        media_type = upload.content_type
+async def _upload(form: FormData, request: Request, svc: Services, limit: int) -> JSONResponse:
+    upload = form.get("file")
+    if not isinstance(upload, UploadFile):
+        raise ApiError(422, "file_missing", "send the document in a multipart field named 'file'")
+    organization_id = _scope(*form_scope(form))
+    review = form_review(form)
+    data = await upload.read(limit + 1)
+    _check_size(len(data), limit)
+    title = form.get("title")
+    filename = upload.filename or "document"
+    media_type = upload.content_type
     announcer = _Announcer(organization_id)
     registered = await register_upload(
         svc.db, svc.object_store, organization_id=organization_id, data=data, filename=filename,
@@ -266,10 +289,17 @@ def _registered_json(r: RegisteredSource) -> dict[str, Any]:
     response_model=None,
     dependencies=[organization_scope(max_files=MAX_BATCH_ITEMS)],
     responses={202: {"model": BatchRegisteredOut, "description": "The batch, registered."}, **_REGISTER_ERRORS},
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "description": "Many documents of one scope: JSON `items`, or multipart with many `file` fields.",
+            "content": {"multipart/form-data": {"schema": _BATCH_FORM}, "application/json": {"schema": _BATCH_JSON}},
+        }
+    },
 )
 async def create_sources_batch(request: Request, svc: ServicesDep) -> JSONResponse:
     """Register many documents of one scope at once and send their ingestion events in batches."""
-    organization_id, platform, docs = await read_batch(request, svc.settings.max_upload_bytes)
+    organization_id, platform, docs = await read_batch(parsed_body(request), svc.settings.max_upload_bytes)
     scope = _scope(organization_id, platform)
     registered = await register_many(svc.db, svc.object_store, organization_id=scope, documents=docs)
     pending = list(dict.fromkeys(r.source_id for r in registered if r.status == "pending"))

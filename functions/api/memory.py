@@ -20,6 +20,7 @@ from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field
 
 from functions._wire import CleanJson
+from functions.api._body import BodyRoute
 from functions.api._deps import ServicesDep
 from functions.api._http import ERROR_RESPONSES, route_errors
 from functions.api._scopes import ANY_KEY, ORGANIZATION
@@ -32,7 +33,7 @@ from state.ids import CanonicalUuid, OrganizationId
 
 __all__ = ["InvocationIn", "MemoryOut", "RememberCallIn", "SubjectRefOut", "ToolCallIn", "ToolsOut", "router"]
 
-router = APIRouter(prefix="/v1/memory", tags=["memory"], responses=ERROR_RESPONSES)
+router = APIRouter(prefix="/v1/memory", tags=["memory"], responses=ERROR_RESPONSES, route_class=BodyRoute)
 
 
 class InvocationIn(BaseModel):

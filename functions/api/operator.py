@@ -18,6 +18,7 @@ from uuid import UUID
 from fastapi import APIRouter
 
 from functions._switch_view import switch_view
+from functions.api._body import BodyRoute
 from functions.api._deps import ServicesDep
 from functions.api._http import ERROR_RESPONSES, route_errors
 from functions.api._knowledge_models import SourceDetailOut, SwitchCancelOut, SwitchOut
@@ -30,7 +31,9 @@ from knowledge.sweep import ModelReadiness, SourceView, get_source, model_readin
 
 __all__ = ["readiness_json", "router", "source_json"]
 
-router = APIRouter(prefix="/v1/knowledge", tags=["knowledge operations"], responses=ERROR_RESPONSES)
+router = APIRouter(
+    prefix="/v1/knowledge", tags=["knowledge operations"], responses=ERROR_RESPONSES, route_class=BodyRoute
+)
 
 
 def _scope(organization_id: UUID | None, platform: bool) -> UUID | None:

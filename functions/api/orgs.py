@@ -19,6 +19,7 @@ from fastapi import APIRouter, Path, Query
 from pydantic import BaseModel, ConfigDict, Field
 
 from functions._wire import CleanText
+from functions.api._body import BodyRoute
 from functions.api._deps import ServicesDep
 from functions.api._http import ERROR_RESPONSES, route_errors
 from functions.api._scopes import OPERATOR, ORGANIZATION
@@ -33,7 +34,7 @@ from state.organizations import (
 
 __all__ = ["OrganizationIn", "OrganizationList", "OrganizationOut", "router"]
 
-router = APIRouter(prefix="/v1/organizations", tags=["organizations"], responses=ERROR_RESPONSES)
+router = APIRouter(prefix="/v1/organizations", tags=["organizations"], responses=ERROR_RESPONSES, route_class=BodyRoute)
 
 
 class OrganizationIn(BaseModel):

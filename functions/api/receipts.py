@@ -16,6 +16,7 @@ from uuid import UUID
 from fastapi import APIRouter, Query
 from pydantic import BaseModel, ConfigDict
 
+from functions.api._body import BodyRoute
 from functions.api._deps import ServicesDep
 from functions.api._http import ERROR_RESPONSES, ErrorEnvelope
 from functions.api._params import NamedOrganization, ReceiptIdPath
@@ -25,7 +26,7 @@ from state.receipts import Receipt, get_receipt, list_receipts
 
 __all__ = ["ReceiptList", "ReceiptOut", "receipt_out", "router"]
 
-router = APIRouter(prefix="/v1/receipts", tags=["receipts"], responses=ERROR_RESPONSES)
+router = APIRouter(prefix="/v1/receipts", tags=["receipts"], responses=ERROR_RESPONSES, route_class=BodyRoute)
 
 
 class ReceiptOut(BaseModel):

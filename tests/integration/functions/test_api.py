@@ -290,7 +290,7 @@ async def test_an_upload_answers_each_bad_input_with_its_code(service: Service, 
             "file_missing",
         ),
         (upload_form(None, organization_id="acme"), 422, "invalid_request"),
-        ({"content": b"plain", "headers": {"content-type": "text/plain"}}, 415, "content_type_unsupported"),
+        ({"content": b"plain", "headers": {"content-type": "text/plain"}}, 415, "unsupported_media_type"),
         ({"json": {"organization_id": str(org), "content": "x"}}, 422, "invalid_request"),
     ]
     for kwargs, status, expected in cases:

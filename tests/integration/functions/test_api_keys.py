@@ -232,7 +232,10 @@ async def test_an_organization_key_cannot_smuggle_another_organization_past_the_
     request.setdefault("headers", headers)
     before = await counts(service)
     refused = await service.http.request(method, path, **request)
-    assert refused.status_code == 403 and code(refused) == "organization_forbidden", refused.text
+    if shape in ("vendor json", "no content type"):  # a body the route does not read (functions.api._body)
+        assert refused.status_code == 415 and code(refused) == "unsupported_media_type", refused.text
+    else:
+        assert refused.status_code == 403 and code(refused) == "organization_forbidden", refused.text
     assert await counts(service) == before and service.inngest.sent == []
 
 
