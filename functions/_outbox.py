@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from uuid import UUID
@@ -253,7 +254,9 @@ class EventOutbox:
             return [], error
         sent: list[UUID] = []
         refused = 0
-        ordered = sorted(entries, key=lambda e: e.attempts)  # rows that never failed first
+        # rows that never failed first, in random order among equals: two poisoned rows cannot stand first
+        # at every drain and hold the others back through the stop below
+        ordered = sorted(random.sample(list(entries), len(entries)), key=lambda e: e.attempts)
         for n, entry in enumerate(ordered):
             if not sent and refused >= ALONE_FAILURES:  # the endpoint refuses every row, not one
                 await self._failed(ordered[n:], error)

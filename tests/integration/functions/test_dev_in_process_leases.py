@@ -76,7 +76,7 @@ async def test_a_running_in_process_run_renews_its_short_lease_so_no_one_takes_i
     async with app.router.lifespan_context(app), asgi_client(app) as http:
         async with ingestion_held(db):
             files = {"file": ("onboarding.md", DOC, "text/markdown")}
-            body = (await http.post("/v1/knowledge/sources", headers=AUTH, files=files, data={"organization_id": org}))
+            body = await http.post("/v1/knowledge/sources", headers=AUTH, files=files, data={"organization_id": org})
             row_id = UUID(body.json()["event_id"])
             claimed = await _row_when(db, row_id, lambda r: r.lease.holder is not None, "was claimed")
             assert claimed.lease is not None and claimed.lease.heartbeat_at is not None
@@ -145,11 +145,13 @@ async def test_an_in_process_run_killed_mid_ingestion_is_resumed_after_a_restart
             await asyncio.to_thread(wait_until_answering, first, f"{base}/readyz", exited=log.read_text)
             files = {"file": ("onboarding.md", DOC, "text/markdown")}
             async with httpx.AsyncClient(base_url=base, timeout=30) as http:
-                created = await http.post("/v1/knowledge/sources", headers=AUTH, files=files, data={"organization_id": org})
+                form = {"organization_id": org}
+                created = await http.post("/v1/knowledge/sources", headers=AUTH, files=files, data=form)
             body = created.json()
             row_id = UUID(body["event_id"])
             running = await _row_when(db, row_id, lambda r: r.lease.holder is not None, "was claimed by the server")
-            assert running.lease is not None and running.lease.holder.startswith(f"{host_prefix()}{first.pid}:")  # type: ignore[union-attr]
+            assert running.lease is not None and running.lease.holder is not None
+            assert running.lease.holder.startswith(f"{host_prefix()}{first.pid}:"), "held by the server process"
             assert _lease_ahead_of_heartbeat(running) <= timedelta(seconds=IN_PROCESS_LEASE_S + 1)
             assert IN_PROCESS_LEASE_S <= 60, "an interrupted run waits at most a minute for its lease"
         finally:

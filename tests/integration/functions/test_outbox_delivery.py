@@ -148,15 +148,23 @@ async def test_readyz_reports_a_stuck_row_and_stays_ready_while_the_others_leave
     running: tuple[FastAPI, httpx.AsyncClient], db: Database
 ) -> None:
     app, http = running
-    await _waiting_for_ten_minutes(db, POISONED, *(_good(n) for n in range(3)))
+    first, *_ = await _waiting_for_ten_minutes(db, POISONED, *(_good(n) for n in range(3)))
+    await app.state.outbox.drain_once()
+    one = await http.get("/readyz")
+    assert one.status_code == 200 and one.json()["outbox"]["stuck"] == 1, one.json()
+    async with db.connection() as conn:  # the first one's backoff runs on: the next drain meets only the second
+        await conn.execute(
+            "UPDATE agent.event_outbox SET next_attempt_at = now() + interval '1 hour' WHERE id = $1", first
+        )
+    await _waiting_for_ten_minutes(db, POISONED, *(_good(n) for n in range(3, 6)))
     await app.state.outbox.drain_once()
     ready = await http.get("/readyz")
     body = ready.json()
-    assert ready.status_code == 200 and body["status"] == "ready", body
-    assert body["outbox"]["stuck"] == 1 and body["outbox"]["oldest_stuck_age_s"] >= 600
+    assert ready.status_code == 200 and body["status"] == "ready", "events still leave: two stuck ones are theirs"
+    assert body["outbox"]["stuck"] == 2 and body["outbox"]["oldest_stuck_age_s"] >= 600
     assert "byte limit" in body["outbox"]["last_error"]
     metrics = (await http.get("/metrics")).text
-    assert "ac_context_outbox_stuck_events 1.0" in metrics and "ac_context_outbox_waiting_events 1.0" in metrics
+    assert "ac_context_outbox_stuck_events 2.0" in metrics and "ac_context_outbox_waiting_events 2.0" in metrics
 
 
 async def test_readyz_fails_when_no_event_can_be_delivered(db: Database, tmp_path: Path, event_api: EventApi) -> None:
