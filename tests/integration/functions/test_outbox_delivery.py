@@ -178,3 +178,21 @@ async def test_readyz_fails_when_no_event_can_be_delivered(db: Database, tmp_pat
         body = down.json()
         assert down.status_code == 503 and body["status"] == "events_undeliverable", body
         assert "Event key not found" in body["reason"] and body["outbox"]["stuck"] == 12
+
+
+async def test_two_poisoned_rows_that_sort_first_cannot_hold_the_good_ones_back_drain_after_drain(
+    running: tuple[FastAPI, httpx.AsyncClient], db: Database, event_api: EventApi
+) -> None:
+    app, _ = running
+    ids = await _waiting_for_ten_minutes(db, POISONED, POISONED, *(_good(n) for n in range(3)))
+    async with db.connection() as conn:  # the two poisoned rows sort before the good ones by id
+        for n, row_id in enumerate(ids[:2]):
+            await conn.execute("UPDATE agent.event_outbox SET id = $1 WHERE id = $2", UUID(int=n + 1), row_id)
+    good = {str(i) for i in ids[2:]}
+    for _ in range(40):  # each drain with every backoff over, as if the drainer came back after them
+        await app.state.outbox.drain_once()
+        if good <= set(event_api.accepted):
+            break
+        async with db.connection() as conn:
+            await conn.execute("UPDATE agent.event_outbox SET next_attempt_at = now() WHERE sent_at IS NULL")
+    assert good <= set(event_api.accepted), "the good rows left although two poisoned ones sort first"
