@@ -114,6 +114,33 @@ async def test_a_starting_process_takes_over_the_rows_of_a_dead_holder_on_this_m
     assert taken.attempts == 1 and "interrupted" in (taken.last_error or ""), "the interruption is an attempt"
 
 
+async def test_a_run_interrupted_five_times_is_given_up_and_fails_its_source(
+    db: Database, factory: Factory, tmp_path: Path, fake_live_model: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("INNGEST_DEV", "1")
+    monkeypatch.setenv("INNGEST_BASE_URL", "http://127.0.0.1:9")
+    settings = load_settings(api_token=TOKEN, data_dir=tmp_path, inngest_mode="dev", outbox_poll_interval_s=3600)
+    app = create_app(settings, db=db, object_store=LocalObjectStore(tmp_path / "objects"), embedders=fake_embedders())
+    org = str(await factory.organization())
+    async with app.router.lifespan_context(app), asgi_client(app) as http:
+        runner, app.state.outbox.runner = app.state.outbox.runner, None  # the upload's event only waits
+        files = {"file": ("onboarding.md", DOC, "text/markdown")}
+        body = (
+            await http.post("/v1/knowledge/sources", headers=AUTH, files=files, data={"organization_id": org})
+        ).json()
+        dead = f"{host_prefix()}999999999:1"  # a run that killed its process four times already, the last one this
+        async with db.connection() as conn:
+            await conn.execute(
+                "UPDATE agent.event_outbox SET attempts = 4, claimed_by = $2, next_attempt_at = now() WHERE id = $1",
+                UUID(body["event_id"]), dead,
+            )  # fmt: skip
+        app.state.outbox.runner = runner
+        await app.state.outbox.drain_once()
+    (row,) = await outbox.rows(db, [UUID(body["event_id"])])
+    assert row.delivered_by == "given-up" and "interrupted" in (row.last_error or ""), row
+    assert await _source_status(db, body["source_id"]) == "failed", "nothing waits pending forever"
+
+
 def _serve_env(tmp_path: Path, db_url: str) -> dict[str, str]:
     keep = {k: v for k, v in os.environ.items() if not k.startswith(("AC_CONTEXT_", "INNGEST_"))}
     return {
