@@ -28,11 +28,12 @@ from uuid import UUID
 import inngest
 
 from functions._holder import holder_alive, host_prefix, this_holder
+from functions._in_process import InProcessRunner
 from functions._services import ServiceSlot
 from state import outbox
 from state.outbox import OutboxEntry
 
-__all__ = ["Delivery", "EventOutbox", "InProcessRunner", "describe_send_error", "inngest_reachable"]
+__all__ = ["Delivery", "EventOutbox", "describe_send_error", "inngest_reachable"]
 
 logger = logging.getLogger("functions.outbox")
 
@@ -78,39 +79,6 @@ async def inngest_reachable(client: inngest.Inngest, *, timeout_s: float = 0.5) 
     except httpx.HTTPError:
         return False
     return True
-
-
-class InProcessRunner:
-    """Runs an outbox event's work here, through the core the Inngest functions call (dev mode, no server).
-
-    Uploads, syncs and retries run `knowledge.ingestion.ingest_source` (a retry first resets the failed
-    source, as the function's attempt does); batches run `ingest_batch`. Bad documents fail their source
-    with its reason, as on every path; any other error leaves the row waiting for its backoff.
-    """
-
-    def __init__(self, slot: ServiceSlot) -> None:
-        self.slot = slot
-
-    async def run(self, entry: OutboxEntry) -> None:
-        """Do the work `entry` asks for."""
-        from functions.events import EVENT_BATCH, EVENT_RETRY, EVENT_SYNC, EVENT_UPLOADED
-        from knowledge.ingestion import Ingestion, ingest_batch, ingest_source
-        from knowledge.sweep import retry_source
-
-        services = self.slot.get()
-        kit = Ingestion.configured(
-            services.db, services.object_store, embedders=services.embedders.get, settings=services.settings
-        )
-        data = dict(entry.data)
-        if entry.name in (EVENT_UPLOADED, EVENT_SYNC, EVENT_RETRY):
-            source_id = UUID(str(data["source_id"]))
-            if entry.name == EVENT_RETRY:
-                await retry_source(services.db, source_id, organization_id=entry.organization_id)
-            await ingest_source(kit, source_id)
-        elif entry.name == EVENT_BATCH:
-            await ingest_batch(kit, [UUID(str(s)) for s in data["source_ids"]])
-        else:
-            raise ValueError(f"no in-process handler for the event {entry.name!r}")
 
 
 class EventOutbox:
