@@ -1183,6 +1183,8 @@ CREATE TABLE agent.event_outbox (
     last_error text,
     sent_at timestamp with time zone,
     delivered_by text,
+    claimed_by text,
+    heartbeat_at timestamp with time zone,
     CONSTRAINT event_outbox_attempts_check CHECK ((attempts >= 0)),
     CONSTRAINT event_outbox_check CHECK (((sent_at IS NULL) = (delivered_by IS NULL))),
     CONSTRAINT event_outbox_delivered_by_check CHECK ((delivered_by = ANY (ARRAY['inngest'::text, 'in-process'::text, 'given-up'::text]))),

@@ -3,18 +3,23 @@
 Each app owns a `Metrics` with its own registry, so two apps in one process (tests) never collide. The
 labels are source names, outcomes and routes, and one gauge is labelled by organization id: the overdue
 knowledge sources per organization (`platform` for the platform's), counted by the database at each scrape
-(`set_overdue_sources`). This module must never put prompt text, a query, a title, an owner or any other
-tenant text into a label or a value.
+(`set_overdue_sources`); the outbox's waiting and stuck events are read at each scrape too (`set_outbox`).
+This module must never put prompt text, a query, a title, an owner or any other tenant text into a label
+or a value.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 from uuid import UUID
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
 from context.models import ContextBrief
+
+if TYPE_CHECKING:
+    from state.outbox import Backlog
 
 __all__ = ["CONTENT_TYPE", "PLATFORM_LABEL", "Metrics"]
 
@@ -111,6 +116,24 @@ class Metrics:
             ["organization"],
             registry=self.registry,
         )
+
+        self.outbox_waiting_events = Gauge(
+            "ac_context_outbox_waiting_events",
+            "Events waiting in the outbox to be sent to Inngest (or run in-process); read at each scrape.",
+            registry=self.registry,
+        )
+        self.outbox_stuck_events = Gauge(
+            "ac_context_outbox_stuck_events",
+            "Events stuck in the outbox: waiting five minutes or more with a send error; read at each scrape. "
+            "One stuck event does not fail /readyz: alert on this gauge.",
+            registry=self.registry,
+        )
+
+    def set_outbox(self, backlog: Backlog | None) -> None:
+        """Set the outbox gauges from `backlog`; None (the database did not answer) leaves them as they were."""
+        if backlog is not None:
+            self.outbox_waiting_events.set(backlog.waiting)
+            self.outbox_stuck_events.set(backlog.stuck)
 
     def set_overdue_sources(self, counts: Mapping[UUID | None, int] | None) -> None:
         """Replace the overdue gauge with `counts` (organization id, None for the platform); None leaves it empty."""

@@ -7,6 +7,11 @@ error and a backoff, and the drainer the service runs (`start`/`stop`, in the ap
 when the Inngest server answers again; the route answers 202 with the event `queued`, never 502, and the
 source keeps its state. Two service processes never send one row at once (the claim is a lease).
 
+Each row goes on its own schedule: a batch the event API refuses (one oversized or malformed event fails
+the whole request) is sent again one row at a time, so the good rows leave now and only the bad one waits
+its own backoff. In-process runs hold a short lease renewed by a heartbeat while they run, and a starting
+process takes over at once the rows of a dead holder on this machine (`functions._holder`).
+
 This module must never hold a business rule: it moves rows from the outbox to Inngest and records how.
 """
 
@@ -15,24 +20,31 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from uuid import UUID
 
 import inngest
 
+from functions._holder import holder_alive, host_prefix, this_holder
+from functions._in_process import InProcessRunner
 from functions._services import ServiceSlot
 from state import outbox
 from state.outbox import OutboxEntry
 
-__all__ = ["Delivery", "EventOutbox", "InProcessRunner", "describe_send_error", "inngest_reachable"]
+__all__ = ["Delivery", "EventOutbox", "describe_send_error", "inngest_reachable"]
 
 logger = logging.getLogger("functions.outbox")
 
 BATCH = 50
 """Rows claimed and sent in one request to the event API."""
-IN_PROCESS_LEASE_S = 900.0
-"""How long an in-process run holds its row before another worker may take it (a killed process)."""
+IN_PROCESS_LEASE_S = 60.0
+"""How long an in-process run's lease lasts past its last heartbeat (another worker may take it then)."""
+HEARTBEAT_S = 15.0
+"""How often a running in-process run renews its lease."""
+ALONE_FAILURES = 2
+"""After a refused batch, this many rows refused alone with none sent means the endpoint refuses them all."""
 IN_PROCESS_ATTEMPTS = 5
 """In-process runs of one row before it is given up (its error kept on the row and in the log)."""
 MIN_AGE_S = 1.0
@@ -69,39 +81,6 @@ async def inngest_reachable(client: inngest.Inngest, *, timeout_s: float = 0.5) 
     return True
 
 
-class InProcessRunner:
-    """Runs an outbox event's work here, through the core the Inngest functions call (dev mode, no server).
-
-    Uploads, syncs and retries run `knowledge.ingestion.ingest_source` (a retry first resets the failed
-    source, as the function's attempt does); batches run `ingest_batch`. Bad documents fail their source
-    with its reason, as on every path; any other error leaves the row waiting for its backoff.
-    """
-
-    def __init__(self, slot: ServiceSlot) -> None:
-        self.slot = slot
-
-    async def run(self, entry: OutboxEntry) -> None:
-        """Do the work `entry` asks for."""
-        from functions.events import EVENT_BATCH, EVENT_RETRY, EVENT_SYNC, EVENT_UPLOADED
-        from knowledge.ingestion import Ingestion, ingest_batch, ingest_source
-        from knowledge.sweep import retry_source
-
-        services = self.slot.get()
-        kit = Ingestion.configured(
-            services.db, services.object_store, embedders=services.embedders.get, settings=services.settings
-        )
-        data = dict(entry.data)
-        if entry.name in (EVENT_UPLOADED, EVENT_SYNC, EVENT_RETRY):
-            source_id = UUID(str(data["source_id"]))
-            if entry.name == EVENT_RETRY:
-                await retry_source(services.db, source_id, organization_id=entry.organization_id)
-            await ingest_source(kit, source_id)
-        elif entry.name == EVENT_BATCH:
-            await ingest_batch(kit, [UUID(str(s)) for s in data["source_ids"]])
-        else:
-            raise ValueError(f"no in-process handler for the event {entry.name!r}")
-
-
 class EventOutbox:
     """Sends outbox rows to Inngest: `deliver(ids)` inline, and a drainer task for what is left."""
 
@@ -113,17 +92,22 @@ class EventOutbox:
         poll_s: float = 5.0,
         lease_s: float = 60.0,
         max_backoff_s: float = 300.0,
+        in_process_lease_s: float = IN_PROCESS_LEASE_S,
+        heartbeat_s: float = HEARTBEAT_S,
     ) -> None:
         self.slot = slot
         self.client = client
         self.poll_s = poll_s
         self.lease_s = lease_s
         self.max_backoff_s = max_backoff_s
+        self.in_process_lease_s = in_process_lease_s
+        self.heartbeat_s = heartbeat_s
         self.last_error: str | None = None
         self.runner: InProcessRunner | None = None
         """Set in dev mode with no Inngest server: the rows' work runs here instead of being sent."""
         self._kick = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        self._taken_over = False
 
     async def deliver(self, ids: Sequence[UUID]) -> Delivery:
         """Send the rows `ids` now; what fails stays in the outbox for the drainer."""
@@ -133,9 +117,10 @@ class EventOutbox:
         if self.runner is not None:  # the work runs in the drainer, not in the request
             self._kick.set()
             return Delivery("in_process", event_ids)
-        claimed = await outbox.claim(self.slot.get().db, limit=len(ids), lease_s=self.lease_s, ids=ids)
-        error = await self._send(claimed) if claimed else None
-        if error is None and len(claimed) == len(ids):
+        db = self.slot.get().db
+        claimed = await outbox.claim(db, limit=len(ids), lease_s=self.lease_s, ids=ids, holder=this_holder())
+        sent, error = await self._send(claimed) if claimed else ([], None)
+        if len(sent) == len(ids):
             return Delivery("sent", event_ids)
         self._kick.set()
         return Delivery("queued", event_ids, error or "another worker is sending them")
@@ -144,22 +129,42 @@ class EventOutbox:
         """Send every due row once; how many left."""
         sent = 0
         while True:
+            db = self.slot.get().db
             if self.runner is not None:
-                claimed = await outbox.claim(self.slot.get().db, limit=1, lease_s=IN_PROCESS_LEASE_S)
+                claimed = await outbox.claim(db, limit=1, lease_s=self.in_process_lease_s, holder=this_holder())
                 if not claimed:
                     return sent
                 sent += await self._run_here(claimed[0])
                 continue
-            claimed = await outbox.claim(self.slot.get().db, limit=BATCH, lease_s=self.lease_s, min_age_s=MIN_AGE_S)
+            claimed = await outbox.claim(
+                db, limit=BATCH, lease_s=self.lease_s, min_age_s=MIN_AGE_S, holder=this_holder()
+            )
             if not claimed:
                 return sent
-            if await self._send(claimed) is not None:
+            went, _ = await self._send(claimed)
+            if not went:  # every row waits its backoff: the endpoint refuses them now
                 return sent
-            sent += len(claimed)
+            sent += len(went)
+
+    async def take_over_dead_holders(self) -> int:
+        """End now the leases held by dead processes of this machine, so their rows run again; how many."""
+        db = self.slot.get().db
+        released = 0
+        for row_id, holder in await outbox.held_on(db, host_prefix()):
+            if not holder_alive(holder) and await outbox.release(db, row_id, holder=holder):
+                logger.warning("outbox: took over the event %s of %s, which is gone", row_id, holder)
+                released += 1
+        return released
 
     async def _run_here(self, entry: OutboxEntry) -> int:
         assert self.runner is not None
         db = self.slot.get().db
+        if entry.attempts >= IN_PROCESS_ATTEMPTS:  # interrupted that often (its run kills the process, say)
+            error = entry.last_error or "interrupted"
+            await outbox.mark_sent(db, [entry.id], by="given-up", error=error)
+            await self._fail_sources(entry, f"ingestion failed after its retries: {error}")
+            return 0
+        heartbeat = asyncio.create_task(self._heartbeat(entry), name=f"outbox-heartbeat-{entry.id}")
         try:
             await self.runner.run(entry)
         except Exception as exc:  # the source is not lost: the row waits and runs again after its backoff
@@ -174,8 +179,26 @@ class EventOutbox:
                     db, [entry.id], error=error, retry_in_s=min(self.max_backoff_s, 2.0**entry.attempts)
                 )
             return 0
+        finally:
+            heartbeat.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await heartbeat
         await outbox.mark_sent(db, [entry.id], by="in-process")
         return 1
+
+    async def _heartbeat(self, entry: OutboxEntry) -> None:
+        """Renew the run's lease every `heartbeat_s` while it runs, until the row is no longer ours."""
+        while True:
+            await asyncio.sleep(self.heartbeat_s)
+            try:
+                ours = await outbox.renew(
+                    self.slot.get().db, entry.id, holder=this_holder(), lease_s=self.in_process_lease_s
+                )
+            except Exception as exc:  # the database away for a moment: the lease still has its minute
+                logger.warning("outbox: could not renew the lease of %s: %s", entry.id, describe_send_error(exc))
+                continue
+            if not ours:
+                return
 
     async def _fail_sources(self, entry: OutboxEntry, reason: str) -> None:
         from knowledge.ingest import mark_failed
@@ -185,21 +208,54 @@ class EventOutbox:
             if source_id is not None:
                 await mark_failed(self.slot.get().db, UUID(str(source_id)), reason)
 
-    async def _send(self, entries: Sequence[OutboxEntry]) -> str | None:
-        db = self.slot.get().db
-        events = [inngest.Event(name=e.name, data=dict(e.data), id=str(e.id)) for e in entries]
+    async def _send(self, entries: Sequence[OutboxEntry]) -> tuple[list[UUID], str | None]:
+        """Send `entries`, each on its own schedule: (the ids that left, the first error)."""
         try:
-            await self.client().send(events)
-        except Exception as exc:  # any failure of the send: the rows wait, with why
+            await self._post(entries)
+        except Exception as exc:  # any failure of the send: split it, or the row waits with why
             error = describe_send_error(exc)
-            self.last_error = error
-            backoff = min(self.max_backoff_s, 2.0 ** min(max(e.attempts for e in entries), 10))
-            await outbox.mark_failed(db, [e.id for e in entries], error=error, retry_in_s=backoff)
-            logger.warning("outbox: %d event(s) wait, the send failed: %s", len(entries), error)
-            return error
+        else:
+            await self._sent(entries)
+            return [e.id for e in entries], None
+        if len(entries) == 1:
+            await self._failed(entries, error)
+            return [], error
+        sent: list[UUID] = []
+        refused = 0
+        # rows that never failed first, in random order among equals: two poisoned rows cannot stand first
+        # at every drain and hold the others back through the stop below
+        ordered = sorted(random.sample(list(entries), len(entries)), key=lambda e: e.attempts)
+        for n, entry in enumerate(ordered):
+            if not sent and refused >= ALONE_FAILURES:  # the endpoint refuses every row, not one
+                await self._failed(ordered[n:], error)
+                break
+            try:
+                await self._post([entry])
+            except Exception as exc:  # this row alone is refused: it waits its own backoff
+                refused += 1
+                await self._failed([entry], describe_send_error(exc))
+            else:
+                await self._sent([entry])
+                sent.append(entry.id)
+        self.last_error = error
+        return sent, error
+
+    async def _post(self, entries: Sequence[OutboxEntry]) -> None:
+        """One request to the event API with `entries`."""
+        await self.client().send([inngest.Event(name=e.name, data=dict(e.data), id=str(e.id)) for e in entries])
+
+    async def _sent(self, entries: Sequence[OutboxEntry]) -> None:
         self.last_error = None
-        await outbox.mark_sent(db, [e.id for e in entries], by="inngest")
-        return None
+        await outbox.mark_sent(self.slot.get().db, [e.id for e in entries], by="inngest")
+
+    async def _failed(self, entries: Sequence[OutboxEntry], error: str) -> None:
+        """Record a refused send of `entries`, each with its own attempts and backoff."""
+        self.last_error = error
+        db = self.slot.get().db
+        for entry in entries:
+            backoff = min(self.max_backoff_s, 2.0 ** min(entry.attempts, 10))
+            await outbox.mark_failed(db, [entry.id], error=error, retry_in_s=backoff)
+        logger.warning("outbox: %d event(s) wait, the send failed: %s", len(entries), error)
 
     async def start(self) -> None:
         """Start the drainer task."""
@@ -223,6 +279,9 @@ class EventOutbox:
             if not self.slot.ready:
                 continue
             try:
+                if not self._taken_over:
+                    await self.take_over_dead_holders()
+                    self._taken_over = True
                 await self.drain_once()
             except Exception as exc:  # the database away, say: try again at the next poll
                 logger.warning("outbox: the drainer could not read the outbox: %s", describe_send_error(exc))

@@ -36,9 +36,10 @@ from fastapi import FastAPI
 from context.builder import ContextBuilder
 from context.registry import ContextSourceRegistry
 from functions._briefs import LimitedBuilder
+from functions._in_process import InProcessRunner
 from functions._lifecycle import DatabaseHealth, ServiceOpener
 from functions._metrics import Metrics
-from functions._outbox import EventOutbox, InProcessRunner, inngest_reachable
+from functions._outbox import EventOutbox, inngest_reachable
 from functions._production import check_production
 from functions._services import Services, ServiceSlot, open_services, warm_live_embedder
 from functions.api import ROUTERS

@@ -2,8 +2,10 @@
 
 `enqueue(conn, events)` writes rows on the caller's connection, inside its transaction, so a source that
 is registered (or a retry that is asked for) and its event are committed together or not at all. The
-deliverer (`functions._outbox`) claims due rows with `claim`, delivers them, and records the outcome with
-`mark_sent` or `mark_failed`. A row's id is its event's id, so a resend after a crash is deduplicated by
+deliverer (`functions._outbox`) claims due rows with `claim` (a lease in the holder's name), delivers them,
+and records the outcome with `mark_sent` or `mark_failed`, each row on its own schedule; a long run renews
+its lease with `renew`, and a starting process ends the leases of this machine's dead holders with
+`release` (migration 0096). A row's id is its event's id, so a resend after a crash is deduplicated by
 Inngest. This module knows no event name and no delivery: it keeps the record of what must leave, and
 must never run the work an event asks for.
 """
@@ -23,14 +25,18 @@ from state.queries import load_queries
 __all__ = [
     "Backlog",
     "DeliveredBy",
+    "Lease",
     "OutboxEntry",
     "OutboxEvent",
     "backlog",
     "claim",
     "enqueue",
+    "held_on",
     "mark_failed",
     "mark_sent",
     "prune_sent",
+    "release",
+    "renew",
     "rows",
 ]
 
@@ -76,6 +82,8 @@ class OutboxEntry:
     """When it left (None while it waits)."""
     delivered_by: DeliveredBy | None = None
     """How it left."""
+    lease: Lease | None = None
+    """Who holds it and until when (only from `rows`)."""
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> OutboxEntry:
@@ -84,7 +92,26 @@ class OutboxEntry:
             id=row["id"], name=row["name"], data=row["data"], organization_id=row["organization_id"],
             attempts=row["attempts"], created_at=row["created_at"], last_error=row["last_error"],
             sent_at=row.get("sent_at"), delivered_by=row.get("delivered_by"),
+            lease=_lease(row),
         )  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class Lease:
+    """A row's lease as it stands: its holder, its last heartbeat and when it ends (or its backoff does)."""
+
+    holder: str | None
+    """The process holding it (`host:pid:start`), None when nobody does."""
+    heartbeat_at: datetime | None
+    """When the holder last claimed or renewed it."""
+    until: datetime
+    """When another worker may take it (the lease's end, or the backoff's after a failure)."""
+
+
+def _lease(row: Mapping[str, Any]) -> Lease | None:
+    if "claimed_by" not in row:
+        return None
+    return Lease(holder=row["claimed_by"], heartbeat_at=row["heartbeat_at"], until=row["next_attempt_at"])
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +124,14 @@ class Backlog:
     """Age in seconds of the oldest waiting row (0 when none waits)."""
     last_error: str | None
     """The newest delivery error among the waiting rows."""
+    stuck: int = 0
+    """Waiting rows that have waited `stuck_after_s` or more with an error."""
+    oldest_stuck_s: float = 0.0
+    """Age in seconds of the oldest stuck row (0 when none is stuck)."""
+    stuck_error: str | None = None
+    """The newest error among the stuck rows."""
+    delivered_recently: bool = False
+    """Whether any event left (to Inngest or in-process) in the last `stuck_after_s` seconds."""
 
 
 async def enqueue(conn: Connection, events: Sequence[OutboxEvent]) -> list[UUID]:
@@ -113,14 +148,43 @@ async def enqueue(conn: Connection, events: Sequence[OutboxEvent]) -> list[UUID]
 
 
 async def claim(
-    db: Database, *, limit: int, lease_s: float, ids: Sequence[UUID] | None = None, min_age_s: float = 0.0
+    db: Database,
+    *,
+    limit: int,
+    lease_s: float,
+    ids: Sequence[UUID] | None = None,
+    min_age_s: float = 0.0,
+    holder: str = "unnamed",
 ) -> list[OutboxEntry]:
-    """Claim up to `limit` due rows for `lease_s` seconds, oldest first (`ids` only, else those `min_age_s` old)."""
+    """Claim up to `limit` due rows for `lease_s` seconds for `holder`, oldest first (`ids`, else `min_age_s` old).
+
+    A row whose last holder never marked it (a killed process) comes back with one more attempt and why.
+    """
     with translated_db_errors():
         async with db.connection() as conn:
             wanted = None if ids is None else list(ids)
-            found = await conn.fetch(QUERIES["outbox_claim"], limit, lease_s, wanted, min_age_s)
+            found = await conn.fetch(QUERIES["outbox_claim"], limit, lease_s, wanted, min_age_s, holder)
     return [OutboxEntry.from_row(dict(r)) for r in found]
+
+
+async def renew(db: Database, row_id: UUID, *, holder: str, lease_s: float) -> bool:
+    """Extend `holder`'s lease of `row_id` to `lease_s` seconds from now; False when it no longer holds it."""
+    with translated_db_errors():
+        return bool(await db.fetchval(QUERIES["outbox_renew"], row_id, holder, lease_s))
+
+
+async def held_on(db: Database, host_prefix: str) -> list[tuple[UUID, str]]:
+    """The waiting rows under a live lease whose holder starts with `host_prefix`: (row id, holder)."""
+    with translated_db_errors():
+        async with db.connection() as conn:
+            found = await conn.fetch(QUERIES["outbox_held"], host_prefix)
+    return [(r["id"], r["claimed_by"]) for r in found]
+
+
+async def release(db: Database, row_id: UUID, *, holder: str) -> bool:
+    """End the lease of `row_id` now if the (dead) `holder` still has it; whether it did."""
+    with translated_db_errors():
+        return bool(await db.fetchval(QUERIES["outbox_release"], row_id, holder))
 
 
 async def mark_sent(db: Database, ids: Sequence[UUID], *, by: DeliveredBy, error: str | None = None) -> None:
@@ -137,13 +201,17 @@ async def mark_failed(db: Database, ids: Sequence[UUID], *, error: str, retry_in
             await conn.execute(QUERIES["outbox_mark_failed"], list(ids), error[:500], retry_in_s)
 
 
-async def backlog(db: Database) -> Backlog:
-    """How many rows wait, the oldest one's age, and the newest error among them."""
+async def backlog(db: Database, *, stuck_after_s: float = 300.0) -> Backlog:
+    """How many rows wait, the oldest one's age, the newest error, and the rows stuck `stuck_after_s` or more."""
     with translated_db_errors():
         async with db.connection() as conn:
-            row = await conn.fetchrow(QUERIES["outbox_backlog"])
+            row = await conn.fetchrow(QUERIES["outbox_backlog"], stuck_after_s)
     assert row is not None
-    return Backlog(waiting=int(row["waiting"]), oldest_s=float(row["oldest_s"]), last_error=row["last_error"])
+    return Backlog(
+        waiting=int(row["waiting"]), oldest_s=float(row["oldest_s"]), last_error=row["last_error"],
+        stuck=int(row["stuck"]), oldest_stuck_s=float(row["oldest_stuck_s"]), stuck_error=row["stuck_error"],
+        delivered_recently=bool(row["delivered_recently"]),
+    )  # fmt: skip
 
 
 async def rows(db: Database, ids: Sequence[UUID]) -> list[OutboxEntry]:

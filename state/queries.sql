@@ -348,11 +348,16 @@ SELECT id FROM agent.event_outbox
  WHERE dedupe_key = $4 AND sent_at IS NULL AND NOT EXISTS (SELECT 1 FROM inserted);
 
 -- name: outbox_claim
--- Claim up to $1 waiting rows that are due, oldest first, for $2 seconds (their lease); only the rows in
--- $3 when it is not NULL, else only rows older than $4 seconds (the request that wrote a row sends it
--- first). Rows another worker holds are skipped. Returns the claimed rows.
+-- Claim up to $1 waiting rows that are due, oldest first, for $2 seconds (their lease) for holder $5; only
+-- the rows in $3 when it is not NULL, else only rows older than $4 seconds (the request that wrote a row
+-- sends it first). Rows another worker holds are skipped. A row whose last holder never marked it (a killed
+-- process, migration 0096) counts that as a failed attempt, with why. Returns the claimed rows.
 UPDATE agent.event_outbox o
-   SET next_attempt_at = now() + make_interval(secs => $2)
+   SET next_attempt_at = now() + make_interval(secs => $2),
+       attempts = o.attempts + CASE WHEN o.claimed_by IS NULL THEN 0 ELSE 1 END,
+       last_error = CASE WHEN o.claimed_by IS NULL THEN o.last_error
+                         ELSE 'interrupted: its holder ' || o.claimed_by || ' stopped before it finished' END,
+       claimed_by = $5, heartbeat_at = now()
   FROM (SELECT id FROM agent.event_outbox
          WHERE sent_at IS NULL AND next_attempt_at <= now()
            AND CASE WHEN $3::uuid[] IS NULL THEN created_at <= now() - make_interval(secs => $4)
@@ -363,31 +368,69 @@ UPDATE agent.event_outbox o
  WHERE o.id = due.id
 RETURNING o.id, o.name, o.data, o.organization_id, o.attempts, o.created_at, o.last_error;
 
+-- name: outbox_renew
+-- Renew the lease of row $1 held by $2 for $3 seconds from now, and record the heartbeat. Returns whether
+-- the row is still waiting and still that holder's (false: it was sent, erased or taken over).
+UPDATE agent.event_outbox
+   SET next_attempt_at = now() + make_interval(secs => $3), heartbeat_at = now()
+ WHERE id = $1 AND claimed_by = $2 AND sent_at IS NULL
+RETURNING true;
+
+-- name: outbox_held
+-- The waiting rows whose lease has not ended and whose holder starts with $1 (this machine's `host:`):
+-- their id and holder, for a starting process to take over those of a dead holder.
+SELECT id, claimed_by
+  FROM agent.event_outbox
+ WHERE sent_at IS NULL AND next_attempt_at > now() AND starts_with(claimed_by, $1);
+
+-- name: outbox_release
+-- End the lease of row $1 now if holder $2 still holds it (it is dead); the next claim counts the
+-- interruption as an attempt. Returns whether it did.
+UPDATE agent.event_outbox
+   SET next_attempt_at = now()
+ WHERE id = $1 AND claimed_by = $2 AND sent_at IS NULL
+RETURNING true;
+
 -- name: outbox_mark_sent
 -- Record that the events of rows $1 left: $2 how (`inngest`, `in-process` or `given-up`), $3 the last error
 -- (NULL when delivered). Only waiting rows change.
 UPDATE agent.event_outbox
-   SET sent_at = now(), delivered_by = $2, last_error = coalesce($3, last_error)
+   SET sent_at = now(), delivered_by = $2, last_error = coalesce($3, last_error), claimed_by = NULL
  WHERE id = ANY ($1) AND sent_at IS NULL;
 
 -- name: outbox_mark_failed
 -- Record a failed delivery of rows $1: one more attempt, $2 the error, next attempt after $3 seconds.
 UPDATE agent.event_outbox
-   SET attempts = attempts + 1, last_error = $2, next_attempt_at = now() + make_interval(secs => $3)
+   SET attempts = attempts + 1, last_error = $2, next_attempt_at = now() + make_interval(secs => $3),
+       claimed_by = NULL
  WHERE id = ANY ($1) AND sent_at IS NULL;
 
 -- name: outbox_backlog
--- The waiting rows: how many, the age in seconds of the oldest, and the newest error among them.
+-- The waiting rows: how many, the age in seconds of the oldest, the newest error among them; the stuck ones
+-- (waiting $1 seconds or more with an error): how many, the oldest one's age, their newest error; and
+-- whether any event left (to Inngest or run in-process) in the last $1 seconds.
+WITH waiting AS (
+    SELECT created_at, next_attempt_at, last_error,
+           last_error IS NOT NULL AND created_at <= now() - make_interval(secs => $1) AS stuck
+      FROM agent.event_outbox
+     WHERE sent_at IS NULL
+)
 SELECT count(*) AS waiting,
        coalesce(extract(epoch FROM now() - min(created_at)), 0)::float8 AS oldest_s,
-       (SELECT last_error FROM agent.event_outbox
-         WHERE sent_at IS NULL AND last_error IS NOT NULL ORDER BY next_attempt_at DESC LIMIT 1) AS last_error
-  FROM agent.event_outbox
- WHERE sent_at IS NULL;
+       (SELECT last_error FROM waiting WHERE last_error IS NOT NULL
+         ORDER BY next_attempt_at DESC LIMIT 1) AS last_error,
+       count(*) FILTER (WHERE stuck) AS stuck,
+       coalesce(extract(epoch FROM now() - min(created_at) FILTER (WHERE stuck)), 0)::float8 AS oldest_stuck_s,
+       (SELECT last_error FROM waiting WHERE stuck ORDER BY next_attempt_at DESC LIMIT 1) AS stuck_error,
+       EXISTS (SELECT 1 FROM agent.event_outbox
+                WHERE sent_at > now() - make_interval(secs => $1)
+                  AND delivered_by IN ('inngest', 'in-process')) AS delivered_recently
+  FROM waiting;
 
 -- name: outbox_rows
 -- The outbox rows of ids $1, as they stand (what a caller shows after an inline delivery).
-SELECT id, name, data, organization_id, attempts, created_at, last_error, sent_at, delivered_by
+SELECT id, name, data, organization_id, attempts, created_at, last_error, sent_at, delivered_by,
+       claimed_by, heartbeat_at, next_attempt_at
   FROM agent.event_outbox
  WHERE id = ANY ($1)
  ORDER BY created_at, id;

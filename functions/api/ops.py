@@ -2,8 +2,11 @@
 
 `/healthz` says the process answers, `/readyz` that the database is reachable and the migrations current (503
 with a readable `reason` while it is not, including a process that started without it) and that the events
-leave (an event waiting five minutes with a send error, a rejected event key say, is 503
-`events_undeliverable` with Inngest's answer), and `/metrics` serves the Prometheus text, with the overdue
+leave: one event stuck (waiting five minutes with a send error, an oversized one say) is reported under
+`outbox` and in the `ac_context_outbox_stuck_events` gauge without failing readiness, and only when no
+event gets through (two or more stuck and none left for five minutes: a rejected event key, an event API
+that is down) is it 503 `events_undeliverable` with Inngest's answer. `/metrics` serves the Prometheus
+text, with the outbox gauges and the overdue
 knowledge sources per organization counted by one indexed statement at each scrape (bounded by
 `OVERDUE_COUNT_TIMEOUT_S`; a database that does not answer leaves that gauge empty and the rest is served).
 None of them needs the bearer token, and none of them ever returns prompt text, a query or a tenant's data.
@@ -44,7 +47,9 @@ class HealthOut(BaseModel):
 
 
 UNDELIVERABLE_AFTER_S: Final = 300.0
-"""An event waiting this long with a send error makes `/readyz` answer 503 `events_undeliverable`."""
+"""An event waiting this long with a send error is stuck (reported under `outbox` in `/readyz`)."""
+UNDELIVERABLE_STUCK: Final = 2
+"""This many stuck events, and none delivered for `UNDELIVERABLE_AFTER_S`, is 503 `events_undeliverable`."""
 
 
 class ReadyOut(BaseModel):
@@ -62,6 +67,21 @@ class ReadyOut(BaseModel):
     """The migration files not yet applied (empty when ready; absent while the database is unavailable)."""
     events: EventsOut | None = None
     """The outbox: events waiting to be sent to Inngest (absent while the database is unavailable)."""
+    outbox: OutboxOut | None = None
+    """The stuck events, which never fail readiness alone (absent while the database is unavailable)."""
+
+
+class OutboxOut(BaseModel):
+    """The events stuck in the outbox: waiting five minutes or more with a send error."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    stuck: int
+    """Events stuck (0 when none is)."""
+    oldest_stuck_age_s: float
+    """Age in seconds of the oldest stuck event (0 when none is)."""
+    last_error: str | None
+    """The newest error among the stuck events (an oversized or malformed event, a rejected key)."""
 
 
 class EventsOut(BaseModel):
@@ -87,8 +107,9 @@ async def healthz() -> dict[str, str]:
     "/readyz",
     response_model=ReadyOut,
     responses={503: {"model": ReadyOut, "description": "Not ready: `starting`, `database_unavailable`, "
-                     "`migrations_pending` or `events_undeliverable` (an event waiting for five minutes with a "
-                     "send error, such as an event key Inngest rejects), with the reason or the pending files."}},
+                     "`migrations_pending` or `events_undeliverable` (two or more events stuck five minutes with a "
+                     "send error and none delivered meanwhile, such as an event key Inngest rejects), with the "
+                     "reason or the pending files."}},
 )  # fmt: skip
 async def readyz(request: Request) -> JSONResponse:
     """Ready when the database answers and no migration is pending; 503 with a readable reason otherwise."""
@@ -115,19 +136,24 @@ async def readyz(request: Request) -> JSONResponse:
         return JSONResponse(
             status_code=503, content={"status": "migrations_pending", "database": True, "pending_migrations": pending}
         )
-    waiting = await outbox.backlog(services.db)
+    waiting = await outbox.backlog(services.db, stuck_after_s=UNDELIVERABLE_AFTER_S)
+    request.app.state.metrics.set_outbox(waiting)
     events = {"waiting": waiting.waiting, "oldest_s": round(waiting.oldest_s, 3), "last_error": waiting.last_error}
-    if waiting.last_error is not None and waiting.oldest_s >= UNDELIVERABLE_AFTER_S:
+    stuck = {"stuck": waiting.stuck, "oldest_stuck_age_s": round(waiting.oldest_stuck_s, 3),
+             "last_error": waiting.stuck_error}  # fmt: skip
+    if waiting.stuck >= UNDELIVERABLE_STUCK and not waiting.delivered_recently:
         reason = (
-            f"{waiting.waiting} event(s) could not be sent to Inngest for {waiting.oldest_s:.0f} s: "
-            f"{waiting.last_error}"
+            f"{waiting.stuck} event(s) could not be sent to Inngest for {waiting.oldest_stuck_s:.0f} s and none "
+            f"was delivered meanwhile: {waiting.stuck_error}"
         )
         return JSONResponse(
             status_code=503,
             content={"status": "events_undeliverable", "database": True, "reason": reason, "pending_migrations": [],
-                     "events": events},
+                     "events": events, "outbox": stuck},
         )  # fmt: skip
-    return JSONResponse(content={"status": "ready", "database": True, "pending_migrations": [], "events": events})
+    return JSONResponse(
+        content={"status": "ready", "database": True, "pending_migrations": [], "events": events, "outbox": stuck}
+    )
 
 
 @router.get(
@@ -140,11 +166,14 @@ async def metrics(request: Request) -> Response:
     """The service's Prometheus metrics, with the overdue knowledge sources per organization counted now."""
     slot: ServiceSlot = request.app.state.slot
     counts = None
+    waiting = None
     if slot.ready:
         try:
             async with asyncio.timeout(OVERDUE_COUNT_TIMEOUT_S):
                 counts = await overdue_source_counts(slot.get().db)
+                waiting = await outbox.backlog(slot.get().db, stuck_after_s=UNDELIVERABLE_AFTER_S)
         except Exception as exc:  # the other metrics are still worth serving
-            logger.warning("the overdue source count failed: %s", type(exc).__name__)
+            logger.warning("the overdue source count or the outbox backlog failed: %s", type(exc).__name__)
     request.app.state.metrics.set_overdue_sources(counts)
+    request.app.state.metrics.set_outbox(waiting)
     return Response(content=request.app.state.metrics.render(), media_type=CONTENT_TYPE)

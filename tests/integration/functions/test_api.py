@@ -478,7 +478,14 @@ async def test_readyz_reports_an_event_key_inngest_rejects(service: Service, fac
     assert fresh.status_code == 200 and fresh.json()["events"]["waiting"] == 1, "a send that just failed may recover"
     async with service.db.connection() as conn:
         await conn.execute("UPDATE agent.event_outbox SET created_at = now() - interval '10 minutes'")
+    one = await service.http.get("/readyz")
+    assert one.status_code == 200 and one.json()["outbox"]["stuck"] == 1, "one stuck event may be that event's fault"
+    second = await service.http.post("/v1/knowledge/sources", headers=service.auth, **upload_form(org, b"# Other"))
+    assert second.json()["event_status"] == "queued"
+    async with service.db.connection() as conn:
+        await conn.execute("UPDATE agent.event_outbox SET created_at = now() - interval '10 minutes'")
     stuck = await service.http.get("/readyz")
     body = stuck.json()
     assert stuck.status_code == 503 and body["status"] == "events_undeliverable", body
-    assert "Event key not found" in body["reason"] and body["events"]["waiting"] == 1
+    assert "Event key not found" in body["reason"] and body["events"]["waiting"] == 2
+    assert body["outbox"]["stuck"] == 2
