@@ -12,7 +12,7 @@ import unicodedata
 from datetime import date
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from context._render import render_item
@@ -85,6 +85,7 @@ BRACKETISH = st.sampled_from([c for pair in PAIRS for c in pair] + ["(", ")", ":
 TEXT = st.lists(st.one_of(BRACKETISH, st.sampled_from(WORDS), st.characters(), st.just(" ")), max_size=12).map("".join)
 
 
+@settings(deadline=None)  # no wall-clock bound
 @given(title=TEXT, body=TEXT, overdue=st.booleans())
 def test_only_the_packer_writes_a_bracket_whatever_the_text(title: str, body: str, overdue: bool) -> None:
     item = _item(title, body, due=DUE if overdue else None)
