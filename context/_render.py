@@ -13,9 +13,13 @@ item. An item line is `- `, then `[<kind> <id>] ` when the item has a ref, then 
 <date>] ` when the item's `review_overdue` is set, then the title, then `: ` and the body when both are
 present. The marker is written from the structured date alone: no text can write it, because every bracket
 of a title or a body is rewritten. Titles, bodies, ref identifiers and failed source names are normalised: every
-`[`/`]` (and the fullwidth forms) becomes `(`/`)`, and every run of whitespace or control characters
-(newline, CR, tab, form feed, U+0085, U+2028, U+2029, U+001C-U+001F, ...) becomes one space, then the text
-is stripped. So every item line starts with `- `, and only the packer writes a line that starts with `## `.
+bracket becomes `(` or `)` (`[`/`]`, `{`/`}`, and every Unicode opening or closing bracket: the categories
+Ps/Pe, which hold the fullwidth, CJK, small, vertical, superscript and subscript forms, plus the bracket
+look-alikes `_OPENING`/`_CLOSING` list), one character for one, so no text can frame a look-alike of the
+marker (a homoglyph of "overdue" inside is harmless: nothing can bracket it); every run of whitespace or
+control characters (newline, CR, tab, form feed, U+0085, U+2028, U+2029, U+001C-U+001F, ...) becomes one
+space, then the text is stripped. So every item line starts with `- `, and only the packer writes a line
+that starts with `## `.
 
 This module must never decide what is kept; it only writes and measures text.
 """
@@ -23,6 +27,7 @@ This module must never decide what is kept; it only writes and measures text.
 from __future__ import annotations
 
 import re
+import unicodedata
 from datetime import date
 
 from context.models import ContextItem, ContextKind, ResourceRef
@@ -52,9 +57,37 @@ HEADINGS: dict[ContextKind, str] = {
     "run_history": "Run history",
 }
 _BLANK_RUN = re.compile(r"[\s\x00-\x1f\x7f-\x9f]+")
-_BRACKETS = str.maketrans({"[": "(", "]": ")", "\uff3b": "(", "\uff3d": ")"})
-_HAS_BRACKET = re.compile(r"[\[\]\uff3b\uff3d]")
-_UNSAFE_IN_IDENTIFIER = re.compile(r"[\s\x00-\x1f\x7f-\x9f\[\]\uff3b\uff3d]")
+_OPENING = (
+    "\u228f\u239b\u239c\u239d\u23a1\u23a2\u23a3\u23a7\u23a8\u23a9\u231c\u231e\u2e02\u2e04\u2e09\u2e0c\u2e1c\u2e20"
+)
+"""Opening-bracket look-alikes outside Ps: ⊏, the bracket pieces ⎛⎜⎝⎡⎢⎣⎧⎨⎩, corners ⌜⌞, and ⸂⸄⸉⸌⸜⸠ (Pi)."""
+_CLOSING = (
+    "\u2290\u239e\u239f\u23a0\u23a4\u23a5\u23a6\u23ab\u23ac\u23ad\u231d\u231f\u2e03\u2e05\u2e0a\u2e0d\u2e1d\u2e21"
+)
+"""Their closing counterparts: ⊐, ⎞⎟⎠⎤⎥⎦⎫⎬⎭, ⌝⌟, ⸃⸅⸊⸍⸝⸡ (Pf)."""
+_ASCII_BRACKET = re.compile(r"[\[\]{}]")
+
+
+class _BracketTable(dict[int, str]):
+    """`str.translate` table: every bracket to `(` or `)`, learnt per code point on first sight."""
+
+    def __missing__(self, code: int) -> str:
+        char = chr(code)
+        category = unicodedata.category(char)
+        if char in "()":
+            value = char
+        elif category == "Ps" or char in _OPENING:
+            value = "("
+        elif category == "Pe" or char in _CLOSING:
+            value = ")"
+        else:
+            value = char
+        self[code] = value
+        return value
+
+
+_BRACKETS = _BracketTable()
+_UNSAFE_IN_IDENTIFIER = re.compile(r"[\s\x00-\x1f\x7f-\x9f]")
 
 _MARKER = "- "
 _SEPARATOR = ": "
@@ -62,17 +95,16 @@ _SEPARATOR = ": "
 
 def normalise(text: str) -> str:
     """One line of text: brackets rewritten, every whitespace or control run one space, stripped."""
-    if text.isprintable() and "  " not in text and not _HAS_BRACKET.search(text):
+    if text.isascii() and text.isprintable() and "  " not in text and not _ASCII_BRACKET.search(text):
         return text.strip(" ")  # fast path: the only whitespace is single ASCII spaces
     return _BLANK_RUN.sub(" ", text.translate(_BRACKETS)).strip()
 
 
 def written_as_stored(ref: ResourceRef) -> bool:
     """True when `[<kind> <id>]` writes the ref exactly as stored, so a citation of it resolves."""
-    return (
-        bool(ref.kind)
-        and bool(ref.id)
-        and not (_UNSAFE_IN_IDENTIFIER.search(ref.kind) or _UNSAFE_IN_IDENTIFIER.search(ref.id))
+    return all(
+        part and not _UNSAFE_IN_IDENTIFIER.search(part) and part.translate(_BRACKETS) == part
+        for part in (ref.kind, ref.id)
     )
 
 

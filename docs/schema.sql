@@ -1374,6 +1374,7 @@ CREATE TABLE agent.knowledge_sources (
     replaces uuid,
     owner text,
     review_by date,
+    earlier_versions uuid[] DEFAULT '{}'::uuid[] NOT NULL,
     CONSTRAINT knowledge_sources_attempts_check CHECK ((attempts >= 1)),
     CONSTRAINT knowledge_sources_byte_size_check CHECK ((byte_size >= 0)),
     CONSTRAINT knowledge_sources_content_sha256_check CHECK ((content_sha256 ~ '^[0-9a-f]{64}$'::text)),
@@ -1388,6 +1389,12 @@ CREATE TABLE agent.knowledge_sources (
     CONSTRAINT knowledge_sources_title_check CHECK (((btrim(title) <> ''::text) AND (length(title) <= 500))),
     CONSTRAINT knowledge_sources_uri_check CHECK (((uri IS NULL) OR (btrim(uri) <> ''::text)))
 );
+
+--
+-- Name: COLUMN knowledge_sources.earlier_versions; Type: COMMENT; Schema: agent; Owner: -
+--
+
+COMMENT ON COLUMN agent.knowledge_sources.earlier_versions IS 'Ids of the versions of this URI that this row replaced (oldest first); a delete by any of them deletes this row.';
 
 --
 -- Name: knowledge_switches; Type: TABLE; Schema: agent; Owner: -
@@ -1551,6 +1558,7 @@ CREATE TABLE agent.removal_receipts (
     resumed integer DEFAULT 0 NOT NULL,
     started_at timestamp with time zone DEFAULT now() NOT NULL,
     finished_at timestamp with time zone,
+    versions uuid[] DEFAULT '{}'::uuid[] NOT NULL,
     CONSTRAINT removal_receipts_counts_check CHECK ((jsonb_typeof(counts) = 'object'::text)),
     CONSTRAINT removal_receipts_finished_when_complete CHECK (((status = 'complete'::text) = (finished_at IS NOT NULL))),
     CONSTRAINT removal_receipts_kind_check CHECK ((kind = ANY (ARRAY['source'::text, 'user'::text, 'organization'::text]))),
@@ -1560,6 +1568,12 @@ CREATE TABLE agent.removal_receipts (
     CONSTRAINT removal_receipts_status_check CHECK ((status = ANY (ARRAY['running'::text, 'complete'::text]))),
     CONSTRAINT removal_receipts_subject_check CHECK ((length(subject) <= 300))
 );
+
+--
+-- Name: COLUMN removal_receipts.versions; Type: COMMENT; Schema: agent; Owner: -
+--
+
+COMMENT ON COLUMN agent.removal_receipts.versions IS 'For a source receipt: every version (source row id) the delete removed.';
 
 --
 -- Name: runs; Type: TABLE; Schema: agent; Owner: -
@@ -2364,6 +2378,12 @@ CREATE INDEX knowledge_searchable_scope_idx ON agent.knowledge_searchable USING 
 CREATE INDEX knowledge_source_models_model_idx ON agent.knowledge_source_models USING btree (embedding_model, status);
 
 --
+-- Name: knowledge_sources_earlier_versions; Type: INDEX; Schema: agent; Owner: -
+--
+
+CREATE INDEX knowledge_sources_earlier_versions ON agent.knowledge_sources USING gin (earlier_versions);
+
+--
 -- Name: knowledge_sources_identity_key; Type: INDEX; Schema: agent; Owner: -
 --
 
@@ -2458,6 +2478,12 @@ CREATE INDEX removal_receipts_organization ON agent.removal_receipts USING btree
 --
 
 CREATE INDEX removal_receipts_target ON agent.removal_receipts USING btree (target_id, started_at DESC);
+
+--
+-- Name: removal_receipts_versions; Type: INDEX; Schema: agent; Owner: -
+--
+
+CREATE INDEX removal_receipts_versions ON agent.removal_receipts USING gin (versions);
 
 --
 -- Name: runs_org_recent_idx; Type: INDEX; Schema: agent; Owner: -

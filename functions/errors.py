@@ -149,6 +149,7 @@ CODE_STATUS: Mapping[str, int] = MappingProxyType(
         "memory_conflict": 409,
         "memory_error": 500,
         "memory_invalid_subject_key": 422,
+        "memory_subject_not_found": 422,
         "memory_invalid_expiry": 422,
         "erasure_subject_invalid": 422,
         "user_not_found": 404,

@@ -2,13 +2,15 @@
 
 A delete runs in short transactions, so searches, brief building and other tenants never wait for it:
 
-1. lock the source (and a re-sync's pending replacement of it), open or resume its receipt (kind
-   `source`), and set the status `deleting` (migrations/0081): the lexical trigger takes its pairs out of
+1. lock every version of the source's URI (asked by the id of any of them, a version a re-sync replaced
+   included: migrations/0097), in the order a re-sync's swap locks them, so a swap in flight commits first
+   and its new version is deleted too; open or resume its receipt (kind `source`, listing the versions),
+   and set the status `deleting` (migrations/0081): the lexical trigger takes its pairs out of
    the searchable set and its postings out of the statistics in that statement, so no search or brief
    returns its text from that commit on, and no ingestion step can make it ready again;
 2. delete its chunks of every model in batches of `batch_size`, each in its own transaction with its
    counts added to the receipt;
-3. delete its object from the store unless another source still names the same key (keys are
+3. delete its objects from the store unless another source still names the same key (keys are
    content-addressed); the object goes before the row because only the row holds the key;
 4. delete the row (its readiness rows and any chunk a raced write left with it) and finish the receipt.
 
@@ -74,7 +76,7 @@ async def delete_source(
     with translated():
         async with db.connection() as conn, conn.transaction():
             rows = await conn.fetch(QUERIES["lock_source_for_delete"], source_id)
-            if not rows or rows[0]["id"] != source_id:
+            if not rows:
                 receipt = await _deletion_receipt(conn, source_id, organization_id)
                 if receipt is None:
                     raise UnknownSourceError(f"no knowledge source {source_id}")
@@ -85,42 +87,41 @@ async def delete_source(
                     )
                 receipt_id: UUID = receipt["id"]  # the row went, the receipt did not: finish it below
                 ids: list[UUID] = []
-                key = None
+                keys: list[str] = []
             else:
-                source = rows[0]
-                if organization_id is not None and source["organization_id"] != organization_id:
+                owner = rows[0]["organization_id"]  # every version of a URI has the same scope
+                if organization_id is not None and owner != organization_id:
                     raise UnknownSourceError(f"no knowledge source {source_id}")
-                if source["organization_id"] is None and not operator:
+                if owner is None and not operator:
                     raise PlatformSourceForbiddenError(
                         f"the knowledge source {source_id} is a platform source: "
                         "deleting it needs the operator's rights"
                     )
-                # Replacements first: a row replaced by one still listed is deleted after it.
-                ids = [r["id"] for r in rows[1:]] + [source_id]
-                key = source["object_key"]
+                # Every version of the URI, replacements first: a row replaced by one still listed goes after it.
+                ids = [r["id"] for r in rows]
+                keys = sorted({r["object_key"] for r in rows})
                 opened = await begin_receipt(
-                    conn, "source", organization_id=source["organization_id"], target_id=source_id,
-                    requested_by=requested_by,
-                )  # fmt: skip
+                    conn, "source", organization_id=owner, target_id=source_id, requested_by=requested_by
+                )
                 receipt_id = opened.id
                 counts = await conn.fetchrow(QUERIES["count_unsearchable_rows"], ids)
                 assert counts is not None
                 await conn.execute(QUERIES["mark_sources_deleting"], ids)
+                await conn.execute(QUERIES["record_receipt_versions"], receipt_id, ids)
                 await add_to_receipt(conn, receipt_id, {SEARCHABLE: counts["pairs"], POSTINGS: counts["postings"]})
     if ids:
         await _delete_chunks(db, receipt_id, QUERIES["delete_source_chunk_batch"], ids, batch_size, on_batch)
-        if key is not None:
-            async with db.connection() as conn:
-                with translated():
-                    shared = await conn.fetchval(QUERIES["object_key_shared"], key, ids)
-            if not shared:
-                await store.delete(key)
+        async with db.connection() as conn:
+            with translated():
+                removable = [k for k in keys if not await conn.fetchval(QUERIES["object_key_shared"], k, ids)]
+        for key in removable:  # before the rows: only the rows hold the keys
+            await store.delete(key)
         async with db.connection() as conn, conn.transaction():
             with translated():
-                locked = [r["id"] for r in await conn.fetch(QUERIES["lock_source_for_delete"], source_id)]
-                # Only the rows this delete marked: a replacement registered since is not part of it.
+                # Only the rows this delete marked (by id: the asked one may be a version a swap removed).
+                locked = {r["id"] for r in await conn.fetch(QUERIES["lock_deleting_sources"], ids)}
                 gone = [i for i in ids if i in locked]
-                await _delete_rows(conn, receipt_id, gone, [key] if key is not None and not shared else [])
+                await _delete_rows(conn, receipt_id, gone, removable)
     async with db.connection() as conn:
         return await finish_receipt(conn, receipt_id)  # a complete receipt is left as it is
 

@@ -166,6 +166,7 @@ async def _existing_or_new_version(
     review: Review,
 ) -> tuple[dict[str, Any], str, UUID | None]:
     """The registered source of `identity`; for a URI whose content changed, a new version replacing it."""
+    await conn.execute(QUERIES["lock_versions_of_identity"], organization_id, identity)  # a delete commits first
     live = await conn.fetchrow(QUERIES["existing_version"], organization_id, identity)
     if live is None:  # deleted between the conflict and the read
         raise SourceNotFoundError(f"the source {identity!r} vanished while it was registered")

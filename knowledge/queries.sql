@@ -536,12 +536,36 @@ SELECT coalesce((SELECT array_agg(source_id) FROM model_ready), '{}') AS models_
        coalesce((SELECT array_agg(id) FROM source_ready), '{}') AS sources_ready;
 
 -- name: swap_replaced_sources
--- The re-sync swap, in the transaction that made the new versions ready: delete the rows they replace
--- (their chunks go with them; the new rows' `replaces` becomes NULL). $1 source ids that became ready.
-DELETE FROM agent.knowledge_sources old
- USING agent.knowledge_sources new
- WHERE new.id = ANY($1::uuid[]) AND new.replaces = old.id
-RETURNING old.id;
+-- The re-sync swap, in the transaction that made the new versions ready (the new row locked first, then the
+-- old: the order `lock_source_for_delete` takes, so a delete waits for the swap without a deadlock): delete
+-- the rows they replace (their chunks go with them; the new rows' `replaces` becomes NULL), the new rows
+-- keeping the replaced ids in `earlier_versions` (migrations/0097) so a delete by an old id still finds
+-- them. $1 source ids that became ready.
+WITH old AS (
+    SELECT o.id, o.earlier_versions, n.id AS new_id
+      FROM agent.knowledge_sources n
+      JOIN agent.knowledge_sources o ON o.id = n.replaces
+     WHERE n.id = ANY($1::uuid[])
+), remembered AS (
+    UPDATE agent.knowledge_sources n
+       SET earlier_versions = old.earlier_versions || old.id
+      FROM old
+     WHERE n.id = old.new_id
+)
+DELETE FROM agent.knowledge_sources s
+ USING old
+ WHERE s.id = old.id
+RETURNING s.id;
+
+-- name: lock_versions_of_identity
+-- Lock the versions of one URI in one scope (the live row and its replacement), replacements first, before
+-- a registration reads them (the order of `lock_source_for_delete`): a delete in flight commits first. $1 organization_id (NULL = platform),
+-- $2 identity.
+SELECT s.id
+  FROM agent.knowledge_sources s
+ WHERE s.organization_id IS NOT DISTINCT FROM $1 AND s.identity = $2
+ ORDER BY (s.replaces IS NULL), s.id
+   FOR UPDATE OF s;
 
 -- name: existing_version
 -- The live row of a URI (the one that replaces nothing) and its pending or failed replacement, if any.
@@ -606,19 +630,28 @@ SELECT source_id, embedding_model FROM agent.knowledge_source_models
  WHERE source_id = ANY($1::uuid[]) AND status <> 'ready';
 
 -- name: lock_source_for_delete
--- Lock a source (and any replacement of it: a re-sync's pending version) for a delete, in this
--- transaction. $1 source id. Returns the rows, the asked one first; nothing when it does not exist.
+-- Lock every version of a source for a delete, in this transaction: the versions of the URI (same scope and
+-- identity) of the row whose id, or one of whose `earlier_versions` (migrations/0097), is $1. Replacements
+-- first, as a swap locks them (`swap_replaced_sources`), so a re-sync made ready meanwhile is waited for and
+-- then found under the same identity. Returns the rows; nothing when no version has that id.
+WITH asked AS (
+    SELECT a.organization_id, a.identity
+      FROM agent.knowledge_sources a
+     WHERE a.id = $1 OR a.earlier_versions @> ARRAY[$1::uuid]
+     LIMIT 1
+)
 SELECT s.id, s.organization_id, s.status, s.object_key, s.replaces
   FROM agent.knowledge_sources s
- WHERE s.id = $1 OR s.replaces = $1
- ORDER BY (s.id = $1) DESC, s.id
-   FOR UPDATE;
+  JOIN asked ON s.organization_id IS NOT DISTINCT FROM asked.organization_id AND s.identity = asked.identity
+ ORDER BY (s.replaces IS NULL), s.id
+   FOR UPDATE OF s;
 
 -- name: source_deletion_receipt
--- The newest deletion receipt of a source, whatever its organization. $1 source id.
+-- The newest deletion receipt of a source, whatever its organization: the one asked for it, or one that
+-- removed it as a version of its URI (migrations/0097). $1 source id.
 SELECT id, organization_id, status
   FROM agent.removal_receipts
- WHERE kind = 'source' AND target_id = $1
+ WHERE kind = 'source' AND (target_id = $1 OR versions @> ARRAY[$1::uuid])
  ORDER BY started_at DESC, id DESC
  LIMIT 1;
 
@@ -652,6 +685,12 @@ WITH batch AS (
     DELETE FROM agent.knowledge_chunks c WHERE c.id IN (SELECT id FROM batch) RETURNING 1
 )
 SELECT (SELECT count(*) FROM deleted)::bigint AS chunks, (SELECT n FROM postings)::bigint AS postings;
+
+-- name: record_receipt_versions
+-- List the versions a source delete removes on its receipt (migrations/0097). $1 receipt id, $2 ids uuid[].
+UPDATE agent.removal_receipts
+   SET versions = ARRAY(SELECT DISTINCT v FROM unnest(versions || $2::uuid[]) v ORDER BY v)
+ WHERE id = $1;
 
 -- name: object_key_shared
 -- Whether a source other than these still names an object key. $1 key, $2 the deleted source ids uuid[].
@@ -716,10 +755,11 @@ SELECT s.id, s.object_key
  LIMIT $2;
 
 -- name: lock_deleting_sources
--- Lock these deleting sources for this transaction (a write in flight to one commits first). $1 ids uuid[].
+-- Lock these deleting sources for this transaction (a write in flight to one commits first), replacements
+-- first as every lock of source rows is taken (`lock_source_for_delete`). $1 ids uuid[].
 SELECT s.id FROM agent.knowledge_sources s
  WHERE s.id = ANY($1::uuid[]) AND s.status = 'deleting'
- ORDER BY s.id
+ ORDER BY (s.replaces IS NULL), s.id
    FOR UPDATE;
 
 -- name: organization_scopes

@@ -16,6 +16,7 @@ write itself and from a runtime failure. A tool caller maps `code`, never the me
     │   ├── UserScopeForTriggerError      memory_user_scope_for_trigger
     │   ├── TooManySubjectRefsError       memory_too_many_subject_refs
     │   ├── InvalidSubjectKeyError        memory_invalid_subject_key
+    │   ├── MemorySubjectNotFoundError    memory_subject_not_found   (foreign, deleted or missing row)
     │   ├── DuplicateMemoryError          memory_duplicate
     │   ├── RunMemoryLimitError           memory_run_limit
     │   ├── MemoryNotFoundError           memory_not_found           (also LookupError)
@@ -51,6 +52,7 @@ __all__ = [
     "MemoryNotFoundError",
     "MemoryRefusedError",
     "MemoryStoreError",
+    "MemorySubjectNotFoundError",
     "PrincipalMismatchError",
     "RunMemoryLimitError",
     "TooManySubjectRefsError",
@@ -151,6 +153,12 @@ class InvalidSubjectKeyError(MemoryRefusedError):
     """The subject ref and attribute cannot form a subject key (a bad part, or a key over the size limit)."""
 
     code = "memory_invalid_subject_key"
+
+
+class MemorySubjectNotFoundError(MemoryRefusedError):
+    """The subject ref names no live row of the writer's organization (another's, a deleted one, or none)."""
+
+    code = "memory_subject_not_found"
 
 
 class DuplicateMemoryError(MemoryRefusedError):

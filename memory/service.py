@@ -4,7 +4,8 @@
 owner when there is none; it never takes a key from the caller. It refuses an attribute outside the
 `observation.` and `preference.` namespaces, user scope for a trigger, more than one subject ref, a subject
 ref that is not canonical (`state.ids`: a kind outside the closed set, an id that is not canonical UUID
-text; the candidate type refuses both first, this holds for a candidate built without validation), and
+text; the candidate type refuses both first, this holds for a candidate built without validation), a subject
+ref that names no live row of the writer's organization (`memory.subjects`), and
 text identical to the live revision under that key. Different text appends a revision after the exact head read
 from `agent.memory_heads`; after a tombstone it starts the chain again after the tombstone. An expired head
 (`memory.expiry`) is not live: identical text appends after it as new text would, and the run's count
@@ -42,6 +43,7 @@ from memory.errors import (
 )
 from memory.expiry import DEFAULT_EXPIRY, ExpiryPolicy, resolve_expiry
 from memory.models import AgentMemory, MemoryCandidate, ToolInvocation, is_memory_attribute
+from memory.subjects import check_subject
 from state.db import Connection, Database
 from state.ids import entity_ref_problem
 from state.refs import ResourceRef, make_subject_key
@@ -105,6 +107,8 @@ class MemoryService:
             raise InvalidSubjectKeyError(f"the subject key would exceed {MAX_SUBJECT_KEY_BYTES} bytes")
         stored_refs = [ref.stored() for ref in candidate.subject_refs]
         await self._check_invocation(inv)
+        if subject is not None:  # resolved at write time; the read guard stays (memory.subjects)
+            await check_subject(self._db, inv.organization_id, subject)
 
         for _ in range(self._max_attempts):
             async with self._db.connection() as conn, conn.transaction():

@@ -256,7 +256,7 @@ WITH opened AS (
     DO UPDATE SET resumed = agent.removal_receipts.resumed + 1
     RETURNING *
 )
-SELECT id, kind, organization_id, target_id, subject, requested_by, status, counts, object_keys, resumed,
+SELECT id, kind, organization_id, target_id, subject, requested_by, status, counts, object_keys, versions, resumed,
        started_at, finished_at
   FROM opened;
 
@@ -274,7 +274,7 @@ RETURNING id;
 
 -- name: get_removal_receipt
 -- One receipt by id, or no row. $1 receipt id.
-SELECT id, kind, organization_id, target_id, subject, requested_by, status, counts, object_keys, resumed,
+SELECT id, kind, organization_id, target_id, subject, requested_by, status, counts, object_keys, versions, resumed,
        started_at, finished_at
   FROM agent.removal_receipts
  WHERE id = $1;
@@ -282,7 +282,7 @@ SELECT id, kind, organization_id, target_id, subject, requested_by, status, coun
 -- name: latest_removal_receipt
 -- The newest receipt of one request, running or complete, or no row. $1 kind, $2 organization id or NULL,
 -- $3 target id, $4 subject.
-SELECT id, kind, organization_id, target_id, subject, requested_by, status, counts, object_keys, resumed,
+SELECT id, kind, organization_id, target_id, subject, requested_by, status, counts, object_keys, versions, resumed,
        started_at, finished_at
   FROM agent.removal_receipts
  WHERE kind = $1 AND organization_id IS NOT DISTINCT FROM $2 AND target_id = $3 AND subject = $4
@@ -295,7 +295,7 @@ SELECT count(*) FROM agent.removal_receipts WHERE $1::uuid IS NULL OR organizati
 
 -- name: list_removal_receipts
 -- The newest receipts, optionally of one organization. $1 organization id or NULL for all, $2 most rows.
-SELECT id, kind, organization_id, target_id, subject, requested_by, status, counts, object_keys, resumed,
+SELECT id, kind, organization_id, target_id, subject, requested_by, status, counts, object_keys, versions, resumed,
        started_at, finished_at
   FROM agent.removal_receipts
  WHERE $1::uuid IS NULL OR organization_id = $1

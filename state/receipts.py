@@ -66,6 +66,8 @@ class Receipt:
     """Rows or objects removed, per table or store."""
     object_keys: tuple[str, ...]
     """Object store keys deleted, each without its file name."""
+    versions: tuple[UUID, ...]
+    """For a source receipt, every version of the source the delete removed (a re-sync's included)."""
     resumed: int
     """How many reruns picked this removal up after it was interrupted."""
     started_at: datetime
@@ -89,6 +91,7 @@ class Receipt:
             status=row["status"],
             counts={str(k): int(v) for k, v in sorted(counts.items())},
             object_keys=tuple(row["object_keys"]),
+            versions=tuple(row["versions"]),
             resumed=row["resumed"],
             started_at=row["started_at"],
             finished_at=row["finished_at"],
@@ -106,6 +109,7 @@ class Receipt:
             "status": self.status,
             "counts": dict(self.counts),
             "object_keys": list(self.object_keys),
+            "versions": [str(v) for v in self.versions],
             "resumed": self.resumed,
             "started_at": self.started_at.isoformat(),
             "finished_at": None if self.finished_at is None else self.finished_at.isoformat(),

@@ -26,7 +26,8 @@ Events go through the outbox (`state.outbox`, `functions._outbox`): an upload's 
 transaction that registers the source, then sent at once; when Inngest cannot be reached the answer is
 still 202 with `event_status: queued` and the reason, and the service sends it when Inngest answers.
 
-`DELETE /v1/knowledge/sources/{id}` deletes a source (`knowledge.delete`) and answers its receipt: an
+`DELETE /v1/knowledge/sources/{id}` deletes a source (`knowledge.delete`) and answers its receipt; the id of
+any version of a re-synced URI deletes every version (the receipt's `versions`): an
 organization key deletes its own organization's sources only (another's answers 404, as an unknown one);
 an operator key any source, a platform source included. This module must never extract, chunk or embed:
 the functions do.
@@ -420,7 +421,7 @@ async def delete_knowledge_source(
         UUID | None, Query(description="The source's organization, for an operator; an organization key's own.")
     ] = None,
 ) -> dict[str, Any]:
-    """Delete a source: its chunks of every model, its statistics, its object; answers the receipt."""
+    """Delete a source, every version of its URI: chunks of every model, statistics, objects; answers the receipt."""
     receipt = await delete_source(
         svc.db, svc.object_store, source_id,
         organization_id=organization_id if caller.operator else caller.organization_id,

@@ -52,6 +52,8 @@ class ReceiptOut(BaseModel):
     """Rows or objects removed, per table or store (`agent.memories`, `objects`, ...)."""
     object_keys: list[str]
     """Object store keys deleted, each cut after its last `/` (no file name)."""
+    versions: list[UUID]
+    """For a source: every version the delete removed (the live row and a re-sync's new version)."""
     resumed: int
     """How many reruns picked this removal up after it was interrupted."""
     started_at: str

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from uuid import UUID, uuid4
 
-from knowledge.ingest import register_upload
+from knowledge.ingest import register_upload, register_uri
 from state.api_keys import mint_key
 from tests.factories import Factory
 from tests.integration.functions.conftest import Service
@@ -58,3 +58,24 @@ async def test_an_operator_key_deletes_any_source_a_platform_one_included(servic
         answer = await service.http.delete(f"/v1/knowledge/sources/{source_id}", headers=service.auth)
         assert answer.status_code == 200, answer.text
         assert answer.json()["requested_by"] == "operator"
+
+
+async def test_deleting_a_re_synced_uri_by_its_old_id_deletes_every_version_and_a_repeat_by_either_is_410(
+    service: Service, factory: Factory
+) -> None:
+    org = await factory.organization()
+    scope = {"organization_id": str(org)}
+    key = {"Authorization": f"Bearer {(await mint_key(service.db, organization_id=org, name='k')).secret}"}
+    store, uri = service.services.object_store, "https://help.example/refunds"
+    old = await register_uri(service.db, store, organization_id=org, uri=uri, data=b"# Refunds\n\n30 days")
+    new = await register_uri(service.db, store, organization_id=org, uri=uri, data=b"# Refunds\n\n14 days")
+    assert new.replaces == old.source_id
+
+    answer = await service.http.delete(f"/v1/knowledge/sources/{new.source_id}", headers=key, params=scope)
+    assert answer.status_code == 200, answer.text
+    receipt = answer.json()
+    assert sorted(receipt["versions"]) == sorted([str(old.source_id), str(new.source_id)])
+    assert receipt["counts"]["agent.knowledge_sources"] == 2
+    for asked in (old.source_id, new.source_id):
+        again = await service.http.delete(f"/v1/knowledge/sources/{asked}", headers=key, params=scope)
+        assert (again.status_code, code(again)) == (410, "source_deleted") and receipt["id"] in again.text

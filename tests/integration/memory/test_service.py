@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from uuid import uuid4
 
 import pytest
 
@@ -29,8 +28,8 @@ def candidate(text: str = "Write in British English", **values: object) -> Memor
     return MemoryCandidate.model_validate({"text": text, **values})
 
 
-async def test_the_key_is_made_from_the_subject_ref(service: MemoryService, world: World) -> None:
-    company = str(uuid4())
+async def test_the_key_is_made_from_the_subject_ref(service: MemoryService, world: World, factory: Factory) -> None:
+    company = str(await factory.company(world.org))
     ref = CanonicalSubjectRef(kind="crm.company", id=company, label="Acme: HQ")
     memory = await service.remember(
         world.inv,

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from uuid import uuid4
 
 import pytest
 
@@ -20,9 +19,11 @@ def remember_args(n: int | str, **extra: object) -> dict[str, object]:
     return {"attribute": f"observation.fact_{n}", "text": f"fact {n}", "scope": "organization", **extra}
 
 
-async def test_remember_and_forget_answer_the_revision_they_wrote(service: MemoryService, world: World) -> None:
+async def test_remember_and_forget_answer_the_revision_they_wrote(
+    service: MemoryService, world: World, factory: Factory
+) -> None:
     tools = MemoryTools(service)
-    company = str(uuid4())
+    company = str(await factory.company(world.org))
     args = {
         "attribute": "observation.buying_process",
         "text": "Buys through a committee",
