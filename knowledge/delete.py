@@ -8,13 +8,16 @@ A delete runs in short transactions, so searches, brief building and other tenan
    returns its text from that commit on, and no ingestion step can make it ready again;
 2. delete its chunks of every model in batches of `batch_size`, each in its own transaction with its
    counts added to the receipt;
-3. delete its object from the store unless another source still names the same key (keys are
-   content-addressed); the object goes before the row because only the row holds the key;
+3. delete its objects (its pending new version's too) from the store unless another source still names
+   the same key (keys written before migrations/0098 were content-addressed); the objects go before the
+   rows because only the rows hold the keys;
 4. delete the row (its readiness rows and any chunk a raced write left with it) and finish the receipt.
 
 A crash anywhere and a rerun of the same delete finishes the job: the running receipt is resumed and a
 `deleting` source is continued. `erase_organization_knowledge` does the same for every source of one
-organization, then removes its statistics, settings and switchovers. This module must never delete a
+organization, then removes its statistics, the object deletes still queued for it (migrations/0098), its
+settings and switchovers. Every table either writes is counted on the receipt, the source-level statistics
+of migrations/0092 included. This module must never delete a
 platform source without the operator's rights, never hold a transaction across a batch, an object store
 call or the caller's hook, and never touch another organization's rows.
 """
@@ -28,6 +31,7 @@ import asyncpg
 
 from knowledge._sql import QUERIES, translated
 from knowledge.errors import PlatformSourceForbiddenError, SourceDeletedError, UnknownSourceError
+from knowledge.object_deletes import drain_object_deletes
 from knowledge.objects import ObjectStore
 from state.db import Connection, Database
 from state.receipts import Receipt, add_to_receipt, begin_receipt, finish_receipt
@@ -49,7 +53,18 @@ LEXEMES = "agent.knowledge_lexemes"
 SCOPES = "agent.knowledge_lexical_scopes"
 SETTINGS = "public.knowledge_settings"
 SWITCHES = "agent.knowledge_switches"
+LEXICAL_CHUNKS = "agent.knowledge_lexical_chunks"
+LEXICAL_SOURCES = "agent.knowledge_lexical_sources"
+SOURCE_TERMS = "agent.knowledge_source_terms"
 OBJECTS = "objects"
+
+
+def _unsearchable(counts: asyncpg.Record) -> dict[str, int]:
+    """The receipt counts of making sources unsearchable: pairs, postings and source-level statistics."""
+    return {
+        SEARCHABLE: counts["pairs"], POSTINGS: counts["postings"], LEXICAL_CHUNKS: counts["lexical_chunks"],
+        LEXICAL_SOURCES: counts["lexical_sources"], SOURCE_TERMS: counts["source_terms"],
+    }  # fmt: skip
 
 
 async def delete_source(
@@ -85,7 +100,7 @@ async def delete_source(
                     )
                 receipt_id: UUID = receipt["id"]  # the row went, the receipt did not: finish it below
                 ids: list[UUID] = []
-                key = None
+                keys: list[str] = []
             else:
                 source = rows[0]
                 if organization_id is not None and source["organization_id"] != organization_id:
@@ -97,7 +112,7 @@ async def delete_source(
                     )
                 # Replacements first: a row replaced by one still listed is deleted after it.
                 ids = [r["id"] for r in rows[1:]] + [source_id]
-                key = source["object_key"]
+                keys = sorted({r["object_key"] for r in rows})  # every version's object, the pending one's too
                 opened = await begin_receipt(
                     conn, "source", organization_id=source["organization_id"], target_id=source_id,
                     requested_by=requested_by,
@@ -106,21 +121,20 @@ async def delete_source(
                 counts = await conn.fetchrow(QUERIES["count_unsearchable_rows"], ids)
                 assert counts is not None
                 await conn.execute(QUERIES["mark_sources_deleting"], ids)
-                await add_to_receipt(conn, receipt_id, {SEARCHABLE: counts["pairs"], POSTINGS: counts["postings"]})
+                await add_to_receipt(conn, receipt_id, _unsearchable(counts))
     if ids:
         await _delete_chunks(db, receipt_id, QUERIES["delete_source_chunk_batch"], ids, batch_size, on_batch)
-        if key is not None:
-            async with db.connection() as conn:
-                with translated():
-                    shared = await conn.fetchval(QUERIES["object_key_shared"], key, ids)
-            if not shared:
-                await store.delete(key)
+        async with db.connection() as conn:
+            with translated():
+                removable = [k for k in keys if not await conn.fetchval(QUERIES["object_key_shared"], k, ids)]
+        for key in removable:
+            await store.delete(key)
         async with db.connection() as conn, conn.transaction():
             with translated():
                 locked = [r["id"] for r in await conn.fetch(QUERIES["lock_source_for_delete"], source_id)]
                 # Only the rows this delete marked: a replacement registered since is not part of it.
                 gone = [i for i in ids if i in locked]
-                await _delete_rows(conn, receipt_id, gone, [key] if key is not None and not shared else [])
+                await _delete_rows(conn, receipt_id, gone, removable)
     async with db.connection() as conn:
         return await finish_receipt(conn, receipt_id)  # a complete receipt is left as it is
 
@@ -149,7 +163,11 @@ async def _delete_chunks(
             async with db.connection() as conn, conn.transaction():
                 row = await conn.fetchrow(query, target, batch_size)
                 assert row is not None
-                await add_to_receipt(conn, receipt_id, {CHUNKS: row["chunks"], POSTINGS: row["postings"]})
+                await add_to_receipt(
+                    conn,
+                    receipt_id,
+                    {CHUNKS: row["chunks"], POSTINGS: row["postings"], LEXICAL_CHUNKS: row["lexical_chunks"]},
+                )
         if row["chunks"] == 0:
             return
         if on_batch is not None:
@@ -193,7 +211,7 @@ async def erase_organization_knowledge(
                 counts = await conn.fetchrow(QUERIES["organization_unsearchable_counts"], organization_id)
                 assert counts is not None
                 marked = await conn.fetch(QUERIES["mark_organization_deleting"], organization_id)
-                await add_to_receipt(conn, receipt_id, {SEARCHABLE: counts["pairs"], POSTINGS: counts["postings"]})
+                await add_to_receipt(conn, receipt_id, _unsearchable(counts))
         await _delete_chunks(
             db, receipt_id, QUERIES["delete_organization_chunk_batch"], organization_id, batch_size, on_batch
         )
@@ -203,6 +221,8 @@ async def erase_organization_knowledge(
         if not marked:  # nothing arrived since the last pass: every source of the organization is gone
             break
     await _erase_statistics(db, organization_id, receipt_id, batch_size, on_batch)
+    # Objects of versions replaced or superseded earlier whose delete a crash left queued (migrations/0098).
+    await drain_object_deletes(db, store, scope=organization_id, receipt_id=receipt_id, batch_size=batch_size)
     with translated():
         async with db.connection() as conn, conn.transaction():
             row = await conn.fetchrow(QUERIES["delete_organization_settings"], organization_id)
@@ -256,5 +276,9 @@ async def _erase_statistics(
             row = await conn.fetchrow(QUERIES["delete_scope_rows"], scopes)
             assert row is not None
             await add_to_receipt(
-                conn, receipt_id, {POSTINGS: row["postings"], SEARCHABLE: row["pairs"], SCOPES: row["scopes"]}
-            )
+                conn, receipt_id, {
+                    POSTINGS: row["postings"], SEARCHABLE: row["pairs"], SCOPES: row["scopes"],
+                    LEXICAL_CHUNKS: row["lexical_chunks"], LEXICAL_SOURCES: row["lexical_sources"],
+                    SOURCE_TERMS: row["source_terms"],
+                },
+            )  # fmt: skip

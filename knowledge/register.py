@@ -1,7 +1,8 @@
 """Register many documents of one scope in a few statements: the bulk half of `register_upload`/`register_uri`.
 
-The objects are stored first (concurrently), then every new source is inserted by one statement and the
-ones already registered are read by another; a URI whose content changed goes through `register_uri`, which
+The objects of identities not registered yet are stored first (concurrently, each under the key of the
+row it will make), then every new source is inserted by one statement and the ones already registered are
+read by another; a URI whose content changed goes through `register_uri`, which
 registers its new version. Each document gets the same `RegisteredSource` the one-at-a-time call returns.
 This module must never extract, chunk or embed.
 """
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
@@ -60,26 +62,40 @@ async def register_many(
     reviews = [checked_review(doc.owner, doc.review_by, loc=("items", n)) for n, doc in enumerate(documents)]
     digests = [hashlib.sha256(doc.data).hexdigest() for doc in documents]
     names = [_filename(doc) for doc in documents]
-    keys = [object_key_for(organization_id, digest, name) for digest, name in zip(digests, names, strict=True)]
+    identities = [doc.uri if doc.uri is not None else f"sha256:{d}" for doc, d in zip(documents, digests, strict=True)]
+    titles = [
+        (doc.title or PurePosixPath(name).stem or doc.uri or "document").strip()[:500] or "document"
+        for doc, name in zip(documents, names, strict=True)
+    ]
+    # Only a document whose identity has no row yet gets an object (the first entry of each): its key names
+    # the row it will make. A new version of a known URI goes through `register_uri`, which writes its own.
+    with translated():
+        async with db.connection() as conn:
+            known = {
+                r["identity"] for r in await conn.fetch(QUERIES["existing_sources_many"], organization_id, identities)
+            }
+    fresh = list(
+        {identity: index for index, identity in reversed(list(enumerate(identities))) if identity not in known}.values()
+    )
+    fresh.sort()
+    new_ids = {index: uuid.uuid4() for index in fresh}
+    keys = {index: object_key_for(organization_id, new_ids[index]) for index in fresh}
     gate = asyncio.Semaphore(16)
 
     async def put(key: str, doc: Document) -> None:
         async with gate:
             await store.put(key, doc.data, content_type=doc.media_type or "application/octet-stream")
 
-    await asyncio.gather(*(put(key, doc) for key, doc in zip(keys, documents, strict=True)))
-    identities = [doc.uri if doc.uri is not None else f"sha256:{d}" for doc, d in zip(documents, digests, strict=True)]
-    titles = [
-        (doc.title or PurePosixPath(name).stem or doc.uri or "document").strip()[:500] or "document"
-        for doc, name in zip(documents, names, strict=True)
-    ]
+    await asyncio.gather(*(put(keys[index], documents[index]) for index in fresh))
     with translated():
         async with db.connection() as conn:
             inserted = await conn.fetch(
                 QUERIES["insert_sources_many"], organization_id,
-                ["uri" if doc.uri is not None else "upload" for doc in documents], titles,
-                [doc.uri for doc in documents], keys, digests, [doc.media_type for doc in documents], names,
-                [len(doc.data) for doc in documents], [r.owner for r in reviews], [r.review_by for r in reviews],
+                ["uri" if documents[i].uri is not None else "upload" for i in fresh], [titles[i] for i in fresh],
+                [documents[i].uri for i in fresh], [keys[i] for i in fresh], [digests[i] for i in fresh],
+                [documents[i].media_type for i in fresh], [names[i] for i in fresh],
+                [len(documents[i].data) for i in fresh], [reviews[i].owner for i in fresh],
+                [reviews[i].review_by for i in fresh], [new_ids[i] for i in fresh],
             )  # fmt: skip
             created = {r["identity"]: r for r in inserted}
             existing = {
@@ -88,6 +104,9 @@ async def register_many(
                     QUERIES["existing_sources_many"], organization_id, [i for i in identities if i not in created]
                 )
             }
+    made = {r["id"] for r in inserted}
+    unused = [keys[index] for index in fresh if new_ids[index] not in made]  # a row made meanwhile won the identity
+    await asyncio.gather(*(store.delete(key) for key in unused))
     changed = {
         index
         for index, (identity, digest) in enumerate(zip(identities, digests, strict=True))
