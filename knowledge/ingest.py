@@ -149,6 +149,10 @@ async def _register(
         except _ObjectNeeded:
             stored = True
             continue
+        except BaseException:
+            if stored:  # no row names the object: a refusal (e.g. `source_deleting`) leaves nothing behind
+                await store.delete(key)
+            raise
         break
     if stored and registered.source_id != new_id:  # the content landed on a row made meanwhile: ours is unused
         await store.delete(key)

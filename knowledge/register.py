@@ -18,11 +18,13 @@ from datetime import date
 from pathlib import PurePosixPath
 from uuid import UUID
 
+import asyncpg
+
 from knowledge._ingest_records import RegisteredSource
 from knowledge._sql import QUERIES, translated
 from knowledge.ingest import register_uri
 from knowledge.objects import ObjectStore, object_key_for
-from knowledge.review import checked_review
+from knowledge.review import Review, checked_review
 from state.db import Database
 
 __all__ = ["Document", "register_many"]
@@ -86,17 +88,17 @@ async def register_many(
         async with gate:
             await store.put(key, doc.data, content_type=doc.media_type or "application/octet-stream")
 
-    await asyncio.gather(*(put(keys[index], documents[index]) for index in fresh))
+    try:
+        await asyncio.gather(*(put(keys[index], documents[index]) for index in fresh))
+        inserted = await _insert_fresh(
+            db, organization_id, fresh, documents, titles=titles, keys=keys, digests=digests, names=names,
+            reviews=reviews, new_ids=new_ids,
+        )  # fmt: skip
+    except BaseException:  # no row names the objects written (a failed put may have written some)
+        await asyncio.gather(*(store.delete(keys[index]) for index in fresh))
+        raise
     with translated():
         async with db.connection() as conn:
-            inserted = await conn.fetch(
-                QUERIES["insert_sources_many"], organization_id,
-                ["uri" if documents[i].uri is not None else "upload" for i in fresh], [titles[i] for i in fresh],
-                [documents[i].uri for i in fresh], [keys[i] for i in fresh], [digests[i] for i in fresh],
-                [documents[i].media_type for i in fresh], [names[i] for i in fresh],
-                [len(documents[i].data) for i in fresh], [reviews[i].owner for i in fresh],
-                [reviews[i].review_by for i in fresh], [new_ids[i] for i in fresh],
-            )  # fmt: skip
             created = {r["identity"]: r for r in inserted}
             existing = {
                 r["identity"]: r
@@ -157,3 +159,30 @@ def _filename(doc: Document) -> str:
     if doc.uri is not None and not doc.filename:
         return PurePosixPath(doc.uri.split("?", 1)[0].rstrip("/")).name or "document"
     return doc.filename or "document"
+
+
+async def _insert_fresh(
+    db: Database,
+    organization_id: UUID | None,
+    fresh: list[int],
+    documents: Sequence[Document],
+    *,
+    titles: list[str],
+    keys: dict[int, str],
+    digests: list[str],
+    names: list[str],
+    reviews: list[Review],
+    new_ids: dict[int, UUID],
+) -> list[asyncpg.Record]:
+    """Insert the rows of the documents `fresh` (indexes) in one statement; the rows made (a conflict makes none)."""
+    with translated():
+        async with db.connection() as conn:
+            rows: list[asyncpg.Record] = await conn.fetch(
+                QUERIES["insert_sources_many"], organization_id,
+                ["uri" if documents[i].uri is not None else "upload" for i in fresh], [titles[i] for i in fresh],
+                [documents[i].uri for i in fresh], [keys[i] for i in fresh], [digests[i] for i in fresh],
+                [documents[i].media_type for i in fresh], [names[i] for i in fresh],
+                [len(documents[i].data) for i in fresh], [reviews[i].owner for i in fresh],
+                [reviews[i].review_by for i in fresh], [new_ids[i] for i in fresh],
+            )  # fmt: skip
+    return rows
