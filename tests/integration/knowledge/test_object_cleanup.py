@@ -12,7 +12,7 @@ from functions.organization_erasure import erase_organization
 from knowledge.bulk import ingest_sources
 from knowledge.delete import delete_source
 from knowledge.ingest import embed_batch, mark_ready, prepare_chunks, register_upload, register_uri
-from knowledge.ingestion import ingest_source
+from knowledge.ingestion import build_source_model, ingest_source
 from knowledge.object_deletes import drain_object_deletes
 from knowledge.objects import object_key_for, object_prefix_for
 from knowledge.register import Document, register_many
@@ -64,6 +64,17 @@ async def test_a_bulk_resync_deletes_the_replaced_versions_object(kit: Kit, fact
     await ingest_sources(kit.db, kit.store, [old], embedders=kit.lookup)
     new = await _sync(kit, org, V2)
     await ingest_sources(kit.db, kit.store, [new], embedders=kit.lookup)
+    assert await kit.store.list_prefix(object_prefix_for(org)) == [object_key_for(org, new)]
+    assert await _queued(kit) == []
+
+
+async def test_the_resumable_steps_delete_the_replaced_versions_object(kit: Kit, factory: Factory) -> None:
+    """Rule: `mark_ready` (the Inngest function's last step) deletes the replaced object after its commit."""
+    org = await factory.organization()
+    old = await _sync(kit, org, V1)
+    await build_source_model(kit.db, kit.store, old, kit.embedders[FAKE])
+    new = await _sync(kit, org, V2)
+    assert (await build_source_model(kit.db, kit.store, new, kit.embedders[FAKE])).ready
     assert await kit.store.list_prefix(object_prefix_for(org)) == [object_key_for(org, new)]
     assert await _queued(kit) == []
 
