@@ -163,11 +163,7 @@ async def _delete_chunks(
             async with db.connection() as conn, conn.transaction():
                 row = await conn.fetchrow(query, target, batch_size)
                 assert row is not None
-                await add_to_receipt(
-                    conn,
-                    receipt_id,
-                    {CHUNKS: row["chunks"], POSTINGS: row["postings"], LEXICAL_CHUNKS: row["lexical_chunks"]},
-                )
+                await add_to_receipt(conn, receipt_id, {CHUNKS: row["chunks"], POSTINGS: row["postings"]})
         if row["chunks"] == 0:
             return
         if on_batch is not None:

@@ -6,7 +6,7 @@ delete queue of 0098 included). A new table a removal writes and does not count 
 from __future__ import annotations
 
 from pathlib import Path
-from uuid import UUID
+from uuid import UUID, uuid4
 
 import pytest
 
@@ -126,3 +126,29 @@ async def test_an_organization_erasure_counts_the_organization_rows_cascade(
 ) -> None:
     receipt, changed = await erase_seeded_organization(db, factory, tmp_path)
     assert counted_tables(receipt) == changed
+
+
+async def test_stray_statistics_rows_go_with_the_scope_and_are_counted(
+    db: Database, factory: Factory, tmp_path: Path
+) -> None:
+    """Rows of the source-level statistics that outlived their chunks (a fault) leave with the erased scope,
+    counted: their lexemes are the organization's words."""
+    kit = Kit(db, LocalObjectStore(tmp_path / "objects"))
+    await kit.use_platform_model()
+    org = await factory.organization()
+    await seed_knowledge(kit, org, word="strayseed")
+    async with db.connection() as conn:
+        scope = await conn.fetchval("SELECT id FROM agent.knowledge_lexical_scopes WHERE organization_id = $1", org)
+        ghost = uuid4()
+        await conn.execute(
+            "INSERT INTO agent.knowledge_lexical_chunks VALUES (-1, $1, $2, 3);"
+            " INSERT INTO agent.knowledge_lexical_sources VALUES ($2, $1, 1, 3);"
+            " INSERT INTO agent.knowledge_source_terms VALUES ($2, $1, 'zqxstray', 3)"
+            .replace("$1", str(scope)).replace("$2", f"'{ghost}'")
+        )  # fmt: skip
+    before = await row_counts(db)
+    receipt = await erase_organization(db, kit.store, org, requested_by="t")
+    changed = removed(before, await row_counts(db))
+    assert counted_tables(receipt) == {t: n for t, n in changed.items() if t not in CASCADED}
+    async with db.connection() as conn:
+        assert not await conn.fetchval("SELECT count(*) FROM agent.knowledge_source_terms WHERE lexeme = 'zqxstray'")
