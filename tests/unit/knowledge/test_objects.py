@@ -232,3 +232,24 @@ def test_store_from_url(tmp_path: Path) -> None:
 def test_store_from_url_refuses_bad_urls(url: str) -> None:
     with pytest.raises(ValueError):
         object_store_from_url(url)
+
+
+class _RacedStore(LocalObjectStore):
+    """A local store whose first folder made for a put is removed at once, as a concurrent delete of the
+    folder's last other object would between the put's mkdir and its write."""
+
+    raced = 0
+
+    def _make_folder(self, folder: Path) -> None:
+        super()._make_folder(folder)
+        if not self.raced:
+            self.raced += 1
+            self._prune(folder)
+
+
+async def test_a_put_whose_folder_a_concurrent_delete_removed_still_lands(tmp_path: Path) -> None:
+    """Rule: a put whose parent folder a concurrent delete removes makes the folder again (no lost upload)."""
+    store = _RacedStore(tmp_path / "objects")
+    key = object_key_for(ORG, uuid.uuid4())
+    await store.put(key, b"new", content_type="text/plain")
+    assert store.raced == 1 and await store.get(key) == b"new"
