@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import Final
+from typing import Final, Literal
 from uuid import UUID
 
 from knowledge._sql import QUERIES, translated
@@ -28,7 +28,7 @@ OBJECT_DELETES: Final = "agent.knowledge_object_deletes"
 OBJECTS: Final = "objects"
 """The object store, as a receipt counts it."""
 
-ALL_SCOPES: Final = "all"
+ALL_SCOPES: Final[Literal["all"]] = "all"
 """`scope` value: drain the queue of every organization and of the platform."""
 
 _log = logging.getLogger(__name__)
@@ -38,7 +38,7 @@ async def drain_object_deletes(
     db: Database,
     store: ObjectStore,
     *,
-    scope: UUID | str | None = ALL_SCOPES,
+    scope: UUID | Literal["all"] | None = ALL_SCOPES,
     keys: Sequence[str] | None = None,
     receipt_id: UUID | None = None,
     batch_size: int = 500,

@@ -183,3 +183,18 @@ async def test_a_refused_registration_leaves_no_object(kit: Kit, factory: Factor
     with pytest.raises(SourceDeletingError):
         await _sync(kit, org, V2)
     assert await kit.store.list_prefix(object_prefix_for(org)) == [object_key_for(org, live)]
+
+
+async def test_a_source_stored_under_a_content_addressed_key_leaves_no_folder(kit: Kit, factory: Factory) -> None:
+    """Rule: a row written before migration 0098 keeps its old key; its delete leaves no folder named by the hash."""
+    org = await factory.organization()
+    source = await _sync(kit, org, V1)
+    await ingest_source(kit.ingestion(), source)
+    digest = hashlib.sha256(V1).hexdigest()
+    old_key = f"org/{org}/{digest}/pricing.md"  # the key format before 0098
+    await kit.store.put(old_key, V1, content_type="text/markdown")
+    await kit.store.delete(object_key_for(org, source))
+    async with kit.db.connection() as conn:
+        await conn.execute("UPDATE agent.knowledge_sources SET object_key = $1 WHERE id = $2", old_key, source)
+    receipt = await delete_source(kit.db, kit.store, source, organization_id=org, operator=False, requested_by="t")
+    assert receipt.counts["objects"] == 1 and _files(kit.store.root) == []
