@@ -107,13 +107,13 @@ class LocalObjectStore:
 
         def write() -> None:
             for attempt in range(5):
-                path.parent.mkdir(parents=True, exist_ok=True)
                 partial = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
                 try:
+                    self._make_folder(path.parent)
                     partial.write_bytes(data)
                     os.replace(partial, path)
                     return
-                except FileNotFoundError:  # a concurrent delete removed the emptied folder: make it again
+                except FileNotFoundError:  # a concurrent delete removed an emptied folder: make it again
                     partial.unlink(missing_ok=True)
                     if attempt == 4:
                         raise
@@ -166,6 +166,10 @@ class LocalObjectStore:
 
         await self._run(remove, prefix)
         return keys
+
+    def _make_folder(self, folder: Path) -> None:
+        """Make the folder of a key about to be written (and its parents)."""
+        folder.mkdir(parents=True, exist_ok=True)
 
     def _prune(self, folder: Path) -> None:
         """Remove `folder` and its parents while they are empty, never the root itself."""

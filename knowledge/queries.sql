@@ -651,9 +651,8 @@ UPDATE agent.knowledge_sources
 RETURNING id;
 
 -- name: delete_source_chunk_batch
--- Delete up to $2 chunks (of every model) of deleting sources $1 (uuid[]), with their postings and
--- counted-chunk rows (the chunk trigger of 0040 and 0092). Returns the chunks, postings and counted chunks
--- deleted.
+-- Delete up to $2 chunks (of every model) of deleting sources $1 (uuid[]), with their postings (the
+-- chunk trigger of 0040). Returns the chunks and postings deleted.
 WITH batch AS (
     SELECT c.id FROM agent.knowledge_chunks c
      WHERE c.source_id = ANY($1::uuid[])
@@ -661,13 +660,10 @@ WITH batch AS (
      LIMIT $2
 ), postings AS (
     SELECT count(*) AS n FROM agent.knowledge_postings p WHERE p.chunk_id IN (SELECT id FROM batch)
-), counted AS (
-    SELECT count(*) AS n FROM agent.knowledge_lexical_chunks k WHERE k.chunk_id IN (SELECT id FROM batch)
 ), deleted AS (
     DELETE FROM agent.knowledge_chunks c WHERE c.id IN (SELECT id FROM batch) RETURNING 1
 )
-SELECT (SELECT count(*) FROM deleted)::bigint AS chunks, (SELECT n FROM postings)::bigint AS postings,
-       (SELECT n FROM counted)::bigint AS lexical_chunks;
+SELECT (SELECT count(*) FROM deleted)::bigint AS chunks, (SELECT n FROM postings)::bigint AS postings;
 
 -- name: object_key_shared
 -- Whether a source other than these still names an object key. $1 key, $2 the deleted source ids uuid[].
@@ -719,8 +715,7 @@ UPDATE agent.knowledge_sources
 RETURNING id;
 
 -- name: delete_organization_chunk_batch
--- Delete up to $2 chunks (of every model) of one organization's sources ($1), with their postings and
--- counted-chunk rows (0092).
+-- Delete up to $2 chunks (of every model) of one organization's sources ($1), with their postings.
 -- Returns the chunks and postings deleted.
 WITH batch AS (
     SELECT c.id FROM agent.knowledge_chunks c
@@ -729,13 +724,10 @@ WITH batch AS (
      LIMIT $2
 ), postings AS (
     SELECT count(*) AS n FROM agent.knowledge_postings p WHERE p.chunk_id IN (SELECT id FROM batch)
-), counted AS (
-    SELECT count(*) AS n FROM agent.knowledge_lexical_chunks k WHERE k.chunk_id IN (SELECT id FROM batch)
 ), deleted AS (
     DELETE FROM agent.knowledge_chunks c WHERE c.id IN (SELECT id FROM batch) RETURNING 1
 )
-SELECT (SELECT count(*) FROM deleted)::bigint AS chunks, (SELECT n FROM postings)::bigint AS postings,
-       (SELECT n FROM counted)::bigint AS lexical_chunks;
+SELECT (SELECT count(*) FROM deleted)::bigint AS chunks, (SELECT n FROM postings)::bigint AS postings;
 
 -- name: organization_source_batch
 -- Up to $2 deleting sources of one organization ($1) with their object keys, replacements first.
