@@ -535,6 +535,26 @@ CREATE FUNCTION agent.knowledge_model_wanted(p_source_id uuid, p_model text) RET
 $$;
 
 --
+-- Name: knowledge_queue_object_deletes(); Type: FUNCTION; Schema: agent; Owner: -
+--
+
+CREATE FUNCTION agent.knowledge_queue_object_deletes() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'public'
+    AS $$
+BEGIN
+    INSERT INTO agent.knowledge_object_deletes (object_key, organization_id)
+    SELECT DISTINCT ON (g.object_key) g.object_key, g.organization_id
+      FROM gone g
+     WHERE g.status <> 'deleting'
+       AND NOT EXISTS (SELECT 1 FROM agent.knowledge_sources s WHERE s.object_key = g.object_key)
+     ORDER BY g.object_key
+    ON CONFLICT (object_key) DO NOTHING;
+    RETURN NULL;
+END
+$$;
+
+--
 -- Name: knowledge_source_stays_deleting(); Type: FUNCTION; Schema: agent; Owner: -
 --
 
@@ -1292,6 +1312,16 @@ CREATE TABLE agent.knowledge_lexical_sources (
 );
 
 --
+-- Name: knowledge_object_deletes; Type: TABLE; Schema: agent; Owner: -
+--
+
+CREATE TABLE agent.knowledge_object_deletes (
+    object_key text NOT NULL,
+    organization_id uuid,
+    queued_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+--
 -- Name: knowledge_postings; Type: TABLE; Schema: agent; Owner: -
 --
 
@@ -2046,6 +2076,13 @@ ALTER TABLE ONLY agent.knowledge_lexical_sources
     ADD CONSTRAINT knowledge_lexical_sources_pkey PRIMARY KEY (source_id, scope_id);
 
 --
+-- Name: knowledge_object_deletes knowledge_object_deletes_pkey; Type: CONSTRAINT; Schema: agent; Owner: -
+--
+
+ALTER TABLE ONLY agent.knowledge_object_deletes
+    ADD CONSTRAINT knowledge_object_deletes_pkey PRIMARY KEY (object_key);
+
+--
 -- Name: knowledge_postings knowledge_postings_pkey; Type: CONSTRAINT; Schema: agent; Owner: -
 --
 
@@ -2360,6 +2397,12 @@ CREATE INDEX knowledge_chunks_hnsw_local_wordllama_l2_supercat_25_2ccfb821 ON ag
 CREATE INDEX knowledge_chunks_unembedded_idx ON agent.knowledge_chunks USING btree (source_id, embedding_model, ordinal) WHERE (embedding IS NULL);
 
 --
+-- Name: knowledge_object_deletes_organization; Type: INDEX; Schema: agent; Owner: -
+--
+
+CREATE INDEX knowledge_object_deletes_organization ON agent.knowledge_object_deletes USING btree (organization_id, queued_at);
+
+--
 -- Name: knowledge_postings_list_idx; Type: INDEX; Schema: agent; Owner: -
 --
 
@@ -2388,6 +2431,12 @@ CREATE INDEX knowledge_sources_earlier_versions ON agent.knowledge_sources USING
 --
 
 CREATE UNIQUE INDEX knowledge_sources_identity_key ON agent.knowledge_sources USING btree (organization_id, identity) NULLS NOT DISTINCT WHERE (replaces IS NULL);
+
+--
+-- Name: knowledge_sources_object_key; Type: INDEX; Schema: agent; Owner: -
+--
+
+CREATE INDEX knowledge_sources_object_key ON agent.knowledge_sources USING btree (object_key);
 
 --
 -- Name: knowledge_sources_one_replacement; Type: INDEX; Schema: agent; Owner: -
@@ -2682,6 +2731,12 @@ CREATE TRIGGER knowledge_lexical_source_update AFTER UPDATE ON agent.knowledge_s
 --
 
 CREATE TRIGGER knowledge_source_stays_deleting BEFORE UPDATE OF status ON agent.knowledge_sources FOR EACH ROW WHEN (((old.status = 'deleting'::text) AND (new.status IS DISTINCT FROM 'deleting'::text))) EXECUTE FUNCTION agent.knowledge_source_stays_deleting();
+
+--
+-- Name: knowledge_sources knowledge_sources_queue_object_deletes; Type: TRIGGER; Schema: agent; Owner: -
+--
+
+CREATE TRIGGER knowledge_sources_queue_object_deletes AFTER DELETE ON agent.knowledge_sources REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION agent.knowledge_queue_object_deletes();
 
 --
 -- Name: memories memories_append_only; Type: TRIGGER; Schema: agent; Owner: -
@@ -3228,6 +3283,12 @@ ALTER TABLE agent.knowledge_lexical_scopes ENABLE ROW LEVEL SECURITY;
 ALTER TABLE agent.knowledge_lexical_sources ENABLE ROW LEVEL SECURITY;
 
 --
+-- Name: knowledge_object_deletes; Type: ROW SECURITY; Schema: agent; Owner: -
+--
+
+ALTER TABLE agent.knowledge_object_deletes ENABLE ROW LEVEL SECURITY;
+
+--
 -- Name: knowledge_postings; Type: ROW SECURITY; Schema: agent; Owner: -
 --
 
@@ -3634,6 +3695,12 @@ GRANT USAGE ON SCHEMA public TO authenticated;
 --
 
 REVOKE ALL ON FUNCTION agent.erase_memory_chains(p_scope text, p_organization_id uuid, p_user_id uuid, p_subject text, p_limit integer) FROM PUBLIC;
+
+--
+-- Name: FUNCTION knowledge_queue_object_deletes(); Type: ACL; Schema: agent; Owner: -
+--
+
+REVOKE ALL ON FUNCTION agent.knowledge_queue_object_deletes() FROM PUBLIC;
 
 --
 -- Name: FUNCTION memories_refuse_delete(); Type: ACL; Schema: agent; Owner: -

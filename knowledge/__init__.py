@@ -80,6 +80,7 @@ if TYPE_CHECKING:
         ObjectStore,
         S3ObjectStore,
         object_key_for,
+        object_prefix_for,
         object_store_from_url,
     )
     from knowledge.search import DEFAULT_FUSION, MAX_SEARCH_LIMIT, Fusion, KnowledgeHit
@@ -191,6 +192,7 @@ __all__ = [
     "mark_ready",
     "models_to_build",
     "object_key_for",
+    "object_prefix_for",
     "object_store_from_url",
     "prepare_chunks",
     "reembed_source",

@@ -32,6 +32,7 @@ from knowledge.errors import EmptyDocumentError, KnowledgeError, KnowledgeInputE
 from knowledge.extract import ExtractLimits, extract_limits
 from knowledge.failures import fails_document
 from knowledge.ingest import EmbedderLookup, record_failure
+from knowledge.object_deletes import drain_quietly
 from knowledge.objects import ObjectStore
 from knowledge.pool import Failure, IngestPool, Prepared, prepare_document, prepare_documents
 from state.db import Database
@@ -279,6 +280,7 @@ class _Run:
         ]
         ready: list[UUID] = []
         unwanted: list[UUID] = []
+        replaced: list[str] = []
         if records:
             with translated():
                 async with self.db.connection() as conn, conn.transaction():
@@ -297,7 +299,9 @@ class _Run:
                     assert marked is not None  # the statement always answers one row
                     ready = list(marked["models_ready"])
                     if marked["sources_ready"]:
-                        await conn.execute(QUERIES["swap_replaced_sources"], list(marked["sources_ready"]))
+                        swapped = await conn.fetch(QUERIES["swap_replaced_sources"], list(marked["sources_ready"]))
+                        replaced = [r["object_key"] for r in swapped]
+            await drain_quietly(self.db, self.store, replaced)  # the replaced versions' objects, after commit
         for source_id in ready:
             self.final[source_id] = SourceOutcome(source_id, "ready", None, len(prepared[source_id].texts))
         for source_id in unwanted:  # not ready and not failed: another model may have made it ready already

@@ -10,13 +10,16 @@ A delete runs in short transactions, so searches, brief building and other tenan
    returns its text from that commit on, and no ingestion step can make it ready again;
 2. delete its chunks of every model in batches of `batch_size`, each in its own transaction with its
    counts added to the receipt;
-3. delete its objects from the store unless another source still names the same key (keys are
-   content-addressed); the object goes before the row because only the row holds the key;
+3. delete its objects (its pending new version's too) from the store unless another source still names
+   the same key (keys written before migrations/0098 were content-addressed); the objects go before the
+   rows because only the rows hold the keys;
 4. delete the row (its readiness rows and any chunk a raced write left with it) and finish the receipt.
 
 A crash anywhere and a rerun of the same delete finishes the job: the running receipt is resumed and a
 `deleting` source is continued. `erase_organization_knowledge` does the same for every source of one
-organization, then removes its statistics, settings and switchovers. This module must never delete a
+organization, then removes its statistics, the object deletes still queued for it (migrations/0098), its
+settings and switchovers. Every table either writes is counted on the receipt, the source-level statistics
+of migrations/0092 included. This module must never delete a
 platform source without the operator's rights, never hold a transaction across a batch, an object store
 call or the caller's hook, and never touch another organization's rows.
 """
@@ -30,6 +33,7 @@ import asyncpg
 
 from knowledge._sql import QUERIES, translated
 from knowledge.errors import PlatformSourceForbiddenError, SourceDeletedError, UnknownSourceError
+from knowledge.object_deletes import drain_object_deletes
 from knowledge.objects import ObjectStore
 from state.db import Connection, Database
 from state.receipts import Receipt, add_to_receipt, begin_receipt, finish_receipt
@@ -51,7 +55,18 @@ LEXEMES = "agent.knowledge_lexemes"
 SCOPES = "agent.knowledge_lexical_scopes"
 SETTINGS = "public.knowledge_settings"
 SWITCHES = "agent.knowledge_switches"
+LEXICAL_CHUNKS = "agent.knowledge_lexical_chunks"
+LEXICAL_SOURCES = "agent.knowledge_lexical_sources"
+SOURCE_TERMS = "agent.knowledge_source_terms"
 OBJECTS = "objects"
+
+
+def _unsearchable(counts: asyncpg.Record) -> dict[str, int]:
+    """The receipt counts of making sources unsearchable: pairs, postings and source-level statistics."""
+    return {
+        SEARCHABLE: counts["pairs"], POSTINGS: counts["postings"], LEXICAL_CHUNKS: counts["lexical_chunks"],
+        LEXICAL_SOURCES: counts["lexical_sources"], SOURCE_TERMS: counts["source_terms"],
+    }  # fmt: skip
 
 
 async def delete_source(
@@ -108,7 +123,7 @@ async def delete_source(
                 assert counts is not None
                 await conn.execute(QUERIES["mark_sources_deleting"], ids)
                 await conn.execute(QUERIES["record_receipt_versions"], receipt_id, ids)
-                await add_to_receipt(conn, receipt_id, {SEARCHABLE: counts["pairs"], POSTINGS: counts["postings"]})
+                await add_to_receipt(conn, receipt_id, _unsearchable(counts))
     if ids:
         await _delete_chunks(db, receipt_id, QUERIES["delete_source_chunk_batch"], ids, batch_size, on_batch)
         async with db.connection() as conn:
@@ -194,7 +209,7 @@ async def erase_organization_knowledge(
                 counts = await conn.fetchrow(QUERIES["organization_unsearchable_counts"], organization_id)
                 assert counts is not None
                 marked = await conn.fetch(QUERIES["mark_organization_deleting"], organization_id)
-                await add_to_receipt(conn, receipt_id, {SEARCHABLE: counts["pairs"], POSTINGS: counts["postings"]})
+                await add_to_receipt(conn, receipt_id, _unsearchable(counts))
         await _delete_chunks(
             db, receipt_id, QUERIES["delete_organization_chunk_batch"], organization_id, batch_size, on_batch
         )
@@ -204,6 +219,8 @@ async def erase_organization_knowledge(
         if not marked:  # nothing arrived since the last pass: every source of the organization is gone
             break
     await _erase_statistics(db, organization_id, receipt_id, batch_size, on_batch)
+    # Objects of versions replaced or superseded earlier whose delete a crash left queued (migrations/0098).
+    await drain_object_deletes(db, store, scope=organization_id, receipt_id=receipt_id, batch_size=batch_size)
     with translated():
         async with db.connection() as conn, conn.transaction():
             row = await conn.fetchrow(QUERIES["delete_organization_settings"], organization_id)
@@ -257,5 +274,9 @@ async def _erase_statistics(
             row = await conn.fetchrow(QUERIES["delete_scope_rows"], scopes)
             assert row is not None
             await add_to_receipt(
-                conn, receipt_id, {POSTINGS: row["postings"], SEARCHABLE: row["pairs"], SCOPES: row["scopes"]}
-            )
+                conn, receipt_id, {
+                    POSTINGS: row["postings"], SEARCHABLE: row["pairs"], SCOPES: row["scopes"],
+                    LEXICAL_CHUNKS: row["lexical_chunks"], LEXICAL_SOURCES: row["lexical_sources"],
+                    SOURCE_TERMS: row["source_terms"],
+                },
+            )  # fmt: skip

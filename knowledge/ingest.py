@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import time
+import uuid
 from collections.abc import Awaitable, Callable
 from datetime import date
 from pathlib import PurePosixPath
@@ -30,6 +31,7 @@ from knowledge.embed import Embedder
 from knowledge.errors import EmptyDocumentError, KnowledgeError, SourceDeletingError
 from knowledge.extract import ExtractLimits, extract_limits, extract_text_async
 from knowledge.failures import failure_of, stored_reason
+from knowledge.object_deletes import drain_quietly
 from knowledge.objects import ObjectStore, object_key_for
 from knowledge.review import Review, checked_review
 from state.db import Connection, Database
@@ -128,19 +130,73 @@ async def _register(
     announce: Announce | None = None,
 ) -> RegisteredSource:
     digest = hashlib.sha256(data).hexdigest()
-    key = object_key_for(organization_id, digest, filename)
-    await store.put(key, data, content_type=media_type or "application/octet-stream")
     label = (title or PurePosixPath(filename).stem or uri or "document").strip()[:500] or "document"
     identity = uri if uri is not None else f"sha256:{digest}"
+    new_id = uuid.uuid4()
+    key = object_key_for(organization_id, new_id)
     args = (organization_id, kind, label, uri, key, digest, media_type, filename, len(data))
+    # The object is written before the row that names it, and only when a row may be made: the same content
+    # again lands on its row without a write. A row made concurrently sends the transaction back for it.
+    stored = not await _already_registered(db, organization_id, identity, digest)
+    superseded: list[str] = []
+    while True:
+        if stored:
+            await store.put(key, data, content_type=media_type or "application/octet-stream")
+        try:
+            registered, superseded = await _register_row(
+                db, organization_id, identity, digest, args, review, new_id=new_id, stored=stored, announce=announce
+            )
+        except _ObjectNeeded:
+            stored = True
+            continue
+        except BaseException:
+            if stored:  # no row names the object: a refusal (e.g. `source_deleting`) leaves nothing behind
+                await store.delete(key)
+            raise
+        break
+    if stored and registered.source_id != new_id:  # the content landed on a row made meanwhile: ours is unused
+        await store.delete(key)
+    await drain_quietly(db, store, superseded)
+    return registered
+
+
+class _ObjectNeeded(Exception):
+    """The registration must make a row, and its object was not written (rolled back, then retried)."""
+
+
+async def _already_registered(db: Database, organization_id: UUID | None, identity: str, digest: str) -> bool:
+    """Whether `identity` is registered with this content (live, or as its pending new version)."""
+    with translated():
+        async with db.connection() as conn:
+            live = await conn.fetchrow(QUERIES["existing_version"], organization_id, identity)
+    return live is not None and digest in (live["content_sha256"], live["next_sha256"])
+
+
+async def _register_row(
+    db: Database,
+    organization_id: UUID | None,
+    identity: str,
+    digest: str,
+    args: tuple[object, ...],
+    review: Review,
+    *,
+    new_id: UUID,
+    stored: bool,
+    announce: Announce | None,
+) -> tuple[RegisteredSource, list[str]]:
+    """Make or find the row of one registration; answers it and the object keys of versions it superseded."""
+    superseded: list[str] = []
     with translated():
         async with db.connection() as conn, conn.transaction():
-            inserted = await conn.fetchrow(QUERIES["insert_source"], *args, review.owner, review.review_by)
+            inserted = None
+            if stored:
+                inserted = await conn.fetchrow(QUERIES["insert_source"], *args, review.owner, review.review_by, new_id)
             outcome, replaces = "created", None
             if inserted is None:
                 row, outcome, replaces = await _existing_or_new_version(
-                    conn, organization_id, identity, digest, args, review
-                )
+                    conn, organization_id, identity, digest, args, review,
+                    new_id=new_id, stored=stored, superseded=superseded,
+                )  # fmt: skip
                 if outcome != "resync":  # the row this document landed on already existed
                     await conn.execute(QUERIES["set_sources_review"], [row["id"]], [review.owner], [review.review_by])
             else:
@@ -154,7 +210,7 @@ async def _register(
             )  # fmt: skip
             if announce is not None and registered.status == "pending":
                 await announce(conn, registered)
-    return registered
+    return registered, superseded
 
 
 async def _existing_or_new_version(
@@ -164,23 +220,35 @@ async def _existing_or_new_version(
     digest: str,
     args: tuple[object, ...],
     review: Review,
+    *,
+    new_id: UUID,
+    stored: bool,
+    superseded: list[str],
 ) -> tuple[dict[str, Any], str, UUID | None]:
-    """The registered source of `identity`; for a URI whose content changed, a new version replacing it."""
+    """The registered source of `identity`; for a URI whose content changed, a new version replacing it.
+
+    The object keys of pending versions it drops are appended to `superseded` (queued by migrations/0098).
+    """
     await conn.execute(QUERIES["lock_versions_of_identity"], organization_id, identity)  # a delete commits first
     live = await conn.fetchrow(QUERIES["existing_version"], organization_id, identity)
-    if live is None:  # deleted between the conflict and the read
+    if live is None:  # deleted between the conflict and the read, or never registered
+        if not stored:
+            raise _ObjectNeeded
         raise SourceNotFoundError(f"the source {identity!r} vanished while it was registered")
     if live["status"] == "deleting":
         raise SourceDeletingError(f"the knowledge source {live['id']} is being deleted; register it again afterwards")
     if live["content_sha256"] == digest:
         if live["next_id"] is not None:  # the latest sync says the live text: a pending newer one is stale
-            await conn.execute(QUERIES["delete_replacement"], live["next_id"])
+            superseded += [r["object_key"] for r in await conn.fetch(QUERIES["delete_replacement"], live["next_id"])]
         return {"id": live["id"], "status": live["status"]}, "unchanged", None
     if live["next_id"] is not None:
         if live["next_sha256"] == digest:  # this version is already registered
             return {"id": live["next_id"], "status": live["next_status"]}, "resync_pending", live["id"]
-        await conn.execute(QUERIES["delete_replacement"], live["next_id"])  # a newer version supersedes it
-    row = await conn.fetchrow(QUERIES["insert_replacement"], *args, live["id"], review.owner, review.review_by)
+    if not stored:
+        raise _ObjectNeeded
+    if live["next_id"] is not None:  # a newer version supersedes the pending one
+        superseded += [r["object_key"] for r in await conn.fetch(QUERIES["delete_replacement"], live["next_id"])]
+    row = await conn.fetchrow(QUERIES["insert_replacement"], *args, live["id"], review.owner, review.review_by, new_id)
     assert row is not None
     return {"id": row["id"], "status": row["status"]}, "resync", live["id"]
 
@@ -328,16 +396,21 @@ async def embed_batch(
     )  # fmt: skip
 
 
-async def mark_ready(db: Database, source_id: UUID, model: str) -> ReadyCheck:
+async def mark_ready(db: Database, source_id: UUID, model: str, *, store: ObjectStore | None = None) -> ReadyCheck:
     """Mark (source, model) ready, and the source with it, only if every chunk row holds its vector.
 
-    A new version of a URI that becomes ready replaces the old one in the same transaction.
+    A new version of a URI that becomes ready replaces the old one in the same transaction; the old version's
+    object is deleted after commit through `store` (without one, or if that fails, by the hourly sweep).
     """
+    replaced: list[str] = []
     with translated():
         async with db.connection() as conn, conn.transaction():
             row = await conn.fetchrow(QUERIES["mark_model_ready"], source_id, model)
             if row is not None and row["source_became_ready"]:
-                await conn.execute(QUERIES["swap_replaced_sources"], [source_id])
+                swapped = await conn.fetch(QUERIES["swap_replaced_sources"], [source_id])
+                replaced = [r["object_key"] for r in swapped]
+    if store is not None:
+        await drain_quietly(db, store, replaced)
     assert row is not None  # the statement always answers one row of counts
     return ReadyCheck(source_id, model, row["ready"], row["source_became_ready"], row["total"], row["embedded"])
 

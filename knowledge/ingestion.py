@@ -217,7 +217,7 @@ def _resumable(source_id: UUID, model: str, durable: bool) -> Steps[Json]:
         return {"embedded": batch.embedded, "remaining": batch.remaining}
 
     async def ready(k: Ingestion) -> Json:
-        check = await mark_ready(k.db, source_id, model)
+        check = await mark_ready(k.db, source_id, model, store=k.store)
         if not check.source_ready and await _gone(k, source_id):
             return {"deleted": True}
         if not check.ready and not await model_wanted(k.db, source_id, model):
@@ -283,7 +283,7 @@ async def build_source_model(
     """The resumable steps of one source under `embedder`'s model, run here; what marking it ready found."""
     kit = Ingestion(db, store, lambda _model: embedder, batch_size=batch_size)
     await run_steps(_resumable(source_id, embedder.model_id, False), kit)
-    return await mark_ready(db, source_id, embedder.model_id)  # idempotent: answers the row as it stands
+    return await mark_ready(db, source_id, embedder.model_id, store=store)  # idempotent: answers the row as it stands
 
 
 def ingest_batch_steps(

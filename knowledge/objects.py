@@ -1,8 +1,12 @@
 """Object storage for uploaded documents: S3-compatible (AWS, R2, MinIO) or a local folder.
 
-Keys are content-addressed (`object_key_for`), so uploading the same file twice writes one object.
-Every blocking call (boto3, file I/O) runs in a worker thread. Failures are translated once here: a
-missing key is `ObjectNotFoundError`, anything else `ObjectStoreError`, the original kept as `__cause__`.
+A key names the source it belongs to (`object_key_for`: `org/<organization>/<source id>/document`), never
+its content: a name outlives nothing it was made from (docs/decisions.md, "Object keys name the source").
+Deleting the last object of a local folder removes the emptied folders up to the store's root, so no name
+of a deleted document stays behind; `list_prefix` and `delete_prefix` find every object under a prefix,
+referenced by a row or not. Every blocking call (boto3, file I/O) runs in a worker thread. Failures are
+translated once here: a missing key is `ObjectNotFoundError`, anything else `ObjectStoreError`, the original
+kept as `__cause__`.
 This module must never accept a key that escapes its root, and never read credentials from a URL.
 """
 
@@ -10,10 +14,9 @@ from __future__ import annotations
 
 import asyncio
 import os
-import re
 import uuid
 from collections.abc import Callable
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol, TypeVar, runtime_checkable
 from urllib.parse import parse_qs, unquote, urlparse
 from uuid import UUID
@@ -22,11 +25,17 @@ from knowledge.errors import InvalidObjectKeyError, ObjectNotFoundError, ObjectS
 
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
+    from mypy_boto3_s3.type_defs import ObjectIdentifierTypeDef
 
-__all__ = ["LocalObjectStore", "ObjectStore", "S3ObjectStore", "object_key_for", "object_store_from_url"]
+__all__ = [
+    "LocalObjectStore",
+    "ObjectStore",
+    "S3ObjectStore",
+    "object_key_for",
+    "object_prefix_for",
+    "object_store_from_url",
+]
 
-_SHA256 = re.compile(r"[0-9a-f]{64}")
-_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 _NOT_FOUND = frozenset({"NoSuchKey", "404", "NotFound"})
 _T = TypeVar("_T")
 
@@ -47,16 +56,29 @@ class ObjectStore(Protocol):
     async def exists(self, key: str) -> bool:
         """Whether an object is stored under `key`."""
 
+    async def list_prefix(self, prefix: str) -> list[str]:
+        """Every key under `prefix` (a folder-like prefix ending in `/`), sorted."""
 
-def object_key_for(organization_id: UUID | None, content_sha256: str, filename: str) -> str:
-    """The key of an upload: `platform/<sha256>/<name>` or `org/<organization id>/<sha256>/<name>`."""
-    digest = content_sha256.lower()
-    if not _SHA256.fullmatch(digest):
-        raise InvalidObjectKeyError(f"content_sha256 must be 64 hex digits, got {content_sha256!r}")
-    stem = PurePosixPath(filename.replace("\\", "/")).name
-    name = _UNSAFE.sub("_", stem).strip("._")[:100] or "document"
-    prefix = "platform" if organization_id is None else f"org/{UUID(str(organization_id))}"
-    return f"{prefix}/{digest}/{name}"
+    async def delete_prefix(self, prefix: str) -> list[str]:
+        """Delete every object under `prefix` (and, in a local store, its folders); answers the keys deleted."""
+
+
+def object_prefix_for(organization_id: UUID | None) -> str:
+    """The prefix every object of one scope lives under: `platform/` or `org/<organization id>/`."""
+    return "platform/" if organization_id is None else f"org/{UUID(str(organization_id))}/"
+
+
+def object_key_for(organization_id: UUID | None, source_id: UUID) -> str:
+    """The key of a source's document: `<scope prefix><source id>/document`; no content hash, no file name."""
+    return f"{object_prefix_for(organization_id)}{UUID(str(source_id))}/document"
+
+
+def _check_prefix(prefix: str) -> str:
+    """Refuse a prefix that is not a valid key followed by `/` (listing the whole store is never meant)."""
+    if not prefix.endswith("/"):
+        raise InvalidObjectKeyError(f"invalid object prefix {prefix!r}: it must end with '/'")
+    _check_key(prefix[:-1])
+    return prefix
 
 
 def _check_key(key: str) -> str:
@@ -84,10 +106,17 @@ class LocalObjectStore:
         path = self._path(key)
 
         def write() -> None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            partial = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
-            partial.write_bytes(data)
-            os.replace(partial, path)
+            for attempt in range(5):
+                partial = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
+                try:
+                    self._make_folder(path.parent)
+                    partial.write_bytes(data)
+                    os.replace(partial, path)
+                    return
+                except FileNotFoundError:  # a concurrent delete removed an emptied folder: make it again
+                    partial.unlink(missing_ok=True)
+                    if attempt == 4:
+                        raise
 
         await self._run(write, key)
 
@@ -96,12 +125,67 @@ class LocalObjectStore:
         return await self._run(self._path(key).read_bytes, key)
 
     async def delete(self, key: str) -> None:
-        """Remove `<root>/<key>` if it exists."""
-        await self._run(lambda: self._path(key).unlink(missing_ok=True), key)
+        """Remove `<root>/<key>` if it exists, then every folder it leaves empty up to the root."""
+        path = self._path(key)
+
+        def remove() -> None:
+            path.unlink(missing_ok=True)
+            self._prune(path.parent)
+
+        await self._run(remove, key)
 
     async def exists(self, key: str) -> bool:
         """Whether `<root>/<key>` is a file."""
         return await asyncio.to_thread(self._path(key).is_file)
+
+    async def list_prefix(self, prefix: str) -> list[str]:
+        """Every file under `<root>/<prefix>` as a key, sorted (temporary files of a write in flight included)."""
+        folder = self._path(_check_prefix(prefix)[:-1])
+
+        def walk() -> list[str]:
+            if not folder.is_dir():
+                return []
+            return sorted(p.relative_to(self.root).as_posix() for p in folder.rglob("*") if not p.is_dir())
+
+        return await self._run(walk, prefix)
+
+    async def delete_prefix(self, prefix: str) -> list[str]:
+        """Delete every file under `<root>/<prefix>`, then the emptied folders, the prefix's own and its parents'."""
+        folder = self._path(_check_prefix(prefix)[:-1])
+        keys = await self.list_prefix(prefix)
+
+        def remove() -> None:
+            for key in keys:
+                (self.root / key).unlink(missing_ok=True)
+            if folder.is_dir():
+                for sub in sorted(
+                    (p for p in folder.rglob("*") if p.is_dir()), key=lambda p: len(p.parts), reverse=True
+                ):
+                    self._prune_one(sub)
+            self._prune(folder)
+
+        await self._run(remove, prefix)
+        return keys
+
+    def _make_folder(self, folder: Path) -> None:
+        """Make the folder of a key about to be written (and its parents)."""
+        folder.mkdir(parents=True, exist_ok=True)
+
+    def _prune(self, folder: Path) -> None:
+        """Remove `folder` and its parents while they are empty, never the root itself."""
+        while folder != self.root and folder.is_relative_to(self.root) and self._prune_one(folder):
+            folder = folder.parent
+
+    @staticmethod
+    def _prune_one(folder: Path) -> bool:
+        """Remove an empty folder; False when it is not empty (or already gone, which ends nothing)."""
+        try:
+            folder.rmdir()
+        except FileNotFoundError:
+            return True
+        except OSError:  # not empty: a put in flight or another object still lives there
+            return False
+        return True
 
     @staticmethod
     async def _run(call: Callable[[], _T], key: str) -> _T:
@@ -178,6 +262,35 @@ class S3ObjectStore:
         except ObjectNotFoundError:
             return False
         return True
+
+    async def list_prefix(self, prefix: str) -> list[str]:
+        """Every key under `prefix` (the store's own prefix stripped), sorted; every page is read."""
+        full = self._key(_check_prefix(prefix)[:-1]) + "/"
+
+        def walk() -> list[str]:
+            keys: list[str] = []
+            for page in self._client.get_paginator("list_objects_v2").paginate(Bucket=self.bucket, Prefix=full):
+                keys.extend(item["Key"][len(self.prefix) :] for item in page.get("Contents", []) if "Key" in item)
+            return sorted(keys)
+
+        return await self._run(walk, prefix)
+
+    async def delete_prefix(self, prefix: str) -> list[str]:
+        """Delete every object under `prefix`, 1,000 keys per request (S3 has no folders to remove)."""
+        keys = await self.list_prefix(prefix)
+
+        def remove() -> None:
+            for start in range(0, len(keys), 1000):
+                batch: list[ObjectIdentifierTypeDef] = [
+                    {"Key": self.prefix + key} for key in keys[start : start + 1000]
+                ]
+                answer = self._client.delete_objects(Bucket=self.bucket, Delete={"Objects": batch, "Quiet": True})
+                if answer.get("Errors"):
+                    failed = answer["Errors"][0]
+                    raise ObjectStoreError(f"S3 {failed.get('Code', 'error')} deleting {failed.get('Key', '')!r}")
+
+        await self._run(remove, prefix)
+        return keys
 
     async def _run(self, call: Callable[[], _T], key: str) -> _T:
         from botocore.exceptions import BotoCoreError, ClientError

@@ -4,11 +4,12 @@
 -- name: insert_source
 -- Register a source unless one with the same identity (URI, else content hash) exists in its scope.
 -- $1 organization_id (NULL = platform), $2 kind, $3 title, $4 uri, $5 object_key, $6 content_sha256,
--- $7 media_type, $8 filename, $9 byte_size, $10 owner, $11 review_by (NULL = none). Returns the new row's id
--- and status, or nothing on a conflict.
+-- $7 media_type, $8 filename, $9 byte_size, $10 owner, $11 review_by (NULL = none), $12 the new row's id (its
+-- object key names it). Returns the new row's id and status, or nothing on a conflict.
 INSERT INTO agent.knowledge_sources
-    (organization_id, kind, title, uri, object_key, content_sha256, media_type, filename, byte_size, owner, review_by)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+    (id, organization_id, kind, title, uri, object_key, content_sha256, media_type, filename, byte_size, owner,
+     review_by)
+VALUES ($12, $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
 ON CONFLICT (organization_id, identity) WHERE replaces IS NULL DO NOTHING
 RETURNING id, status;
 
@@ -540,7 +541,8 @@ SELECT coalesce((SELECT array_agg(source_id) FROM model_ready), '{}') AS models_
 -- old: the order `lock_source_for_delete` takes, so a delete waits for the swap without a deadlock): delete
 -- the rows they replace (their chunks go with them; the new rows' `replaces` becomes NULL), the new rows
 -- keeping the replaced ids in `earlier_versions` (migrations/0097) so a delete by an old id still finds
--- them. $1 source ids that became ready.
+-- them; the trigger of migrations/0098 queues their objects' deletes. $1 source ids that became ready.
+-- Returns the deleted rows' ids and object keys.
 WITH old AS (
     SELECT o.id, o.earlier_versions, n.id AS new_id
       FROM agent.knowledge_sources n
@@ -555,7 +557,7 @@ WITH old AS (
 DELETE FROM agent.knowledge_sources s
  USING old
  WHERE s.id = old.id
-RETURNING s.id;
+RETURNING s.id, s.object_key;
 
 -- name: lock_versions_of_identity
 -- Lock the versions of one URI in one scope (the live row and its replacement), replacements first, before
@@ -578,32 +580,35 @@ SELECT live.id, live.status, live.content_sha256,
 
 -- name: insert_replacement
 -- Register a new version of a URI-backed source that replaces the live one. Same columns as insert_source,
--- then $10 the id it replaces (its owner and review date carry over where $11 and $12 are NULL). Returns the
--- new row's id and status.
+-- then $10 the id it replaces (its owner and review date carry over where $11 and $12 are NULL), $13 the new
+-- row's id (its object key names it). Returns the new row's id and status.
 INSERT INTO agent.knowledge_sources
-    (organization_id, kind, title, uri, object_key, content_sha256, media_type, filename, byte_size, replaces,
+    (id, organization_id, kind, title, uri, object_key, content_sha256, media_type, filename, byte_size, replaces,
      owner, review_by)
-SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, coalesce($11, live.owner), coalesce($12::date, live.review_by)
+SELECT $13, $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, coalesce($11, live.owner), coalesce($12::date, live.review_by)
   FROM agent.knowledge_sources live
  WHERE live.id = $10
 RETURNING id, status;
 
 -- name: delete_replacement
--- Drop a replacement that never became ready (a newer version supersedes it). $1 its id.
-DELETE FROM agent.knowledge_sources WHERE id = $1 AND replaces IS NOT NULL AND status <> 'ready';
+-- Drop a replacement that never became ready (a newer version supersedes it; the trigger of migrations/0098
+-- queues its object's delete). $1 its id. Returns its object key, or nothing.
+DELETE FROM agent.knowledge_sources WHERE id = $1 AND replaces IS NOT NULL AND status <> 'ready'
+RETURNING object_key;
 
 -- name: insert_sources_many
 -- Register many sources of one scope at once; conflicts (already registered) return nothing.
 -- $1 organization_id, $2 kinds text[], $3 titles, $4 uris, $5 object keys, $6 hashes, $7 media types,
--- $8 filenames, $9 byte sizes bigint[], $10 owners text[], $11 review dates date[] (NULL = none). Returns
--- the new rows' id, identity and status.
+-- $8 filenames, $9 byte sizes bigint[], $10 owners text[], $11 review dates date[] (NULL = none), $12 the new
+-- rows' ids uuid[] (their object keys name them). Returns the new rows' id, identity and status.
 INSERT INTO agent.knowledge_sources
-    (organization_id, kind, title, uri, object_key, content_sha256, media_type, filename, byte_size, owner,
+    (id, organization_id, kind, title, uri, object_key, content_sha256, media_type, filename, byte_size, owner,
      review_by)
-SELECT $1, u.kind, u.title, u.uri, u.object_key, u.sha, u.media_type, u.filename, u.byte_size, u.owner, u.review_by
+SELECT u.id, $1, u.kind, u.title, u.uri, u.object_key, u.sha, u.media_type, u.filename, u.byte_size, u.owner,
+       u.review_by
   FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::bigint[],
-              $10::text[], $11::date[])
-       AS u (kind, title, uri, object_key, sha, media_type, filename, byte_size, owner, review_by)
+              $10::text[], $11::date[], $12::uuid[])
+       AS u (kind, title, uri, object_key, sha, media_type, filename, byte_size, owner, review_by, id)
 ON CONFLICT (organization_id, identity) WHERE replaces IS NULL DO NOTHING
 RETURNING id, identity, status;
 
@@ -656,12 +661,19 @@ SELECT id, organization_id, status
  LIMIT 1;
 
 -- name: count_unsearchable_rows
--- What making these sources unsearchable removes: their searchable pairs and their postings. Run before
--- `mark_sources_deleting` in the same transaction. $1 source ids uuid[].
+-- What making these sources unsearchable removes: their searchable pairs, their postings and their source-level
+-- statistics rows (migrations/0092; all go with the postings). Run before `mark_sources_deleting` in the same
+-- transaction. $1 source ids uuid[].
 SELECT (SELECT count(*) FROM agent.knowledge_searchable sp WHERE sp.source_id = ANY($1::uuid[]))::bigint AS pairs,
        (SELECT count(*) FROM agent.knowledge_postings p
           JOIN agent.knowledge_chunks c ON c.id = p.chunk_id
-         WHERE c.source_id = ANY($1::uuid[]))::bigint AS postings;
+         WHERE c.source_id = ANY($1::uuid[]))::bigint AS postings,
+       (SELECT count(*) FROM agent.knowledge_lexical_chunks k
+         WHERE k.source_id = ANY($1::uuid[]))::bigint AS lexical_chunks,
+       (SELECT count(*) FROM agent.knowledge_lexical_sources ls
+         WHERE ls.source_id = ANY($1::uuid[]))::bigint AS lexical_sources,
+       (SELECT count(*) FROM agent.knowledge_source_terms st
+         WHERE st.source_id = ANY($1::uuid[]))::bigint AS source_terms;
 
 -- name: mark_sources_deleting
 -- Make sources unsearchable at once (migrations/0081: the lexical trigger of 0040 unlists their pairs and
@@ -714,14 +726,24 @@ WITH gone AS (
 SELECT count(*)::bigint FROM gone;
 
 -- name: organization_unsearchable_counts
--- What making an organization's sources unsearchable removes: its searchable pairs and postings. $1 org.
+-- What making an organization's sources unsearchable removes: its searchable pairs, postings and source-level
+-- statistics rows (migrations/0092). $1 org.
 SELECT (SELECT count(*) FROM agent.knowledge_searchable sp
           JOIN agent.knowledge_sources s ON s.id = sp.source_id
          WHERE s.organization_id = $1)::bigint AS pairs,
        (SELECT count(*) FROM agent.knowledge_postings p
           JOIN agent.knowledge_chunks c ON c.id = p.chunk_id
           JOIN agent.knowledge_sources s ON s.id = c.source_id
-         WHERE s.organization_id = $1)::bigint AS postings;
+         WHERE s.organization_id = $1)::bigint AS postings,
+       (SELECT count(*) FROM agent.knowledge_lexical_chunks k
+          JOIN agent.knowledge_sources s ON s.id = k.source_id
+         WHERE s.organization_id = $1)::bigint AS lexical_chunks,
+       (SELECT count(*) FROM agent.knowledge_lexical_sources ls
+          JOIN agent.knowledge_sources s ON s.id = ls.source_id
+         WHERE s.organization_id = $1)::bigint AS lexical_sources,
+       (SELECT count(*) FROM agent.knowledge_source_terms st
+          JOIN agent.knowledge_sources s ON s.id = st.source_id
+         WHERE s.organization_id = $1)::bigint AS source_terms;
 
 -- name: mark_organization_deleting
 -- Make every source of one organization unsearchable (as `mark_sources_deleting`). $1 organization id.
@@ -778,17 +800,25 @@ WITH batch AS (
 SELECT count(*)::bigint FROM gone;
 
 -- name: delete_scope_rows
--- The rest of these scopes once their lexemes are gone: stray postings and searchable pairs, then the
--- scope rows. $1 scope ids integer[]. Returns the counts.
+-- The rest of these scopes once their lexemes are gone: stray postings, source-level statistics (0092) and
+-- searchable pairs, then the scope rows. $1 scope ids integer[]. Returns the counts.
 WITH postings AS (
     DELETE FROM agent.knowledge_postings p WHERE p.scope_id = ANY($1::integer[]) RETURNING 1
+), counted AS (
+    DELETE FROM agent.knowledge_lexical_chunks k WHERE k.scope_id = ANY($1::integer[]) RETURNING 1
+), lexical_sources AS (
+    DELETE FROM agent.knowledge_lexical_sources ls WHERE ls.scope_id = ANY($1::integer[]) RETURNING 1
+), source_terms AS (
+    DELETE FROM agent.knowledge_source_terms st WHERE st.scope_id = ANY($1::integer[]) RETURNING 1
 ), pairs AS (
     DELETE FROM agent.knowledge_searchable sp WHERE sp.scope_id = ANY($1::integer[]) RETURNING 1
 ), scopes AS (
     DELETE FROM agent.knowledge_lexical_scopes sc WHERE sc.id = ANY($1::integer[]) RETURNING 1
 )
 SELECT (SELECT count(*) FROM postings)::bigint AS postings, (SELECT count(*) FROM pairs)::bigint AS pairs,
-       (SELECT count(*) FROM scopes)::bigint AS scopes;
+       (SELECT count(*) FROM scopes)::bigint AS scopes, (SELECT count(*) FROM counted)::bigint AS lexical_chunks,
+       (SELECT count(*) FROM lexical_sources)::bigint AS lexical_sources,
+       (SELECT count(*) FROM source_terms)::bigint AS source_terms;
 
 -- name: delete_organization_settings
 -- An organization's own live-model row and its switchovers. $1 organization id. Returns the counts.
@@ -820,3 +850,18 @@ SELECT s.organization_id, count(*)::integer AS overdue
  WHERE s.review_by IS NOT NULL AND s.status <> 'deleting' AND s.review_by < (now() AT TIME ZONE 'UTC')::date
  GROUP BY s.organization_id
  ORDER BY s.organization_id NULLS FIRST;
+
+-- name: queued_object_deletes
+-- Up to $4 queued object deletes (migrations/0098), oldest first, whose key no row names any more: of the keys
+-- $1 (text[], NULL = any), of one scope when $2 (the organization $3, NULL = platform), else of every scope.
+SELECT q.object_key
+  FROM agent.knowledge_object_deletes q
+ WHERE ($1::text[] IS NULL OR q.object_key = ANY($1::text[]))
+   AND (NOT $2::boolean OR q.organization_id IS NOT DISTINCT FROM $3::uuid)
+   AND NOT EXISTS (SELECT 1 FROM agent.knowledge_sources s WHERE s.object_key = q.object_key)
+ ORDER BY q.queued_at, q.object_key
+ LIMIT $4;
+
+-- name: forget_object_deletes
+-- Drop the queued deletes of objects just deleted from the store. $1 keys text[]. Returns the keys dropped.
+DELETE FROM agent.knowledge_object_deletes WHERE object_key = ANY($1::text[]) RETURNING object_key;

@@ -1,7 +1,8 @@
 """Register many documents of one scope in a few statements: the bulk half of `register_upload`/`register_uri`.
 
-The objects are stored first (concurrently), then every new source is inserted by one statement and the
-ones already registered are read by another; a URI whose content changed goes through `register_uri`, which
+The objects of identities not registered yet are stored first (concurrently, each under the key of the
+row it will make), then every new source is inserted by one statement and the ones already registered are
+read by another; a URI whose content changed goes through `register_uri`, which
 registers its new version. Each document gets the same `RegisteredSource` the one-at-a-time call returns.
 This module must never extract, chunk or embed.
 """
@@ -10,17 +11,20 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
 from pathlib import PurePosixPath
 from uuid import UUID
 
+import asyncpg
+
 from knowledge._ingest_records import RegisteredSource
 from knowledge._sql import QUERIES, translated
 from knowledge.ingest import register_uri
 from knowledge.objects import ObjectStore, object_key_for
-from knowledge.review import checked_review
+from knowledge.review import Review, checked_review
 from state.db import Database
 
 __all__ = ["Document", "register_many"]
@@ -60,27 +64,41 @@ async def register_many(
     reviews = [checked_review(doc.owner, doc.review_by, loc=("items", n)) for n, doc in enumerate(documents)]
     digests = [hashlib.sha256(doc.data).hexdigest() for doc in documents]
     names = [_filename(doc) for doc in documents]
-    keys = [object_key_for(organization_id, digest, name) for digest, name in zip(digests, names, strict=True)]
+    identities = [doc.uri if doc.uri is not None else f"sha256:{d}" for doc, d in zip(documents, digests, strict=True)]
+    titles = [
+        (doc.title or PurePosixPath(name).stem or doc.uri or "document").strip()[:500] or "document"
+        for doc, name in zip(documents, names, strict=True)
+    ]
+    # Only a document whose identity has no row yet gets an object (the first entry of each): its key names
+    # the row it will make. A new version of a known URI goes through `register_uri`, which writes its own.
+    with translated():
+        async with db.connection() as conn:
+            known = {
+                r["identity"] for r in await conn.fetch(QUERIES["existing_sources_many"], organization_id, identities)
+            }
+    fresh = list(
+        {identity: index for index, identity in reversed(list(enumerate(identities))) if identity not in known}.values()
+    )
+    fresh.sort()
+    new_ids = {index: uuid.uuid4() for index in fresh}
+    keys = {index: object_key_for(organization_id, new_ids[index]) for index in fresh}
     gate = asyncio.Semaphore(16)
 
     async def put(key: str, doc: Document) -> None:
         async with gate:
             await store.put(key, doc.data, content_type=doc.media_type or "application/octet-stream")
 
-    await asyncio.gather(*(put(key, doc) for key, doc in zip(keys, documents, strict=True)))
-    identities = [doc.uri if doc.uri is not None else f"sha256:{d}" for doc, d in zip(documents, digests, strict=True)]
-    titles = [
-        (doc.title or PurePosixPath(name).stem or doc.uri or "document").strip()[:500] or "document"
-        for doc, name in zip(documents, names, strict=True)
-    ]
+    try:
+        await asyncio.gather(*(put(keys[index], documents[index]) for index in fresh))
+        inserted = await _insert_fresh(
+            db, organization_id, fresh, documents, titles=titles, keys=keys, digests=digests, names=names,
+            reviews=reviews, new_ids=new_ids,
+        )  # fmt: skip
+    except BaseException:  # no row names the objects written (a failed put may have written some)
+        await asyncio.gather(*(store.delete(keys[index]) for index in fresh))
+        raise
     with translated():
         async with db.connection() as conn:
-            inserted = await conn.fetch(
-                QUERIES["insert_sources_many"], organization_id,
-                ["uri" if doc.uri is not None else "upload" for doc in documents], titles,
-                [doc.uri for doc in documents], keys, digests, [doc.media_type for doc in documents], names,
-                [len(doc.data) for doc in documents], [r.owner for r in reviews], [r.review_by for r in reviews],
-            )  # fmt: skip
             created = {r["identity"]: r for r in inserted}
             existing = {
                 r["identity"]: r
@@ -88,6 +106,9 @@ async def register_many(
                     QUERIES["existing_sources_many"], organization_id, [i for i in identities if i not in created]
                 )
             }
+    made = {r["id"] for r in inserted}
+    unused = [keys[index] for index in fresh if new_ids[index] not in made]  # a row made meanwhile won the identity
+    await asyncio.gather(*(store.delete(key) for key in unused))
     changed = {
         index
         for index, (identity, digest) in enumerate(zip(identities, digests, strict=True))
@@ -138,3 +159,30 @@ def _filename(doc: Document) -> str:
     if doc.uri is not None and not doc.filename:
         return PurePosixPath(doc.uri.split("?", 1)[0].rstrip("/")).name or "document"
     return doc.filename or "document"
+
+
+async def _insert_fresh(
+    db: Database,
+    organization_id: UUID | None,
+    fresh: list[int],
+    documents: Sequence[Document],
+    *,
+    titles: list[str],
+    keys: dict[int, str],
+    digests: list[str],
+    names: list[str],
+    reviews: list[Review],
+    new_ids: dict[int, UUID],
+) -> list[asyncpg.Record]:
+    """Insert the rows of the documents `fresh` (indexes) in one statement; the rows made (a conflict makes none)."""
+    with translated():
+        async with db.connection() as conn:
+            rows: list[asyncpg.Record] = await conn.fetch(
+                QUERIES["insert_sources_many"], organization_id,
+                ["uri" if documents[i].uri is not None else "upload" for i in fresh], [titles[i] for i in fresh],
+                [documents[i].uri for i in fresh], [keys[i] for i in fresh], [digests[i] for i in fresh],
+                [documents[i].media_type for i in fresh], [names[i] for i in fresh],
+                [len(documents[i].data) for i in fresh], [reviews[i].owner for i in fresh],
+                [reviews[i].review_by for i in fresh], [new_ids[i] for i in fresh],
+            )  # fmt: skip
+    return rows

@@ -99,7 +99,7 @@ async def _ingest(db: Database, store: ObjectStore, doc: _Document, progress: Pr
             progress.advance(task, batch.embedded)
             if batch.remaining == 0:
                 break
-        await mark_ready(db, registered.source_id, model)
+        await mark_ready(db, registered.source_id, model, store=store)
     return f"ready ({', '.join(models)})"
 
 

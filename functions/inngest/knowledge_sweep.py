@@ -1,9 +1,11 @@
 """`knowledge-sweep-pending`: every hour (UTC), fail the knowledge sources stuck pending for over an hour.
 
 A source stuck pending is invisible for ever unless something owns it; the sweep of `knowledge.sweep`
-fails it with a reason the admin reads on the source list, and the admin retries it. A singleton: a second
-sweep never runs beside the first (it is skipped). Returns how many sources it failed. This function must
-never retry a source itself, delete anything, or mark anything ready.
+fails it with a reason the admin reads on the source list, and the admin retries it. A second step deletes
+the objects of replaced versions whose delete a crash left queued (`knowledge.object_deletes`). A
+singleton: a second sweep never runs beside the first (it is skipped). Returns how many sources it failed
+and objects it deleted. This function must never retry a source itself, delete a row of a live source, or
+mark anything ready.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Any
 import inngest
 
 from functions._services import ServiceSlot
+from knowledge.object_deletes import drain_object_deletes
 from knowledge.sweep import sweep_pending
 
 __all__ = ["CRON", "FUNCTION_ID", "make_knowledge_sweep"]
@@ -41,7 +44,14 @@ def make_knowledge_sweep(client: inngest.Inngest, slot: ServiceSlot) -> inngest.
             services.metrics.sweep_failed_sources.inc(len(result.failed_sources))
             return {"failed_sources": len(result.failed_sources), "failed_models": result.failed_models}
 
+        async def drain() -> dict[str, int]:
+            services = slot.get()
+            return {"objects": len(await drain_object_deletes(services.db, services.object_store))}
+
         swept = await ctx.step.run("sweep", sweep)
-        return {"failed": swept["failed_sources"], "failed_models": swept["failed_models"]}
+        drained = await ctx.step.run("delete-replaced-objects", drain)
+        return {
+            "failed": swept["failed_sources"], "failed_models": swept["failed_models"], "objects": drained["objects"],
+        }  # fmt: skip
 
     return knowledge_sweep_pending

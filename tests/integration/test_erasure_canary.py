@@ -2,9 +2,12 @@
 then scan every table of the schemas `public` and `agent` as the service role, and every object in the store.
 
 Part "organization": one organization created here holds its marker in its name, an API key's name, an
-uploaded document (title, file name, text, and so its lexemes and postings), a synced URI, and memories; a
-second organization has the same with its own. After `erase_organization` the first marker is nowhere, the
-second is in exactly the rows it was in before.
+uploaded document (title, file name, text, and so its lexemes and postings), a synced URI re-synced twice (the
+first replacement's object delete stranded by a crash after the swap, so an object no row names), and
+memories; a second organization has the same with its own. After `erase_organization` the first marker is
+nowhere, the second is in exactly the rows it was in before; the store's whole prefix of the organization
+lists nothing (referenced or not), no folder of it is left, and no object name anywhere holds the SHA-256 of
+an erased document.
 
 Part "person": one person's marker sits in the memory texts of several revisions (superseded, forgotten and
 live again), in `subject_refs` labels, in chains of two definitions, and in the organization memories about
@@ -15,22 +18,23 @@ still in the database and the object store.
 
 from __future__ import annotations
 
+import hashlib
 import secrets
 from pathlib import Path
 from typing import Any
 from uuid import UUID
 
 from functions.organization_erasure import erase_organization
-from knowledge.ingest import register_upload, register_uri
+from knowledge.ingest import embed_batch, mark_ready, prepare_chunks, register_upload, register_uri
 from knowledge.ingestion import ingest_source
-from knowledge.objects import LocalObjectStore
+from knowledge.objects import LocalObjectStore, object_prefix_for
 from memory.erasure import erase_user
 from memory.models import ToolInvocation
 from memory.service import MemoryService
 from memory.tools import FORGET_TOOL, REMEMBER_TOOL, MemoryTools
 from state.db import Database
 from tests.factories import Factory
-from tests.integration.knowledge.helpers import Kit
+from tests.integration.knowledge.helpers import FAKE, Kit
 
 TRIGGER = UUID("00000000-0000-4000-8000-00000000ca11")
 
@@ -56,6 +60,11 @@ async def tables_holding(db: Database, text: str) -> dict[str, int]:
             if count:
                 found[table["name"]] = count
     return found
+
+
+def names_holding(root: Path, texts: set[str]) -> list[str]:
+    """Every file or folder name in the local store that holds one of `texts`."""
+    return [str(p.relative_to(root)) for p in sorted(root.rglob("*")) if any(t in p.name for t in texts)]
 
 
 def objects_holding(root: Path, text: str) -> list[str]:
@@ -127,26 +136,34 @@ async def test_person_canary_erasure_leaves_the_marker_nowhere(db: Database, fac
         assert await conn.fetch("SELECT * FROM agent.memory_chain_problems()") == []
 
 
-async def seed_organization(db: Database, factory: Factory, kit: Kit, *, mark: str) -> tuple[UUID, dict[str, int]]:
-    """An organization created here with `mark` in every text field the layer stores for it; where it went."""
+async def seed_organization(
+    db: Database, factory: Factory, kit: Kit, *, mark: str
+) -> tuple[UUID, dict[str, int], set[str]]:
+    """An organization created here with `mark` in every text field the layer stores for it; where it went,
+    and the SHA-256 of every document version it stored."""
     from state.api_keys import mint_key
     from state.organizations import create_organization
 
     org = (await create_organization(db, f"Org {mark}")).id
     await mint_key(db, organization_id=org, name=f"key {mark}")
+    handbook = f"# Handbook {mark}\n\nThe {mark} refund rule.".encode()
     upload = await register_upload(
-        db, kit.store, organization_id=org, data=f"# Handbook {mark}\n\nThe {mark} refund rule.".encode(),
-        filename=f"handbook-{mark}.md", title=f"Handbook {mark}",
-    )  # fmt: skip
+        db, kit.store, organization_id=org, data=handbook, filename=f"handbook-{mark}.md", title=f"Handbook {mark}"
+    )
     await ingest_source(kit.ingestion(), upload.source_id)
-    synced = await register_uri(
-        db, kit.store, organization_id=org, uri=f"https://help.example/{mark}", data=f"# Help\n\n{mark} help".encode(),
-        media_type="text/markdown",
-    )  # fmt: skip
-    await ingest_source(kit.ingestion(), synced.source_id)
+    versions = [f"# Help\n\n{mark} help, version {n}".encode() for n in range(3)]
+    for n, data in enumerate(versions):
+        synced = await register_uri(db, kit.store, organization_id=org, uri=f"https://help.example/{mark}", data=data,
+                                    media_type="text/markdown")  # fmt: skip
+        if n == 1:  # the swap commits, then the process dies before the store is called: no row names the old object
+            await prepare_chunks(db, kit.store, synced.source_id, FAKE)
+            await embed_batch(db, synced.source_id, kit.embedders[FAKE], batch_size=100)
+            assert (await mark_ready(db, synced.source_id, FAKE)).source_ready
+        else:
+            await ingest_source(kit.ingestion(), synced.source_id)
     definitions = [await factory.definition(org)]
     await seed_person(db, factory, MemoryTools(MemoryService(db)), org=org, definitions=definitions, mark=mark)
-    return org, await tables_holding(db, mark)
+    return org, await tables_holding(db, mark), {hashlib.sha256(d).hexdigest() for d in [handbook, *versions]}
 
 
 async def test_organization_canary_erasure_leaves_the_marker_nowhere(
@@ -155,23 +172,37 @@ async def test_organization_canary_erasure_leaves_the_marker_nowhere(
     kit = Kit(db, LocalObjectStore(tmp_path / "objects"))
     await kit.use_platform_model()
     gone, kept = marker(), marker()
-    org, seeded = await seed_organization(db, factory, kit, mark=gone)
-    _other, other_seeded = await seed_organization(db, factory, kit, mark=kept)
+    org, seeded, gone_digests = await seed_organization(db, factory, kit, mark=gone)
+    other, other_seeded, _ = await seed_organization(db, factory, kit, mark=kept)
     layer_tables = {
         "agent.api_keys", "agent.knowledge_chunks", "agent.knowledge_lexemes", "agent.knowledge_postings",
         "agent.knowledge_sources", "agent.memories", "public.organizations",
     }  # fmt: skip
     assert layer_tables <= set(seeded), f"the seed reached every text field the layer stores: {sorted(seeded)}"
     assert objects_holding(tmp_path / "objects", gone)
+    prefix = object_prefix_for(org)
+    async with db.connection() as conn:
+        referenced = set(await conn.fetchval(
+            "SELECT array_agg(object_key) FROM agent.knowledge_sources WHERE organization_id = $1", org
+        ))  # fmt: skip
+    assert set(await kit.store.list_prefix(prefix)) > referenced, "the seed left an object no row names"
+    assert names_holding(tmp_path / "objects", gone_digests | {gone}) == [], "no name holds a hash or the marker"
 
     receipt = await erase_organization(db, kit.store, org, requested_by="canary")
 
     left = await tables_holding(db, gone)
     assert left == {}, f"the erased organization's marker is still in {left}"
     assert objects_holding(tmp_path / "objects", gone) == [], "its objects are gone from the store"
+    assert await kit.store.list_prefix(prefix) == [], "nothing under its prefix, referenced by a row or not"
+    assert not (tmp_path / "objects" / prefix).exists(), "no folder of the organization is left"
+    assert names_holding(tmp_path / "objects", gone_digests) == [], "no object name holds an erased document's hash"
+    assert not [k for k in receipt.object_keys if any(d in k for d in gone_digests)], "nor does the receipt"
     assert gone not in str(receipt.as_json()), "the receipt holds no content and no file name"
     assert await tables_holding(db, kept) == other_seeded, "the other organization keeps every row"
     assert objects_holding(tmp_path / "objects", kept)
+    assert len(await kit.store.list_prefix(object_prefix_for(other))) == 3, (
+        "the other organization keeps its objects (its stranded one too: only its own erasure or the sweep drains it)"
+    )
     assert await erase_organization(db, kit.store, org, requested_by="canary") == receipt
     async with db.connection() as conn:
         assert await conn.fetch("SELECT * FROM agent.memory_chain_problems()") == []

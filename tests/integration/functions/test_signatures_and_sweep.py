@@ -47,7 +47,7 @@ async def test_an_unsigned_or_wrongly_signed_request_is_refused_and_a_signed_one
     assert tampered.status_code == 401, "a body changed after signing is refused"
 
     signed = await service.executor.run(SWEEP, CRON_EVENT, retries=2)
-    assert signed.status == "completed" and signed.output == {"failed": 0, "failed_models": 0}
+    assert signed.status == "completed" and signed.output == {"failed": 0, "failed_models": 0, "objects": 0}
 
 
 def test_production_without_a_signing_key_fails_at_start_with_a_message_saying_so(tmp_path: Path) -> None:
@@ -102,3 +102,25 @@ def test_mocked_trigger_sweeps_and_returns_the_count(service: Service, factory: 
     client = mocked.Inngest(app_id="ac-context", is_production=False)
     result = mocked.trigger(make_knowledge_sweep(client, service.slot), inngest.Event(**CRON_EVENT), client)
     assert result.status is mocked.Status.COMPLETED and result.output["failed"] == 1
+
+
+async def test_the_sweep_function_deletes_the_objects_a_crash_left_queued(service: Service, factory: Factory) -> None:
+    """Rule: the hourly sweep drains `agent.knowledge_object_deletes` (a replaced object a crash stranded)."""
+    from uuid import uuid4
+
+    from knowledge.objects import object_key_for
+
+    org = await factory.organization()
+    store = service.services.object_store
+    stranded, kept = object_key_for(org, uuid4()), object_key_for(org, uuid4())
+    for key in (stranded, kept):
+        await store.put(key, b"# Old\n\nversion", content_type="text/markdown")
+    async with service.db.connection() as conn:  # as the swap's trigger leaves it when the process dies after commit
+        await conn.execute(
+            "INSERT INTO agent.knowledge_object_deletes (object_key, organization_id) VALUES ($1, $2)", stranded, org
+        )
+    run = await service.executor.run(SWEEP, CRON_EVENT, retries=2)
+    assert run.status == "completed" and run.output["objects"] == 1
+    assert not await store.exists(stranded) and await store.exists(kept), "only the queued object goes"
+    async with service.db.connection() as conn:
+        assert await conn.fetchval("SELECT count(*) FROM agent.knowledge_object_deletes") == 0

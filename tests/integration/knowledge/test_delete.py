@@ -57,7 +57,7 @@ async def test_a_deleted_source_is_never_searched_its_statistics_are_as_if_never
     gone = await kit.ingest(org, GONE)
     await kit.ingest(twin, KEEP)  # the scope that never held GONE
     assert any("zeppelin" in t for t in await _hits(kit, org, "zeppelin ballast crate"))
-    objects = {p.name for p in kit.store.root.rglob("*") if p.is_file()} if hasattr(kit.store, "root") else None
+    objects = {p for p in kit.store.root.rglob("*") if p.is_file()} if hasattr(kit.store, "root") else None
 
     receipt = await delete_source(kit.db, kit.store, gone, organization_id=org, operator=False, requested_by="t",
                                   batch_size=3)  # fmt: skip

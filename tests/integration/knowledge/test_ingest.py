@@ -45,7 +45,9 @@ async def test_registering_the_same_upload_twice_in_one_scope_returns_the_first_
     assert first.created and not again.created
     assert again.source_id == first.source_id
     assert first.models == (FAKE,)
-    assert await kit.store.exists(f"org/{org}/" + __import__("hashlib").sha256(args["data"]).hexdigest() + "/a.md")
+    assert await kit.store.list_prefix(f"org/{org}/") == [f"org/{org}/{first.source_id}/document"], (
+        "one object, named by its source: the same content again writes none"
+    )
 
 
 async def test_registering_a_uri_twice_with_the_same_bytes_is_a_no_op_that_says_so(kit: Kit, factory: Factory) -> None:
