@@ -22,8 +22,16 @@ from knowledge.errors import InvalidObjectKeyError, ObjectNotFoundError, ObjectS
 
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
+    from mypy_boto3_s3.type_defs import ObjectIdentifierTypeDef
 
-__all__ = ["LocalObjectStore", "ObjectStore", "S3ObjectStore", "object_key_for", "object_store_from_url"]
+__all__ = [
+    "LocalObjectStore",
+    "ObjectStore",
+    "S3ObjectStore",
+    "object_key_for",
+    "object_store_from_url",
+    "organization_prefix",
+]
 
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -46,6 +54,22 @@ class ObjectStore(Protocol):
 
     async def exists(self, key: str) -> bool:
         """Whether an object is stored under `key`."""
+
+    async def delete_prefix(self, prefix: str) -> int:
+        """Remove every object whose key starts with `prefix` (a folder: ends with `/`); answer how many."""
+
+
+def organization_prefix(organization_id: UUID) -> str:
+    """The folder holding every object of one organization, `org/<organization id>/` (`object_key_for`)."""
+    return f"org/{UUID(str(organization_id))}/"
+
+
+def _check_prefix(prefix: str) -> str:
+    """A prefix is a key of folders ending with `/`: never empty, never the whole store."""
+    if not prefix.endswith("/") or len(prefix) < 2:
+        raise InvalidObjectKeyError(f"invalid object prefix {prefix!r}: name a folder ending with '/'")
+    _check_key(prefix[:-1])
+    return prefix
 
 
 def object_key_for(organization_id: UUID | None, content_sha256: str, filename: str) -> str:
@@ -102,6 +126,23 @@ class LocalObjectStore:
     async def exists(self, key: str) -> bool:
         """Whether `<root>/<key>` is a file."""
         return await asyncio.to_thread(self._path(key).is_file)
+
+    async def delete_prefix(self, prefix: str) -> int:
+        """Remove every file under `<root>/<prefix>` (partial writes included) and the emptied folders."""
+        folder = self._path(_check_prefix(prefix)[:-1])
+
+        def sweep() -> int:
+            if not folder.is_dir():
+                return 0
+            files = [p for p in folder.rglob("*") if p.is_file() or p.is_symlink()]
+            for path in files:
+                path.unlink(missing_ok=True)
+            for sub in sorted((p for p in folder.rglob("*") if p.is_dir()), key=lambda p: len(p.parts), reverse=True):
+                sub.rmdir()
+            folder.rmdir()
+            return len(files)
+
+        return await self._run(sweep, prefix)
 
     @staticmethod
     async def _run(call: Callable[[], _T], key: str) -> _T:
@@ -178,6 +219,23 @@ class S3ObjectStore:
         except ObjectNotFoundError:
             return False
         return True
+
+    async def delete_prefix(self, prefix: str) -> int:
+        """List every key under `prefix` and delete them in batches of 1,000 (S3's limit per request)."""
+        full = self._key(_check_prefix(prefix)[:-1]) + "/"
+
+        def sweep() -> int:
+            removed = 0
+            for page in self._client.get_paginator("list_objects_v2").paginate(Bucket=self.bucket, Prefix=full):
+                keys: list[ObjectIdentifierTypeDef] = [{"Key": item["Key"]} for item in page.get("Contents", [])]
+                if keys:
+                    answer = self._client.delete_objects(Bucket=self.bucket, Delete={"Objects": keys, "Quiet": True})
+                    if answer.get("Errors"):
+                        raise ObjectStoreError(f"S3 refused to delete {len(answer['Errors'])} objects under {prefix!r}")
+                    removed += len(keys)
+            return removed
+
+        return await self._run(sweep, prefix)
 
     async def _run(self, call: Callable[[], _T], key: str) -> _T:
         from botocore.exceptions import BotoCoreError, ClientError

@@ -17,6 +17,7 @@ from knowledge.objects import (
     S3ObjectStore,
     object_key_for,
     object_store_from_url,
+    organization_prefix,
 )
 
 if TYPE_CHECKING:
@@ -199,3 +200,24 @@ def test_store_from_url(tmp_path: Path) -> None:
 def test_store_from_url_refuses_bad_urls(url: str) -> None:
     with pytest.raises(ValueError):
         object_store_from_url(url)
+
+
+async def test_delete_prefix_removes_every_object_under_the_folder_and_nothing_else(store: ObjectStore) -> None:
+    org, other = uuid.uuid4(), uuid.uuid4()
+    mine = [object_key_for(org, SHA, "a.md"), object_key_for(org, hashlib.sha256(b"x").hexdigest(), "b.md")]
+    mine.append(f"{organization_prefix(org)}stray/unreferenced.bin")  # no row names it: swept all the same
+    theirs = object_key_for(other, SHA, "a.md")
+    for key in [*mine, theirs]:
+        await store.put(key, b"bytes", content_type="text/plain")
+    assert all(key.startswith(organization_prefix(org)) for key in mine[:2]), "object_key_for keeps the folder"
+
+    assert await store.delete_prefix(organization_prefix(org)) == 3
+    assert [await store.exists(key) for key in mine] == [False, False, False]
+    assert await store.exists(theirs)
+    assert await store.delete_prefix(organization_prefix(org)) == 0, "a second sweep finds nothing"
+
+
+@pytest.mark.parametrize("prefix", ["", "/", "org", "../", "org/../"])
+async def test_delete_prefix_refuses_a_prefix_that_is_not_a_folder(store: ObjectStore, prefix: str) -> None:
+    with pytest.raises(InvalidObjectKeyError):
+        await store.delete_prefix(prefix)
