@@ -33,6 +33,7 @@ from knowledge.failures import failure_of, stored_reason
 from knowledge.objects import ObjectStore, object_key_for
 from knowledge.review import Review, checked_review
 from state.db import Connection, Database
+from state.erasure_marks import guard_writes
 
 __all__ = [
     "Announce",
@@ -129,12 +130,14 @@ async def _register(
 ) -> RegisteredSource:
     digest = hashlib.sha256(data).hexdigest()
     key = object_key_for(organization_id, digest, filename)
-    await store.put(key, data, content_type=media_type or "application/octet-stream")
     label = (title or PurePosixPath(filename).stem or uri or "document").strip()[:500] or "document"
     identity = uri if uri is not None else f"sha256:{digest}"
     args = (organization_id, kind, label, uri, key, digest, media_type, filename, len(data))
     with translated():
         async with db.connection() as conn, conn.transaction():
+            if organization_id is not None:  # the put too, under the erasure guard (state.erasure_marks)
+                await guard_writes(conn, organization_id)
+            await store.put(key, data, content_type=media_type or "application/octet-stream")
             inserted = await conn.fetchrow(QUERIES["insert_source"], *args, review.owner, review.review_by)
             outcome, replaces = "created", None
             if inserted is None:

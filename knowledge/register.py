@@ -22,6 +22,7 @@ from knowledge.ingest import register_uri
 from knowledge.objects import ObjectStore, object_key_for
 from knowledge.review import checked_review
 from state.db import Database
+from state.erasure_marks import guard_writes
 
 __all__ = ["Document", "register_many"]
 
@@ -67,14 +68,16 @@ async def register_many(
         async with gate:
             await store.put(key, doc.data, content_type=doc.media_type or "application/octet-stream")
 
-    await asyncio.gather(*(put(key, doc) for key, doc in zip(keys, documents, strict=True)))
     identities = [doc.uri if doc.uri is not None else f"sha256:{d}" for doc, d in zip(documents, digests, strict=True)]
     titles = [
         (doc.title or PurePosixPath(name).stem or doc.uri or "document").strip()[:500] or "document"
         for doc, name in zip(documents, names, strict=True)
     ]
     with translated():
-        async with db.connection() as conn:
+        async with db.connection() as conn, conn.transaction():
+            if organization_id is not None:  # the puts too, under the erasure guard (state.erasure_marks)
+                await guard_writes(conn, organization_id)
+            await asyncio.gather(*(put(key, doc) for key, doc in zip(keys, documents, strict=True)))
             inserted = await conn.fetch(
                 QUERIES["insert_sources_many"], organization_id,
                 ["uri" if doc.uri is not None else "upload" for doc in documents], titles,
@@ -111,7 +114,9 @@ async def register_many(
         if identity not in created and (reviews[index].owner is not None or reviews[index].review_by is not None):
             landed[ids[identity]] = index
     with translated():
-        async with db.connection() as conn:
+        async with db.connection() as conn, conn.transaction():
+            if organization_id is not None:
+                await guard_writes(conn, organization_id)
             if landed:
                 await conn.execute(
                     QUERIES["set_sources_review"], list(landed),
