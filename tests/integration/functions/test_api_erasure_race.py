@@ -19,6 +19,8 @@ from tests.integration.test_erasure_canary import marker, tables_holding
 
 WRITERS = 4
 """Writers of each kind running beside the erasure."""
+MOST_WRITES = 100
+"""Each writer stops after this many rounds even if the erasure has not ended (it cannot, while writes land)."""
 
 
 async def rows_of(service: Service, org: UUID) -> dict[str, int]:
@@ -57,9 +59,9 @@ async def test_writes_racing_an_organization_erasure_leave_nothing_and_get_409(
     answers: list[tuple[str, httpx.Response]] = []
 
     async def upload(w: int) -> None:
-        n = 0
-        while not erasing.is_set() or n < 3:  # keep writing until the erasure ends, and a few after
-            n += 1
+        n = after = 0
+        while after < 2 and n < MOST_WRITES:  # write until the erasure ends, and twice after
+            n, after = n + 1, after + erasing.is_set()
             form = {"file": (f"w{w}-{n}.md", f"# Upload {w} {n} {mark}".encode())}
             answers.append(("upload", await service.http.post(
                 "/v1/knowledge/sources", headers=service.auth, files=form, data={"organization_id": o})))  # fmt: skip
@@ -69,18 +71,18 @@ async def test_writes_racing_an_organization_erasure_leave_nothing_and_get_409(
                 "/v1/knowledge/sources:batch", headers=service.auth, json=body)))  # fmt: skip
 
     async def remember(w: int) -> None:
-        n = 0
-        while not erasing.is_set() or n < 3:
-            n += 1
+        n = after = 0
+        while after < 2 and n < MOST_WRITES:
+            n, after = n + 1, after + erasing.is_set()
             arguments = {"attribute": f"observation.w{w}n{n}", "text": f"note {n} {mark}", "scope": "organization"}
             answers.append(("remember", await service.http.post(
                 "/v1/memory/remember", headers=service.auth,
                 json={"invocation": invocation, "arguments": arguments})))  # fmt: skip
 
     async def brief(w: int) -> None:
-        n = 0
-        while not erasing.is_set() or n < 3:
-            n += 1
+        n = after = 0
+        while after < 2 and n < MOST_WRITES:
+            n, after = n + 1, after + erasing.is_set()
             answers.append(("brief", await service.http.post(
                 "/v1/context/briefs", headers=service.auth,
                 json={"organization_id": o, "user_id": str(user), "query": f"upload {w} {n}"})))  # fmt: skip
