@@ -4,11 +4,12 @@ A deleted row stays in its table's file as a dead tuple until VACUUM, and plain 
 overwriting it: the bytes stay until a new row lands on that page (measured: an erased marker was still in 6
 files after VACUUM, ANALYZE and a checkpoint). `reclaim_erased_space` therefore rewrites each small table
 (`VACUUM (FULL, ANALYZE)`, under a lock timeout, up to `REWRITE_MAX_BYTES`), runs plain `VACUUM (ANALYZE)`
-on larger ones and on a table whose lock did not come in time, rewrites `pg_statistic` (ANALYZE left the old
-sample values there as dead tuples) and runs a CHECKPOINT (so the rewritten tables' old files are removed)
-where the role may. Each step that cannot run is skipped and said in the answer; nothing here raises for a
-step that failed (docs/decisions.md, "Data that leaves": what an erasure leaves on disk). This module must
-never run outside an erasure's end, and never name a table that did not come from the caller's own list.
+on larger ones and on a table whose lock did not come in time, rewrites `pg_statistic` under the same lock
+timeout (ANALYZE left the old sample values there as dead tuples) and runs a CHECKPOINT (so the rewritten
+tables' old files are removed) where the role may. Each step that cannot run is skipped and said in the
+answer; nothing here raises for a step that failed (docs/decisions.md, "What does an organization erasure do
+to the disk after its receipt?"). This module must never run outside an erasure's end, and never name a table
+that did not come from the caller's own list.
 """
 
 from __future__ import annotations
@@ -64,9 +65,9 @@ async def reclaim_erased_space(
                 done["skipped"][name] = _first_line(exc)
         done["statistics"] = "the role is not a superuser"
         if superuser:
-            try:
-                await conn.execute("VACUUM (FULL) pg_catalog.pg_statistic")
-                done["statistics"] = "rewritten"
+            try:  # no ANALYZE: it would write the sample values it just dropped back
+                rewritten = await _rewrite(conn, "pg_catalog.pg_statistic", analyze=False)
+                done["statistics"] = "rewritten" if rewritten else f"its lock did not come in {LOCK_TIMEOUT}"
             except (asyncpg.PostgresError, OSError) as exc:
                 done["statistics"] = _first_line(exc)
         done["checkpoint"] = "the role may not CHECKPOINT"
@@ -80,13 +81,13 @@ async def reclaim_erased_space(
     return done
 
 
-async def _rewrite(conn: Connection, quoted: str) -> bool:
+async def _rewrite(conn: Connection, quoted: str, *, analyze: bool = True) -> bool:
     """VACUUM (FULL, ANALYZE) under the lock timeout; False when the lock did not come in time."""
     import asyncpg
 
     await conn.execute(f"SET lock_timeout = '{LOCK_TIMEOUT}'")
     try:
-        await conn.execute(f"VACUUM (FULL, ANALYZE) {quoted}")
+        await conn.execute(f"VACUUM (FULL{', ANALYZE' if analyze else ''}) {quoted}")
     except asyncpg.LockNotAvailableError:
         return False
     finally:
