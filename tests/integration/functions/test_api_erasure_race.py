@@ -46,9 +46,11 @@ async def test_writes_racing_an_organization_erasure_leave_nothing_and_get_409(
     org = (await create_organization(service.db, f"Org {mark}")).id
     user = await factory.user(org)
     definition = await factory.definition(org)
-    run = await factory.run(org, definition_id=definition, status="running", user_id=user)
     o = str(org)
-    invocation = {"organization_id": o, "definition_id": str(definition), "run_id": str(run), "user_id": str(user)}
+    runs = [  # a run writes at most 20 memories: a fresh run every 10 rounds keeps the limit out of the way
+        [await factory.run(org, definition_id=definition, status="running", user_id=user) for _ in range(10)]
+        for _w in range(WRITERS)
+    ]
     for n in range(3):  # something to erase before the race starts
         seeded = await service.http.post(
             "/v1/knowledge/sources", headers=service.auth,
@@ -70,14 +72,16 @@ async def test_writes_racing_an_organization_erasure_leave_nothing_and_get_409(
             answers.append(("batch", await service.http.post(
                 "/v1/knowledge/sources:batch", headers=service.auth, json=body)))  # fmt: skip
 
+    invocation = {"organization_id": o, "definition_id": str(definition), "user_id": str(user)}
+
     async def remember(w: int) -> None:
         n = after = 0
         while after < 2 and n < MOST_WRITES:
             n, after = n + 1, after + erasing.is_set()
             arguments = {"attribute": f"observation.w{w}n{n}", "text": f"note {n} {mark}", "scope": "organization"}
+            body = {"invocation": {**invocation, "run_id": str(runs[w][(n - 1) // 10])}, "arguments": arguments}
             answers.append(("remember", await service.http.post(
-                "/v1/memory/remember", headers=service.auth,
-                json={"invocation": invocation, "arguments": arguments})))  # fmt: skip
+                "/v1/memory/remember", headers=service.auth, json=body)))  # fmt: skip
 
     async def brief(w: int) -> None:
         n = after = 0
