@@ -140,6 +140,33 @@ END
 $$;
 
 --
+-- Name: guard_organization_write(uuid, uuid, text[]); Type: FUNCTION; Schema: agent; Owner: -
+--
+
+CREATE FUNCTION agent.guard_organization_write(p_organization_id uuid, p_user_id uuid, p_subjects text[]) RETURNS void
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+BEGIN
+    PERFORM pg_advisory_xact_lock_shared(1701994867, hashtext(p_organization_id::text));
+    IF NOT EXISTS (SELECT 1 FROM public.organizations AS o WHERE o.id = p_organization_id) THEN
+        RAISE EXCEPTION 'no organization has id %', p_organization_id
+            USING ERRCODE = 'foreign_key_violation', CONSTRAINT = 'organization_not_found';
+    END IF;
+    IF EXISTS (SELECT 1 FROM agent.erasing_organizations AS e WHERE e.organization_id = p_organization_id) THEN
+        RAISE EXCEPTION 'organization % is being erased: its writes are refused', p_organization_id
+            USING ERRCODE = 'object_not_in_prerequisite_state', CONSTRAINT = 'organization_erasing';
+    END IF;
+    IF EXISTS (SELECT 1 FROM agent.erasing_people AS e
+                WHERE e.organization_id = p_organization_id
+                  AND (e.user_id = p_user_id OR (e.subject <> '' AND e.subject = ANY (p_subjects)))) THEN
+        RAISE EXCEPTION 'a person this write names is being erased in organization %', p_organization_id
+            USING ERRCODE = 'object_not_in_prerequisite_state', CONSTRAINT = 'person_erasing';
+    END IF;
+END
+$$;
+
+--
 -- Name: is_blank(text); Type: FUNCTION; Schema: agent; Owner: -
 --
 
@@ -582,6 +609,39 @@ CREATE FUNCTION agent.knowledge_switch_scope(p_organization_id uuid) RETURNS TAB
             OR (p_organization_id IS NOT NULL AND s.organization_id = p_organization_id)
             OR (p_organization_id IS NULL AND NOT EXISTS (
                     SELECT 1 FROM public.knowledge_settings own WHERE own.organization_id = s.organization_id)))
+$$;
+
+--
+-- Name: mark_organization_erasing(uuid, uuid); Type: FUNCTION; Schema: agent; Owner: -
+--
+
+CREATE FUNCTION agent.mark_organization_erasing(p_organization_id uuid, p_receipt_id uuid) RETURNS boolean
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+BEGIN
+    PERFORM pg_advisory_xact_lock(1701994867, hashtext(p_organization_id::text));
+    INSERT INTO agent.erasing_organizations (organization_id, receipt_id)
+    SELECT o.id, p_receipt_id FROM public.organizations AS o WHERE o.id = p_organization_id
+    ON CONFLICT (organization_id) DO NOTHING;
+    RETURN EXISTS (SELECT 1 FROM agent.erasing_organizations AS e WHERE e.organization_id = p_organization_id);
+END
+$$;
+
+--
+-- Name: mark_person_erasing(uuid, uuid, text, uuid); Type: FUNCTION; Schema: agent; Owner: -
+--
+
+CREATE FUNCTION agent.mark_person_erasing(p_organization_id uuid, p_user_id uuid, p_subject text, p_receipt_id uuid) RETURNS void
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+BEGIN
+    PERFORM pg_advisory_xact_lock(1701994867, hashtext(p_organization_id::text));
+    INSERT INTO agent.erasing_people (receipt_id, organization_id, user_id, subject)
+    VALUES (p_receipt_id, p_organization_id, p_user_id, coalesce(p_subject, ''))
+    ON CONFLICT (receipt_id) DO NOTHING;
+END
 $$;
 
 --
@@ -1188,6 +1248,29 @@ CREATE TABLE agent.embedding_models (
 );
 
 --
+-- Name: erasing_organizations; Type: TABLE; Schema: agent; Owner: -
+--
+
+CREATE TABLE agent.erasing_organizations (
+    organization_id uuid NOT NULL,
+    receipt_id uuid NOT NULL,
+    marked_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+--
+-- Name: erasing_people; Type: TABLE; Schema: agent; Owner: -
+--
+
+CREATE TABLE agent.erasing_people (
+    receipt_id uuid NOT NULL,
+    organization_id uuid NOT NULL,
+    user_id uuid NOT NULL,
+    subject text DEFAULT ''::text NOT NULL,
+    marked_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT erasing_people_subject_check CHECK ((length(subject) <= 300))
+);
+
+--
 -- Name: event_outbox; Type: TABLE; Schema: agent; Owner: -
 --
 
@@ -1588,11 +1671,13 @@ CREATE TABLE agent.removal_receipts (
     resumed integer DEFAULT 0 NOT NULL,
     started_at timestamp with time zone DEFAULT now() NOT NULL,
     finished_at timestamp with time zone,
+    physical jsonb DEFAULT '{}'::jsonb NOT NULL,
     versions uuid[] DEFAULT '{}'::uuid[] NOT NULL,
     CONSTRAINT removal_receipts_counts_check CHECK ((jsonb_typeof(counts) = 'object'::text)),
     CONSTRAINT removal_receipts_finished_when_complete CHECK (((status = 'complete'::text) = (finished_at IS NOT NULL))),
     CONSTRAINT removal_receipts_kind_check CHECK ((kind = ANY (ARRAY['source'::text, 'user'::text, 'organization'::text]))),
     CONSTRAINT removal_receipts_organization_kind CHECK (((kind = 'source'::text) OR (organization_id IS NOT NULL))),
+    CONSTRAINT removal_receipts_physical_check CHECK ((jsonb_typeof(physical) = 'object'::text)),
     CONSTRAINT removal_receipts_requested_by_check CHECK (((btrim(requested_by) <> ''::text) AND (length(requested_by) <= 200))),
     CONSTRAINT removal_receipts_resumed_check CHECK ((resumed >= 0)),
     CONSTRAINT removal_receipts_status_check CHECK ((status = ANY (ARRAY['running'::text, 'complete'::text]))),
@@ -2020,6 +2105,20 @@ ALTER TABLE ONLY agent.embedding_models
     ADD CONSTRAINT embedding_models_pkey PRIMARY KEY (model_id);
 
 --
+-- Name: erasing_organizations erasing_organizations_pkey; Type: CONSTRAINT; Schema: agent; Owner: -
+--
+
+ALTER TABLE ONLY agent.erasing_organizations
+    ADD CONSTRAINT erasing_organizations_pkey PRIMARY KEY (organization_id);
+
+--
+-- Name: erasing_people erasing_people_pkey; Type: CONSTRAINT; Schema: agent; Owner: -
+--
+
+ALTER TABLE ONLY agent.erasing_people
+    ADD CONSTRAINT erasing_people_pkey PRIMARY KEY (receipt_id);
+
+--
 -- Name: event_outbox event_outbox_pkey; Type: CONSTRAINT; Schema: agent; Owner: -
 --
 
@@ -2359,6 +2458,12 @@ CREATE INDEX api_keys_organization ON agent.api_keys USING btree (organization_i
 --
 
 CREATE INDEX definitions_visible_idx ON agent.definitions USING btree (organization_id, status, definition_kind, name);
+
+--
+-- Name: erasing_people_organization; Type: INDEX; Schema: agent; Owner: -
+--
+
+CREATE INDEX erasing_people_organization ON agent.erasing_people USING btree (organization_id);
 
 --
 -- Name: event_outbox_due_idx; Type: INDEX; Schema: agent; Owner: -
@@ -2800,6 +2905,20 @@ ALTER TABLE ONLY agent.created_organizations
 
 ALTER TABLE ONLY agent.definitions
     ADD CONSTRAINT definitions_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE;
+
+--
+-- Name: erasing_organizations erasing_organizations_organization_id_fkey; Type: FK CONSTRAINT; Schema: agent; Owner: -
+--
+
+ALTER TABLE ONLY agent.erasing_organizations
+    ADD CONSTRAINT erasing_organizations_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE;
+
+--
+-- Name: erasing_people erasing_people_organization_id_fkey; Type: FK CONSTRAINT; Schema: agent; Owner: -
+--
+
+ALTER TABLE ONLY agent.erasing_people
+    ADD CONSTRAINT erasing_people_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE;
 
 --
 -- Name: knowledge_chunks knowledge_chunks_embedding_model_fkey; Type: FK CONSTRAINT; Schema: agent; Owner: -
@@ -3245,6 +3364,18 @@ ALTER TABLE agent.created_organizations ENABLE ROW LEVEL SECURITY;
 --
 
 ALTER TABLE agent.definitions ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: erasing_organizations; Type: ROW SECURITY; Schema: agent; Owner: -
+--
+
+ALTER TABLE agent.erasing_organizations ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: erasing_people; Type: ROW SECURITY; Schema: agent; Owner: -
+--
+
+ALTER TABLE agent.erasing_people ENABLE ROW LEVEL SECURITY;
 
 --
 -- Name: event_outbox; Type: ROW SECURITY; Schema: agent; Owner: -
@@ -3697,10 +3828,28 @@ GRANT USAGE ON SCHEMA public TO authenticated;
 REVOKE ALL ON FUNCTION agent.erase_memory_chains(p_scope text, p_organization_id uuid, p_user_id uuid, p_subject text, p_limit integer) FROM PUBLIC;
 
 --
+-- Name: FUNCTION guard_organization_write(p_organization_id uuid, p_user_id uuid, p_subjects text[]); Type: ACL; Schema: agent; Owner: -
+--
+
+REVOKE ALL ON FUNCTION agent.guard_organization_write(p_organization_id uuid, p_user_id uuid, p_subjects text[]) FROM PUBLIC;
+
+--
 -- Name: FUNCTION knowledge_queue_object_deletes(); Type: ACL; Schema: agent; Owner: -
 --
 
 REVOKE ALL ON FUNCTION agent.knowledge_queue_object_deletes() FROM PUBLIC;
+
+--
+-- Name: FUNCTION mark_organization_erasing(p_organization_id uuid, p_receipt_id uuid); Type: ACL; Schema: agent; Owner: -
+--
+
+REVOKE ALL ON FUNCTION agent.mark_organization_erasing(p_organization_id uuid, p_receipt_id uuid) FROM PUBLIC;
+
+--
+-- Name: FUNCTION mark_person_erasing(p_organization_id uuid, p_user_id uuid, p_subject text, p_receipt_id uuid); Type: ACL; Schema: agent; Owner: -
+--
+
+REVOKE ALL ON FUNCTION agent.mark_person_erasing(p_organization_id uuid, p_user_id uuid, p_subject text, p_receipt_id uuid) FROM PUBLIC;
 
 --
 -- Name: FUNCTION memories_refuse_delete(); Type: ACL; Schema: agent; Owner: -

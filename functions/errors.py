@@ -162,6 +162,8 @@ CODE_STATUS: Mapping[str, int] = MappingProxyType(
         "query_unknown": 500,
         "table_unknown": 500,
         "organization_not_found": 404,
+        "organization_erasing": 409,
+        "person_erasing": 409,
         "api_key_not_found": 404,
         "receipt_not_found": 404,
         "rate_limited": 429,

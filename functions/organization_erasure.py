@@ -3,9 +3,13 @@
 Each half works in bounded batches and adds its counts to the receipt in the transaction that deletes them,
 so the job is resumable: a rerun after a crash (even SIGKILL) finds the running receipt, counts one more
 resume, and finishes what is left. A repeat of a completed erasure that finds nothing new answers the same
-receipt. Order matters: every source of the organization is made unsearchable first (the knowledge half's
-first statement), memories next, and the organization row (where this deployment created it) last, so a
-crash never leaves a half-deleted source searchable or an organization row without its data's receipt.
+receipt. Order matters: the organization is marked erasing first (`state.erasure_marks`: every write for it
+is refused from then on, and the mark waits for the writes in flight), every source of the organization is
+made unsearchable next (the knowledge half's first statement), memories next, then the organization row
+(where this deployment created it), and last a sweep of the object store's folder of the organization, so
+a crash never leaves a half-deleted source searchable or an organization row without its data's receipt,
+and no object a raced upload stored survives. Only then is the receipt complete; the space the deleted
+rows held is reclaimed after it (`state.reclaim`), and what that did is recorded on the receipt.
 This module holds no SQL and no rule of the rooms it calls; it must never erase anything of another
 organization or of the platform.
 """
@@ -15,15 +19,30 @@ from __future__ import annotations
 from uuid import UUID
 
 from knowledge.delete import erase_organization_knowledge
-from knowledge.objects import ObjectStore
+from knowledge.objects import ObjectStore, organization_prefix
 from memory.erasure import erase_organization_memories
 from state.db import Database
 from state.erasure import erase_organization_state
+from state.erasure_marks import clear_organization_mark, mark_organization_erasing
 from state.errors import OrganizationNotFoundError
 from state.organizations import organization_exists
-from state.receipts import Receipt, begin_receipt, discard_empty_receipt, finish_receipt, latest_receipt
+from state.receipts import (
+    Receipt,
+    add_to_receipt,
+    begin_receipt,
+    discard_empty_receipt,
+    finish_receipt,
+    latest_receipt,
+    record_physical,
+)
+from state.reclaim import reclaim_erased_space
 
-__all__ = ["DEFAULT_ERASE_BATCH", "erase_organization"]
+__all__ = ["DEFAULT_ERASE_BATCH", "SWEPT_OBJECTS", "erase_organization", "erased_tables"]
+
+SWEPT_OBJECTS = "objects_swept"
+"""The receipt's count of objects the final sweep of the organization's folder found and deleted."""
+CASCADED = {"agent.knowledge_sources": ("agent.knowledge_source_terms",)}
+"""Tables whose rows go with a counted table's rows (foreign-key cascades), so they are vacuumed with it."""
 
 DEFAULT_ERASE_BATCH = 2000
 """Rows per batch: small enough that no transaction holds locks for long at the largest tenant."""
@@ -53,10 +72,23 @@ async def erase_organization(
         receipt = await begin_receipt(
             conn, "organization", organization_id=organization_id, target_id=organization_id, requested_by=requested_by
         )
+    await mark_organization_erasing(db, organization_id, receipt_id=receipt.id)
     await erase_organization_knowledge(db, store, organization_id, receipt_id=receipt.id, batch_size=batch_size)
     await erase_organization_memories(db, organization_id, receipt_id=receipt.id, batch_size=batch_size)
     await erase_organization_state(db, organization_id, receipt_id=receipt.id)
-    async with db.connection() as conn:
+    swept = len(await store.delete_prefix(organization_prefix(organization_id)))  # raced or unreferenced objects
+    async with db.connection() as conn, conn.transaction():  # the mark ends as the receipt completes
+        await add_to_receipt(conn, receipt.id, {SWEPT_OBJECTS: swept})
+        await clear_organization_mark(conn, organization_id)
         if previous is not None and previous.status == "complete" and await discard_empty_receipt(conn, receipt.id):
             return previous
-        return await finish_receipt(conn, receipt.id)
+        done = await finish_receipt(conn, receipt.id)
+    physical = await reclaim_erased_space(db, erased_tables(done))
+    async with db.connection() as conn:
+        return await record_physical(conn, done.id, physical)
+
+
+def erased_tables(receipt: Receipt) -> list[str]:
+    """The tables an erasure removed rows from: those its receipt counts, and those they cascade to."""
+    counted = [name for name in receipt.counts if "." in name]
+    return sorted({*counted, *(t for name in counted for t in CASCADED.get(name, ()))})

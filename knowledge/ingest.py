@@ -16,6 +16,7 @@ import hashlib
 import time
 import uuid
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from datetime import date
 from pathlib import PurePosixPath
 from typing import Any, NoReturn
@@ -35,6 +36,7 @@ from knowledge.object_deletes import drain_quietly
 from knowledge.objects import ObjectStore, object_key_for
 from knowledge.review import Review, checked_review
 from state.db import Connection, Database
+from state.erasure_marks import guard_writes
 
 __all__ = [
     "Announce",
@@ -135,17 +137,18 @@ async def _register(
     new_id = uuid.uuid4()
     key = object_key_for(organization_id, new_id)
     args = (organization_id, kind, label, uri, key, digest, media_type, filename, len(data))
-    # The object is written before the row that names it, and only when a row may be made: the same content
-    # again lands on its row without a write. A row made concurrently sends the transaction back for it.
+    # The object is written in the transaction that makes the row naming it (under the erasure guard), and
+    # only when a row may be made: the same content again lands on its row without a write. A row made
+    # concurrently sends the transaction back for it.
     stored = not await _already_registered(db, organization_id, identity, digest)
     superseded: list[str] = []
+    put = _Put(store, key, data, media_type or "application/octet-stream")
     while True:
-        if stored:
-            await store.put(key, data, content_type=media_type or "application/octet-stream")
         try:
             registered, superseded = await _register_row(
-                db, organization_id, identity, digest, args, review, new_id=new_id, stored=stored, announce=announce
-            )
+                db, organization_id, identity, digest, args, review, new_id=new_id, put=put if stored else None,
+                announce=announce,
+            )  # fmt: skip
         except _ObjectNeeded:
             stored = True
             continue
@@ -162,6 +165,16 @@ async def _register(
 
 class _ObjectNeeded(Exception):
     """The registration must make a row, and its object was not written (rolled back, then retried)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Put:
+    """The object a registration writes with its row."""
+
+    store: ObjectStore
+    key: str
+    data: bytes
+    content_type: str
 
 
 async def _already_registered(db: Database, organization_id: UUID | None, identity: str, digest: str) -> bool:
@@ -181,15 +194,19 @@ async def _register_row(
     review: Review,
     *,
     new_id: UUID,
-    stored: bool,
+    put: _Put | None,
     announce: Announce | None,
 ) -> tuple[RegisteredSource, list[str]]:
-    """Make or find the row of one registration; answers it and the object keys of versions it superseded."""
+    """Make or find the row of one registration (writing `put` with it); answers it and superseded versions' keys."""
     superseded: list[str] = []
+    stored = put is not None
     with translated():
         async with db.connection() as conn, conn.transaction():
+            if organization_id is not None:  # the put too, under the erasure guard (state.erasure_marks)
+                await guard_writes(conn, organization_id)
             inserted = None
-            if stored:
+            if put is not None:
+                await put.store.put(put.key, put.data, content_type=put.content_type)
                 inserted = await conn.fetchrow(QUERIES["insert_source"], *args, review.owner, review.review_by, new_id)
             outcome, replaces = "created", None
             if inserted is None:

@@ -34,6 +34,7 @@ __all__ = [
     "object_key_for",
     "object_prefix_for",
     "object_store_from_url",
+    "organization_prefix",
 ]
 
 _NOT_FOUND = frozenset({"NoSuchKey", "404", "NotFound"})
@@ -66,6 +67,11 @@ class ObjectStore(Protocol):
 def object_prefix_for(organization_id: UUID | None) -> str:
     """The prefix every object of one scope lives under: `platform/` or `org/<organization id>/`."""
     return "platform/" if organization_id is None else f"org/{UUID(str(organization_id))}/"
+
+
+def organization_prefix(organization_id: UUID) -> str:
+    """The folder holding every object of one organization, `org/<organization id>/` (`object_key_for`)."""
+    return object_prefix_for(organization_id)
 
 
 def object_key_for(organization_id: UUID | None, source_id: UUID) -> str:

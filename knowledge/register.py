@@ -25,7 +25,8 @@ from knowledge._sql import QUERIES, translated
 from knowledge.ingest import register_uri
 from knowledge.objects import ObjectStore, object_key_for
 from knowledge.review import Review, checked_review
-from state.db import Database
+from state.db import Connection, Database
+from state.erasure_marks import guard_writes
 
 __all__ = ["Document", "register_many"]
 
@@ -89,11 +90,15 @@ async def register_many(
             await store.put(key, doc.data, content_type=doc.media_type or "application/octet-stream")
 
     try:
-        await asyncio.gather(*(put(keys[index], documents[index]) for index in fresh))
-        inserted = await _insert_fresh(
-            db, organization_id, fresh, documents, titles=titles, keys=keys, digests=digests, names=names,
-            reviews=reviews, new_ids=new_ids,
-        )  # fmt: skip
+        with translated():
+            async with db.connection() as conn, conn.transaction():
+                if organization_id is not None:  # the puts too, under the erasure guard (state.erasure_marks)
+                    await guard_writes(conn, organization_id)
+                await asyncio.gather(*(put(keys[index], documents[index]) for index in fresh))
+                inserted = await _insert_fresh(
+                    conn, organization_id, fresh, documents, titles=titles, keys=keys, digests=digests, names=names,
+                    reviews=reviews, new_ids=new_ids,
+                )  # fmt: skip
     except BaseException:  # no row names the objects written (a failed put may have written some)
         await asyncio.gather(*(store.delete(keys[index]) for index in fresh))
         raise
@@ -132,7 +137,9 @@ async def register_many(
         if identity not in created and (reviews[index].owner is not None or reviews[index].review_by is not None):
             landed[ids[identity]] = index
     with translated():
-        async with db.connection() as conn:
+        async with db.connection() as conn, conn.transaction():
+            if organization_id is not None:
+                await guard_writes(conn, organization_id)
             if landed:
                 await conn.execute(
                     QUERIES["set_sources_review"], list(landed),
@@ -162,7 +169,7 @@ def _filename(doc: Document) -> str:
 
 
 async def _insert_fresh(
-    db: Database,
+    conn: Connection,
     organization_id: UUID | None,
     fresh: list[int],
     documents: Sequence[Document],
@@ -175,14 +182,12 @@ async def _insert_fresh(
     new_ids: dict[int, UUID],
 ) -> list[asyncpg.Record]:
     """Insert the rows of the documents `fresh` (indexes) in one statement; the rows made (a conflict makes none)."""
-    with translated():
-        async with db.connection() as conn:
-            rows: list[asyncpg.Record] = await conn.fetch(
-                QUERIES["insert_sources_many"], organization_id,
-                ["uri" if documents[i].uri is not None else "upload" for i in fresh], [titles[i] for i in fresh],
-                [documents[i].uri for i in fresh], [keys[i] for i in fresh], [digests[i] for i in fresh],
-                [documents[i].media_type for i in fresh], [names[i] for i in fresh],
-                [len(documents[i].data) for i in fresh], [reviews[i].owner for i in fresh],
-                [reviews[i].review_by for i in fresh], [new_ids[i] for i in fresh],
-            )  # fmt: skip
+    rows: list[asyncpg.Record] = await conn.fetch(
+        QUERIES["insert_sources_many"], organization_id,
+        ["uri" if documents[i].uri is not None else "upload" for i in fresh], [titles[i] for i in fresh],
+        [documents[i].uri for i in fresh], [keys[i] for i in fresh], [digests[i] for i in fresh],
+        [documents[i].media_type for i in fresh], [names[i] for i in fresh],
+        [len(documents[i].data) for i in fresh], [reviews[i].owner for i in fresh],
+        [reviews[i].review_by for i in fresh], [new_ids[i] for i in fresh],
+    )  # fmt: skip
     return rows

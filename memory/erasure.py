@@ -6,7 +6,9 @@ the rows), and, when the request names the person's subject ref (`crm.person:<id
 memories whose subject is that ref. The rows the platform owns and this layer only reads (`public.users`, CRM
 rows, conversation messages, `agent.runs`) are the platform's to erase.
 
-`erase_user` checks the organization and the user, opens (or resumes) the `user` receipt, erases in bounded
+`erase_user` checks the organization and the user, opens (or resumes) the `user` receipt, marks the person
+erasing (`state.erasure_marks`: the memory writes naming the user or the subject are refused until the receipt
+completes, which ends the mark), erases in bounded
 batches, each batch's counts added to the receipt in the batch's own transaction, and completes the receipt.
 A repeat of a complete erasure that finds nothing new answers the same receipt; a rerun of an interrupted one
 resumes it. `erase_organization_memories` is the memory part of an organization erasure, counted into a
@@ -23,6 +25,7 @@ from uuid import UUID
 
 from memory.errors import InvalidErasureSubjectError, UserNotFoundError
 from state.db import Connection, Database
+from state.erasure_marks import clear_person_mark, mark_person_erasing
 from state.errors import translated_db_errors
 from state.organizations import require_organization
 from state.queries import load_queries
@@ -175,10 +178,13 @@ async def erase_user(
             requested_by=requested_by,
             subject=subject_text,
         )
+        # From here every write naming the person is refused, and the writes in flight have ended.
+        await mark_person_erasing(conn, organization_id, user_id, subject=subject_text, receipt_id=receipt.id)
     await _erase_scope(db, receipt.id, "user", organization_id, user_id=user_id, batch_size=batch_size)
     if subject_arg is not None:
         await _erase_scope(db, receipt.id, "subject", organization_id, subject=subject_arg, batch_size=batch_size)
-    async with db.connection() as conn:
+    async with db.connection() as conn, conn.transaction():
+        await clear_person_mark(conn, receipt.id)
         return await finish_receipt(conn, receipt.id)
 
 

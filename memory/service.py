@@ -12,9 +12,11 @@ from `agent.memory_heads`; after a tombstone it starts the chain again after the
 ignores it. Each revision gets its expiry from `memory.expiry.resolve_expiry` (the candidate's
 `expires_at` or `ttl`, else its namespace's default), refused at the field's path before anything is read.
 
-Each transition is one insert. Two writers that read one head race on the chain constraints; the loser
-reloads the head and decides again (refuse the same text, append new text). `forget` accepts the id of a
-current live head only, checks the invoking principal, and appends one tombstone.
+Each transition is one insert, in a transaction that first passes the erasure guard (`state.erasure_marks`):
+a write for an organization or a person being erased is refused before anything is read. Two writers that
+read one head race on the chain constraints; the loser reloads the head and decides again (refuse the same
+text, append new text). `forget` accepts the id of a current live head only, checks the invoking principal,
+and appends one tombstone.
 
 This service must never update or delete a revision, never infer lineage from timestamps, and never be
 handed to a model directly: a model reaches it through the memory tools.
@@ -45,6 +47,7 @@ from memory.expiry import DEFAULT_EXPIRY, ExpiryPolicy, resolve_expiry
 from memory.models import AgentMemory, MemoryCandidate, ToolInvocation, is_memory_attribute
 from memory.subjects import check_subject
 from state.db import Connection, Database
+from state.erasure_marks import guard_writes
 from state.ids import entity_ref_problem
 from state.refs import ResourceRef, make_subject_key
 
@@ -112,6 +115,10 @@ class MemoryService:
 
         for _ in range(self._max_attempts):
             async with self._db.connection() as conn, conn.transaction():
+                await guard_writes(
+                    conn, inv.organization_id, user_id=inv.user_id if candidate.scope == "user" else None,
+                    subjects=[] if subject is None else [f"{subject.kind}:{subject.id}"],
+                )  # fmt: skip
                 if run_limit is not None:
                     await self._check_run_limit(conn, inv.run_id, run_limit)
                 head = await repo.fetch_head(
@@ -151,10 +158,14 @@ class MemoryService:
         """Append one tombstone after `memory_id`, which must be the current live head the principal owns."""
         await self._check_invocation(inv)
         async with self._db.connection() as conn, conn.transaction():
+            await guard_writes(conn, inv.organization_id)
             found = await repo.fetch_revision(conn, inv.organization_id, memory_id)
             if found is None:
                 raise MemoryNotFoundError(f"no memory {memory_id} in this organization")
             memory, is_head = found
+            await guard_writes(  # the people it names: the lock is held already, so the marks cannot change
+                conn, inv.organization_id, user_id=memory.user_id, subjects=[_subject_of(memory.subject_key)]
+            )
             if memory.definition_id != inv.definition_id:
                 raise PrincipalMismatchError(f"memory {memory_id} belongs to another definition")
             if memory.scope == "user" and (inv.user_id is None or memory.user_id != inv.user_id):
@@ -200,3 +211,8 @@ class MemoryService:
         written = await repo.count_run_remembers(conn, run_id)
         if written >= limit:
             raise RunMemoryLimitError(f"run {run_id} has written {written} memories; the limit is {limit}")
+
+
+def _subject_of(subject_key: str) -> str:
+    """The `<kind>:<id>` a subject key starts with (a person's erasure names its subject so)."""
+    return ":".join(subject_key.split(":")[:2])

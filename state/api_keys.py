@@ -24,6 +24,7 @@ from uuid import UUID
 import asyncpg
 
 from state.db import Database
+from state.erasure_marks import guard_writes
 from state.errors import ApiKeyNotFoundError, OrganizationNotFoundError, translated_db_errors
 from state.queries import load_queries
 
@@ -122,7 +123,8 @@ def verify_secret(secret: str, stored_sha256: bytes) -> bool:
 async def mint_key(db: Database, *, organization_id: UUID | None, name: str = "") -> MintedKey:
     """Mint a key: bound to `organization_id`, or operator-scoped when it is None.
 
-    ValueError for a name longer than `MAX_KEY_NAME`; `OrganizationNotFoundError` for an unknown organization.
+    ValueError for a name longer than `MAX_KEY_NAME`; `OrganizationNotFoundError` for an unknown organization,
+    `OrganizationErasingError` for one being erased.
     """
     label = name.strip()
     if len(label) > MAX_KEY_NAME or "\x00" in label:
@@ -132,7 +134,9 @@ async def mint_key(db: Database, *, organization_id: UUID | None, name: str = ""
     scope: KeyScope = "operator" if organization_id is None else "organization"
     with translated_db_errors():
         try:
-            async with db.connection() as conn:
+            async with db.connection() as conn, conn.transaction():
+                if organization_id is not None:
+                    await guard_writes(conn, organization_id)
                 row = await conn.fetchrow(
                     QUERIES["insert_api_key"], key_id, scope, organization_id, label, _digest(secret)
                 )

@@ -11,6 +11,8 @@
         ├── OrganizationNotFoundError   no organization has this id
         ├── ApiKeyNotFoundError         no API key has this id
         ├── ReceiptNotFoundError        no removal receipt has this id
+        ├── OrganizationErasingError    a write for an organization being erased (refused, nothing written)
+        ├── PersonErasingError          a write naming a person being erased (refused, nothing written)
         ├── RateLimitedError            too many of one operation in its window; retry after `retry_after_s`
         └── DatabaseError               the database refused or failed a statement (original as __cause__)
             └── DatabaseUnavailableError  no connection could be made (unreachable, or the login refused)
@@ -34,7 +36,9 @@ __all__ = [
     "DatabaseUnavailableError",
     "MigrationChecksumError",
     "MigrationError",
+    "OrganizationErasingError",
     "OrganizationNotFoundError",
+    "PersonErasingError",
     "RateLimitedError",
     "ReceiptNotFoundError",
     "SettingsError",
@@ -111,6 +115,18 @@ class ReceiptNotFoundError(StateError, LookupError):
     """No removal receipt has this id."""
 
     code = "receipt_not_found"
+
+
+class OrganizationErasingError(StateError):
+    """The organization is being erased: its writes are refused until the erasure ends."""
+
+    code = "organization_erasing"
+
+
+class PersonErasingError(StateError):
+    """A person this write names is being erased: the write is refused until the erasure ends."""
+
+    code = "person_erasing"
 
 
 class RateLimitedError(StateError):

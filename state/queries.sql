@@ -257,6 +257,7 @@ WITH opened AS (
     RETURNING *
 )
 SELECT id, kind, organization_id, target_id, subject, requested_by, status, counts, object_keys, versions, resumed,
+       physical,
        started_at, finished_at
   FROM opened;
 
@@ -275,6 +276,7 @@ RETURNING id;
 -- name: get_removal_receipt
 -- One receipt by id, or no row. $1 receipt id.
 SELECT id, kind, organization_id, target_id, subject, requested_by, status, counts, object_keys, versions, resumed,
+       physical,
        started_at, finished_at
   FROM agent.removal_receipts
  WHERE id = $1;
@@ -283,6 +285,7 @@ SELECT id, kind, organization_id, target_id, subject, requested_by, status, coun
 -- The newest receipt of one request, running or complete, or no row. $1 kind, $2 organization id or NULL,
 -- $3 target id, $4 subject.
 SELECT id, kind, organization_id, target_id, subject, requested_by, status, counts, object_keys, versions, resumed,
+       physical,
        started_at, finished_at
   FROM agent.removal_receipts
  WHERE kind = $1 AND organization_id IS NOT DISTINCT FROM $2 AND target_id = $3 AND subject = $4
@@ -296,6 +299,7 @@ SELECT count(*) FROM agent.removal_receipts WHERE $1::uuid IS NULL OR organizati
 -- name: list_removal_receipts
 -- The newest receipts, optionally of one organization. $1 organization id or NULL for all, $2 most rows.
 SELECT id, kind, organization_id, target_id, subject, requested_by, status, counts, object_keys, versions, resumed,
+       physical,
        started_at, finished_at
   FROM agent.removal_receipts
  WHERE $1::uuid IS NULL OR organization_id = $1
@@ -448,3 +452,48 @@ WITH gone AS (
     DELETE FROM agent.event_outbox WHERE organization_id = $1 RETURNING 1
 )
 SELECT count(*) FROM gone;
+
+-- name: guard_organization_write
+-- Hold the organization's write lock (shared) until the transaction ends, and refuse a write for an
+-- organization or a person being erased (migration 0095). $1 organization id, $2 user id or NULL,
+-- $3 subjects ('<kind>:<id>') the write names.
+SELECT agent.guard_organization_write($1, $2, $3::text[]);
+
+-- name: mark_organization_erasing
+-- Wait for the organization's writes in flight and mark it erasing (migration 0095); whether it is marked.
+-- $1 organization id, $2 receipt id.
+SELECT agent.mark_organization_erasing($1, $2);
+
+-- name: mark_person_erasing
+-- Wait for the organization's writes in flight and mark a person erasing. $1 organization id, $2 user id,
+-- $3 subject ('' for none), $4 receipt id.
+SELECT agent.mark_person_erasing($1, $2, $3, $4);
+
+-- name: clear_organization_mark
+-- End an organization's erasure mark (its receipt completes in this transaction). $1 organization id.
+DELETE FROM agent.erasing_organizations WHERE organization_id = $1;
+
+-- name: clear_person_mark
+-- End a person's erasure mark (its receipt completed). $1 receipt id.
+DELETE FROM agent.erasing_people WHERE receipt_id = $1;
+
+-- name: record_receipt_physical
+-- Record what a completed erasure did to the disk afterwards. $1 receipt id, $2 JSON object.
+UPDATE agent.removal_receipts SET physical = $2::jsonb WHERE id = $1 AND status = 'complete';
+
+-- name: may_maintain_catalog
+-- Whether the role may VACUUM pg_statistic and CHECKPOINT (a superuser; pg_checkpoint's members may CHECKPOINT).
+SELECT r.rolsuper AS superuser,
+       r.rolsuper OR (to_regrole('pg_checkpoint') IS NOT NULL
+                      AND pg_has_role(current_user, 'pg_checkpoint', 'MEMBER')) AS checkpoint
+  FROM pg_roles AS r
+ WHERE r.rolname = current_user;
+
+-- name: erased_table_size
+-- A table's name, quoted for a statement, with its size (heap, indexes, TOAST) and whether the role owns it,
+-- or no row for a table that does not exist. $1 'schema.table'.
+SELECT format('%I.%I', n.nspname, c.relname) AS quoted, pg_total_relation_size(c.oid) AS bytes,
+       pg_has_role(current_user, c.relowner, 'MEMBER') AS owned
+  FROM pg_class AS c
+  JOIN pg_namespace AS n ON n.oid = c.relnamespace
+ WHERE c.oid = to_regclass($1) AND c.relkind IN ('r', 'p', 'm');

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 from uuid import UUID
@@ -36,6 +36,7 @@ __all__ = [
     "latest_receipt",
     "list_receipts",
     "receipt_object_key",
+    "record_physical",
 ]
 
 QUERIES = load_queries(__file__)
@@ -74,6 +75,8 @@ class Receipt:
     """When the removal started."""
     finished_at: datetime | None
     """When it completed, or None while running."""
+    physical: Mapping[str, Any] = field(default_factory=dict)
+    """What the erasure did to the disk after it completed (VACUUM, ANALYZE, CHECKPOINT), or empty."""
 
     @classmethod
     def from_row(cls, row: asyncpg.Record) -> Receipt:
@@ -81,6 +84,9 @@ class Receipt:
         counts = row["counts"]
         if isinstance(counts, str):
             counts = json.loads(counts)
+        physical = row["physical"] if "physical" in row else {}
+        if isinstance(physical, str):
+            physical = json.loads(physical)
         return cls(
             id=row["id"],
             kind=row["kind"],
@@ -95,6 +101,7 @@ class Receipt:
             resumed=row["resumed"],
             started_at=row["started_at"],
             finished_at=row["finished_at"],
+            physical=physical,
         )
 
     def as_json(self) -> dict[str, Any]:
@@ -113,6 +120,7 @@ class Receipt:
             "resumed": self.resumed,
             "started_at": self.started_at.isoformat(),
             "finished_at": None if self.finished_at is None else self.finished_at.isoformat(),
+            "physical": dict(self.physical),
         }
 
 
@@ -160,6 +168,16 @@ async def finish_receipt(conn: Connection, receipt_id: UUID) -> Receipt:
     """Mark the receipt complete and return it."""
     with translated_db_errors():
         await conn.execute(QUERIES["finish_removal_receipt"], receipt_id)
+        row = await conn.fetchrow(QUERIES["get_removal_receipt"], receipt_id)
+    if row is None:
+        raise ReceiptNotFoundError(f"no removal receipt has id {receipt_id}")
+    return Receipt.from_row(row)
+
+
+async def record_physical(conn: Connection, receipt_id: UUID, physical: Mapping[str, Any]) -> Receipt:
+    """Record on a complete receipt what the erasure did to the disk afterwards, and return the receipt."""
+    with translated_db_errors():
+        await conn.execute(QUERIES["record_receipt_physical"], receipt_id, dict(physical))
         row = await conn.fetchrow(QUERIES["get_removal_receipt"], receipt_id)
     if row is None:
         raise ReceiptNotFoundError(f"no removal receipt has id {receipt_id}")

@@ -86,7 +86,13 @@ class KeyList(BaseModel):
     status_code=201,
     dependencies=[OPERATOR],
     response_model=MintedKeyOut,
-    responses=route_errors({400: None, 404: "`organization_not_found`: the key's organization does not exist."}),
+    responses=route_errors(
+        {
+            400: None,
+            404: "`organization_not_found`: the key's organization does not exist.",
+            409: "`organization_erasing`: the organization is being erased.",
+        }
+    ),
 )
 async def mint(body: KeyIn, svc: ServicesDep) -> dict[str, Any]:
     """Mint a key and answer it with its secret, the only time the secret is shown."""

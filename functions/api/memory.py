@@ -150,7 +150,7 @@ _MEMORY_ERRORS = route_errors({
     400: None,
     404: "`organization_not_found`, or `memory_not_found` (forget: no such current memory).",
     409: "A refusal of the memory service: `memory_duplicate`, `memory_not_current`, `memory_already_forgotten`, "
-    "`memory_refused`, `memory_conflict`.",
+    "`memory_refused`, `memory_conflict`; `organization_erasing` or `person_erasing` (an erasure is running).",
     422: "`invalid_request` (the body, `invocation`), `invalid_input` (the arguments, at their path), "
     "`invalid_invocation`, or `memory_invalid_expiry`.",
     429: "`memory_run_limit`: the run wrote as many memories as it may.",

@@ -60,6 +60,10 @@ class ReceiptOut(BaseModel):
     """When the removal started (ISO 8601)."""
     finished_at: str | None
     """When it completed (ISO 8601), or null while running."""
+    physical: dict[str, Any] = {}
+    """What an organization erasure did to the disk after it completed: `rewritten` and `vacuumed` tables (each
+    ANALYZEd), `statistics` (pg_statistic rewritten, or why not), `checkpoint` (true, or why not), `skipped`
+    (table -> why), `at`; empty otherwise (docs/operations.md, "What an erasure leaves on disk")."""
 
 
 class ReceiptList(BaseModel):

@@ -79,6 +79,7 @@ HINTS: dict[str, str] = {
     "knowledge_source_not_found": "list the sources with `ac-context sources list --org ID` (or --platform)",
     "inngest_config_invalid": "set INNGEST_DEV=1 for local development, or INNGEST_SIGNING_KEY in production",
     "api_key_not_found": "list the keys with `ac-context keys list`",
+    "organization_erasing": "write again once its erasure completes (`ac-context receipts list --org ID`)",
 }
 """A next step for the codes where one helps."""
 

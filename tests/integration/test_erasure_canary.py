@@ -7,7 +7,10 @@ first replacement's object delete stranded by a crash after the swap, so an obje
 memories; a second organization has the same with its own. After `erase_organization` the first marker is
 nowhere, the second is in exactly the rows it was in before; the store's whole prefix of the organization
 lists nothing (referenced or not), no folder of it is left, and no object name anywhere holds the SHA-256 of
-an erased document.
+an erased document. Then the raw files: after the erasure's own steps (rewrite or VACUUM, ANALYZE,
+pg_statistic rewritten, CHECKPOINT: the receipt's `physical`), the first marker's bytes are in no file of the
+test database's folder (`base/<oid>/`: heap, index, TOAST, and pg_statistic's files). The WAL still holds it
+(docs/operations.md, "What an erasure leaves on disk").
 
 Part "person": one person's marker sits in the memory texts of several revisions (superseded, forgotten and
 live again), in `subject_refs` labels, in chains of two definitions, and in the organization memories about
@@ -71,6 +74,26 @@ def objects_holding(root: Path, text: str) -> list[str]:
     """Every object in the local store whose bytes hold `text`."""
     needle = text.encode()
     return [str(p.relative_to(root)) for p in sorted(root.rglob("*")) if p.is_file() and needle in p.read_bytes()]
+
+
+async def database_files_holding(db: Database, text: str) -> list[str] | None:
+    """The relations whose files in the database's folder hold `text`'s bytes; None when the folder is not here."""
+    async with db.connection() as conn:
+        folder = Path(await conn.fetchval("SELECT current_setting('data_directory')")) / await conn.fetchval(
+            "SELECT 'base/' || oid FROM pg_database WHERE datname = current_database()"
+        )
+        names = {
+            r["node"]: r["name"]
+            for r in await conn.fetch(
+                "SELECT pg_relation_filenode(c.oid)::text AS node, c.oid::regclass::text AS name FROM pg_class AS c"
+                " WHERE pg_relation_filenode(c.oid) IS NOT NULL"
+            )
+        }
+    if not folder.is_dir():
+        return None
+    needle = text.encode()
+    hits = [p.name for p in sorted(folder.iterdir()) if p.is_file() and needle in p.read_bytes()]
+    return [names.get(h.split(".")[0].split("_")[0], h) for h in hits]
 
 
 async def seed_person(
@@ -203,6 +226,14 @@ async def test_organization_canary_erasure_leaves_the_marker_nowhere(
     assert len(await kit.store.list_prefix(object_prefix_for(other))) == 3, (
         "the other organization keeps its objects (its stranded one too: only its own erasure or the sweep drains it)"
     )
+    physical = receipt.physical
+    assert set(seeded) <= set(physical["rewritten"]) | set(physical["vacuumed"]), "every table it was in is vacuumed"
+    assert physical["statistics"] == "rewritten" and physical["checkpoint"] is True, physical
+    assert physical["skipped"] == {}, physical
+    files = await database_files_holding(db, gone)
+    if files is not None:  # the embedded test server's folder (not a DATABASE_URL elsewhere)
+        assert files == [], f"the erased marker's bytes are still in the files of {files}"
+        assert await database_files_holding(db, kept), "the scan reads the files"
     assert await erase_organization(db, kit.store, org, requested_by="canary") == receipt
     async with db.connection() as conn:
         assert await conn.fetch("SELECT * FROM agent.memory_chain_problems()") == []

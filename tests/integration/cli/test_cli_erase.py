@@ -126,3 +126,17 @@ async def test_erase_organization_needs_yes_and_refuses_an_unknown_one_in_one_li
     receipt = json.loads(done.stdout)
     assert receipt["kind"] == "organization" and receipt["counts"]["agent.memories"] == 1
     assert await memory_count(db, org) == 0
+
+
+async def test_a_write_for_an_organization_being_erased_is_one_line_organization_erasing(
+    cli_env: None, db: Database, factory: Factory
+) -> None:
+    from state.erasure_marks import mark_organization_erasing
+
+    org = await factory.organization()
+    await mark_organization_erasing(db, org, receipt_id=uuid.uuid4())
+    refused = await invoke("keys", "mint", "--org", str(org), "--name", "late")
+    line = project_error(refused, "organization_erasing")
+    assert str(org) in line and "receipts list" in line
+    async with db.connection() as conn:
+        assert await conn.fetchval("SELECT count(*) FROM agent.api_keys WHERE organization_id = $1", org) == 0

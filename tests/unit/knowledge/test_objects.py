@@ -19,6 +19,7 @@ from knowledge.objects import (
     object_key_for,
     object_prefix_for,
     object_store_from_url,
+    organization_prefix,
 )
 
 if TYPE_CHECKING:
@@ -253,3 +254,24 @@ async def test_a_put_whose_folder_a_concurrent_delete_removed_still_lands(tmp_pa
     key = object_key_for(ORG, uuid.uuid4())
     await store.put(key, b"new", content_type="text/plain")
     assert store.raced == 1 and await store.get(key) == b"new"
+
+
+async def test_delete_prefix_removes_every_object_under_the_folder_and_nothing_else(store: ObjectStore) -> None:
+    org, other = uuid.uuid4(), uuid.uuid4()
+    mine = [object_key_for(org, uuid.uuid4()), object_key_for(org, uuid.uuid4())]
+    mine.append(f"{organization_prefix(org)}stray/unreferenced.bin")  # no row names it: swept all the same
+    theirs = object_key_for(other, uuid.uuid4())
+    for key in [*mine, theirs]:
+        await store.put(key, b"bytes", content_type="text/plain")
+    assert all(key.startswith(organization_prefix(org)) for key in mine[:2]), "object_key_for keeps the folder"
+
+    assert len(await store.delete_prefix(organization_prefix(org))) == 3
+    assert [await store.exists(key) for key in mine] == [False, False, False]
+    assert await store.exists(theirs)
+    assert await store.delete_prefix(organization_prefix(org)) == [], "a second sweep finds nothing"
+
+
+@pytest.mark.parametrize("prefix", ["", "/", "org", "../", "org/../"])
+async def test_delete_prefix_refuses_a_prefix_that_is_not_a_folder(store: ObjectStore, prefix: str) -> None:
+    with pytest.raises(InvalidObjectKeyError):
+        await store.delete_prefix(prefix)
