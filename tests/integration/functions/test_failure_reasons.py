@@ -20,6 +20,7 @@ from uuid import UUID
 import pytest
 
 from functions.inngest.knowledge_ingest import EVENT_UPLOADED, FUNCTION_ID, RETRIES
+from knowledge.extract import extract_text
 from knowledge.reasons import in_vocabulary
 from tests.factories import Factory
 from tests.integration.functions.conftest import Service
@@ -209,3 +210,13 @@ async def test_the_failure_handler_takes_a_code_from_the_engine_error_and_never_
     assert await _reason(service, source_id) == (
         "failed_after_retries: ingestion failed after its retries. Retry the source to ingest it again."
     )
+
+
+def test_a_pypdf_error_record_reaches_the_log_without_the_documents_text(caplog: pytest.LogCaptureFixture) -> None:
+    """pypdf logs an unknown font encoding at ERROR with its name, read from the document."""
+    caplog.set_level(logging.DEBUG)
+    font = b"/BaseFont /Helvetica /Encoding /" + MARKER.encode()
+    data = _pdf(b"BT /F1 12 Tf 72 700 Td (hello) Tj ET").replace(b"/BaseFont /Helvetica", font)
+    assert extract_text(data).text == "hello"
+    assert [r for r in caplog.records if r.name.startswith("pypdf") and r.levelno >= logging.ERROR], "still logged"
+    assert not _logged_marker(caplog), "a log line carries the document's text"

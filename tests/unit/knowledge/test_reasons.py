@@ -60,7 +60,9 @@ def test_an_error_fails_with_its_reason_never_its_message() -> None:
     quoting = MalformedDocumentError(f"page 1 cannot be read: Invalid object: b'salary of {MARKER}'")
     assert reason_of(quoting) == str(fixed_reason("document_malformed"))
     unknown = KnowledgeError(f"salary of {MARKER}")
-    assert reason_of(unknown) == f"{FALLBACK}: ingestion failed with knowledge_error. Retry the source to ingest it again."
+    assert reason_of(unknown) == (
+        f"{FALLBACK}: ingestion failed with knowledge_error. Retry the source to ingest it again."
+    ), "a code outside the vocabulary still names itself, and nothing of the message"
 
 
 @pytest.mark.parametrize(
