@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import logging
+import traceback
 from pathlib import Path
 from typing import Any
 from uuid import UUID
@@ -20,6 +21,7 @@ from uuid import UUID
 import pytest
 
 from functions.inngest.knowledge_ingest import EVENT_UPLOADED, FUNCTION_ID, RETRIES
+from knowledge.errors import ExtractionError
 from knowledge.extract import extract_text
 from knowledge.reasons import in_vocabulary
 from tests.factories import Factory
@@ -220,3 +222,13 @@ def test_a_pypdf_error_record_reaches_the_log_without_the_documents_text(caplog:
     assert extract_text(data).text == "hello"
     assert [r for r in caplog.records if r.name.startswith("pypdf") and r.levelno >= logging.ERROR], "still logged"
     assert not _logged_marker(caplog), "a log line carries the document's text"
+
+
+@pytest.mark.parametrize("kind", ["malformed pdf", "malformed html"])
+def test_an_extraction_error_chains_nothing_of_the_parser(kind: str) -> None:
+    """A traceback of the error, as a log handler or an engine would format it, holds nothing of the document."""
+    name, data, expected = BAD[kind]
+    with pytest.raises(ExtractionError) as info:
+        extract_text(data, filename=name)
+    assert str(info.value.reason) == expected
+    assert MARKER not in "".join(traceback.format_exception(info.value)), "the parser's exception is chained"
