@@ -20,12 +20,18 @@ from uuid import UUID
 
 import pytest
 
+from functions.app import create_app
 from functions.inngest.knowledge_ingest import EVENT_UPLOADED, FUNCTION_ID, RETRIES
 from knowledge.errors import ExtractionError
 from knowledge.extract import extract_text
+from knowledge.objects import LocalObjectStore
 from knowledge.reasons import in_vocabulary
+from state.db import Database
+from state.settings import load_settings
 from tests.factories import Factory
-from tests.integration.functions.conftest import Service
+from tests.integration.functions.conftest import TOKEN, Service, fake_embedders
+from tests.integration.functions.support import asgi_client
+from tests.integration.functions.test_dev_in_process import AUTH, _wait_for
 
 MARKER = "ZQXMARKER7731"
 """Stands for a sentence of the document ("salary of <name> is 90000")."""
@@ -232,3 +238,26 @@ def test_an_extraction_error_chains_nothing_of_the_parser(kind: str) -> None:
         extract_text(data, filename=name)
     assert str(info.value.reason) == expected
     assert MARKER not in "".join(traceback.format_exception(info.value)), "the parser's exception is chained"
+
+
+@pytest.mark.parametrize("kind", ["malformed pdf", "malformed html"])
+async def test_an_upload_run_in_process_fails_with_the_same_reason_and_logs_nothing_of_it(
+    db: Database, factory: Factory, tmp_path: Path, fake_live_model: str, monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture, kind: str,
+) -> None:  # fmt: skip
+    """Dev mode with no Inngest server: the outbox runs the ingestion here (`functions._outbox`)."""
+    caplog.set_level(logging.DEBUG)
+    monkeypatch.setenv("INNGEST_DEV", "1")
+    monkeypatch.setenv("INNGEST_BASE_URL", "http://127.0.0.1:9")  # nothing answers here: no Inngest server
+    settings = load_settings(api_token=TOKEN, data_dir=tmp_path, inngest_mode="dev", outbox_poll_interval_s=0.05)
+    app = create_app(settings, db=db, object_store=LocalObjectStore(tmp_path / "objects"), embedders=fake_embedders())
+    name, data, expected = BAD[kind]
+    org = str(await factory.organization())
+    async with app.router.lifespan_context(app), asgi_client(app) as http:
+        assert app.state.functions_mode == "in-process"
+        files = {"file": (name, data)}
+        created = await http.post("/v1/knowledge/sources", headers=AUTH, files=files, data={"organization_id": org})
+        assert created.status_code == 202 and created.json()["event_status"] == "in_process", created.text
+        failed = await _wait_for(http, org, "failed")
+    assert failed["failure_reason"] == expected
+    assert not _logged_marker(caplog), "a log line carries the document's text"
