@@ -41,10 +41,12 @@ library, nor more of `state` than its errors.
 
 from __future__ import annotations
 
-from typing import Self
+from typing import TYPE_CHECKING, Self
 
-from knowledge.reasons import Reason
 from state.errors import CodedError
+
+if TYPE_CHECKING:  # imported when a reason is made: `ac-context --help` loads the errors and no more
+    from knowledge.reasons import Reason
 
 __all__ = [
     "DocumentTextTooLargeError",
@@ -95,6 +97,8 @@ class KnowledgeError(CodedError):
     @classmethod
     def because(cls, template: str, /, **values: object) -> Self:
         """An error of this class with the reason `template` of its code (`knowledge.reasons`) as its message."""
+        from knowledge.reasons import Reason
+
         return cls(reason=Reason.of(cls.code, template, **values))
 
 

@@ -38,7 +38,7 @@ import inngest
 
 from functions._services import ServiceSlot
 from functions.events import EVENT_REEMBED, EVENT_SWITCH
-from functions.inngest._steps import InngestRunner, drive, source_id_of
+from functions.inngest._steps import InngestRunner, RunFailedError, drive, source_id_of
 from knowledge.db_errors import SwitchCancelledError
 from knowledge.failures import after_retries
 from knowledge.ingest import mark_failed
@@ -145,13 +145,13 @@ def _answer(outcome: SwitchOutcome) -> dict[str, Any]:
             f"written under {model} were deleted",
             "reembeds": outcome.reembeds,
         }
-    if outcome.state == "stopped":
-        raise inngest.NonRetriableError(
+    if outcome.state == "stopped":  # the reasons are the vocabulary's (knowledge.reasons); no stack goes along
+        raise RunFailedError(
             f"the switch to {model} stopped: {outcome.failed} of {outcome.total} source(s) failed to "
             f"re-embed, so {from_model} stays live. Retry them and request the switch again. "
             + "; ".join(outcome.reasons)
         )
-    raise inngest.NonRetriableError(
+    raise RunFailedError(
         f"the switch to {model} did not finish in {MAX_POLLS} checks; {from_model} stays live. "
         "Request the switch again to resume it."
     )
