@@ -150,25 +150,28 @@ class TextBudget:
         """The refusal for a page of `page_bytes` (`page_solid` not whitespace) on top of the text so far."""
         limits, page = self.limits, self._page + 1
         if page_bytes > limits.max_page_text_bytes:
-            return DocumentTextTooLargeError(
-                f"page {page} gives more text than the limit of {limits.max_page_text_bytes:,} bytes per page"
-            )
+            return DocumentTextTooLargeError.because(
+                "page {page:,} gives more text than the limit of {limit:,} bytes per page",
+                page=page, limit=limits.max_page_text_bytes,
+            )  # fmt: skip
         if limits.max_chunks is not None:
             tokens = -(-(self.solid_bytes + page_solid) // 4)
             least = -(-tokens // limits.chunk_tokens)
             if least > limits.max_chunks:
-                return TooManyChunksError(
-                    f"by page {page} the document needs more than {limits.max_chunks:,} chunks, the most one "
-                    "source may hold: split it into parts"
-                )
+                return TooManyChunksError.because(
+                    "by page {page:,} the document needs more than {cap:,} chunks, the most one source may hold: "
+                    "split it into parts",
+                    page=page, cap=limits.max_chunks,
+                )  # fmt: skip
         if self.text_bytes + page_bytes > limits.max_text_bytes:
-            return DocumentTextTooLargeError(
-                f"the text passes the limit of {limits.max_text_bytes:,} bytes at page {page}: split it into parts"
-            )
+            return DocumentTextTooLargeError.because(
+                "the text passes the limit of {limit:,} bytes at page {page:,}: split it into parts",
+                limit=limits.max_text_bytes, page=page,
+            )  # fmt: skip
         return None
 
     def _timeout(self) -> ExtractionTimeoutError:
-        return ExtractionTimeoutError(
-            f"reading the document took more than {self.limits.max_cpu_s:g} s of processor time "
-            f"(stopped at page {self._page + 1})"
-        )
+        return ExtractionTimeoutError.because(
+            "reading the document took more than {seconds:g} s of processor time (stopped at page {page:,})",
+            seconds=self.limits.max_cpu_s, page=self._page + 1,
+        )  # fmt: skip

@@ -218,7 +218,7 @@ class _Run:
         prepared: dict[UUID, Prepared] = {}
         for source_id, out in results.items():
             if isinstance(out, Failure):
-                error = out.error(out.message)
+                error = out.raised()
                 if not fails_document(error):
                     raise error
                 await self.fail(source_id, error, None)
@@ -236,9 +236,9 @@ class _Run:
                 chunk_text, extracted.text, size=self.chunk_tokens, max_chunks=self.max_chunks
             )
         except KnowledgeInputError as exc:
-            return Failure(type(exc), exc.message)
+            return Failure.of(exc)
         if not chunks:
-            return Failure(EmptyDocumentError, "the document contains no text to chunk")
+            return Failure.of(EmptyDocumentError.because("the document contains no text to chunk"))
         return Prepared([c.text for c in chunks], [c.tokens for c in chunks])
 
     async def embed(self, embedder: Embedder, prepared: dict[UUID, Prepared]) -> dict[UUID, Embeddings]:

@@ -109,7 +109,7 @@ def chunk_text(
     if max_chunks is not None:
         least = -(-estimate_tokens(text) // size)  # no chunk holds more than `size` tokens
         if least > max_chunks:
-            raise TooManyChunksError(_too_many(f"at least {least:,}", max_chunks))
+            raise TooManyChunksError.because(_AT_LEAST, count=least, cap=max_chunks)
     result: list[Chunk] = []
     for block in _blocks(text):
         for piece in _split(block, size=size, overlap=overlap):
@@ -120,12 +120,16 @@ def chunk_text(
                 if stripped:
                     result.append(Chunk(ordinal=len(result), text=stripped, tokens=estimate_tokens(stripped)))
             if max_chunks is not None and len(result) > max_chunks:
-                raise TooManyChunksError(_too_many(f"more than {max_chunks:,}", max_chunks))
+                raise TooManyChunksError.because(_MORE_THAN, count=max_chunks, cap=max_chunks)
     return result
 
 
-def _too_many(count: str, cap: int) -> str:
-    return f"the document would make {count} chunks; one source may hold at most {cap:,}: split it into parts"
+_AT_LEAST: Final = (
+    "the document would make at least {count:,} chunks; one source may hold at most {cap:,}: split it into parts"
+)
+_MORE_THAN: Final = (
+    "the document would make more than {count:,} chunks; one source may hold at most {cap:,}: split it into parts"
+)
 
 
 def _blocks(text: str) -> list[str]:

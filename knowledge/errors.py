@@ -32,13 +32,21 @@ KnowledgeError                      knowledge_error                 no   (the ro
 A caller decides about retries from `error.retryable` alone: an Inngest function raises `NonRetriableError`
 for a non-retryable error (a bad document never becomes good by running again) and lets the rest retry.
 The root subclasses `state.errors.CodedError` (the message defaults to the class docstring) and adds
-`retryable` and `message`, which only knowledge errors carry. This module must never import a third-party
+`retryable`, `message` and `reason`, which only knowledge errors carry: `reason` is the stored failure
+reason from the closed vocabulary (`knowledge.reasons`), never the message, which may name the caller's
+own input (a file name, a type, a model id) but never quotes the document or a library's message.
+ This module must never import a third-party
 library, nor more of `state` than its errors.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Self
+
 from state.errors import CodedError
+
+if TYPE_CHECKING:  # imported when a reason is made: `ac-context --help` loads the errors and no more
+    from knowledge.reasons import Reason
 
 __all__ = [
     "DocumentTextTooLargeError",
@@ -76,11 +84,22 @@ class KnowledgeError(CodedError):
     code = "knowledge_error"
     retryable: bool = False
 
-    def __init__(self, message: str | None = None, *, retryable: bool | None = None) -> None:
-        super().__init__(message)
+    def __init__(
+        self, message: str | None = None, *, retryable: bool | None = None, reason: Reason | None = None
+    ) -> None:
+        super().__init__(message if message is not None or reason is None else reason.detail)
         self.message: str = self.args[0]
+        self.reason: Reason | None = reason
+        """The stored reason this error fails a document with (`knowledge.reasons`); None: its code's fixed one."""
         if retryable is not None:
             self.retryable = retryable
+
+    @classmethod
+    def because(cls, template: str, /, **values: object) -> Self:
+        """An error of this class with the reason `template` of its code (`knowledge.reasons`) as its message."""
+        from knowledge.reasons import Reason
+
+        return cls(reason=Reason.of(cls.code, template, **values))
 
 
 class KnowledgeInputError(KnowledgeError):

@@ -1,6 +1,8 @@
 """Turn an uploaded document (PDF, Markdown, HTML, plain text) into normalised text.
 
 Every failure is an `ExtractionError` subclass with a reason an admin can act on; nothing else escapes.
+Its reason comes from the closed vocabulary (`knowledge.reasons`): the parser's own exception, whose
+message quotes the bytes it choked on, is dropped (`from None`), never quoted, never chained.
 A PDF is bounded before its pages are read (size, pages, the decompressed content they draw) and while
 they are (text per page and in all, the chunk cap, processor time): see `knowledge._budget`.
 The text is safe for a Postgres `text` column (no NUL, no lone surrogate). pypdf's log records about
@@ -23,7 +25,7 @@ from typing import Final
 
 import pypdf
 from bs4 import BeautifulSoup
-from pypdf.errors import DependencyError, FileNotDecryptedError, LimitReachedError, PyPdfError
+from pypdf.errors import DependencyError, FileNotDecryptedError, LimitReachedError
 
 from knowledge._budget import (
     DEFAULT_EXTRACT_LIMITS,
@@ -45,6 +47,7 @@ from knowledge.errors import (
     TooManyPagesError,
     UnsupportedDocumentTypeError,
 )
+from knowledge.reasons import Reason
 
 __all__ = [
     "DEFAULT_EXTRACT_LIMITS",
@@ -69,6 +72,17 @@ _TEXT_EXTENSIONS: Final = frozenset({".txt", ".text", ".csv", ".rst", ".log", ""
 DOCUMENT_SUFFIXES: Final = frozenset(_EXTENSIONS) | (_TEXT_EXTENSIONS - {""})
 """The file endings the extractor reads a document by (`.pdf`, `.md`, `.html`, `.txt`...): what a folder walk takes."""
 _MAX_WARNINGS: Final = 20
+_UNSUPPORTED: Final = Reason.of(
+    "document_type_unsupported", "the document type is not supported; upload PDF, Markdown, HTML or plain UTF-8 text"
+)
+_BOMB_LIMIT: Final = (
+    "the PDF's pages draw more than the limit of {limit:,} bytes of decompressed content (a decompression "
+    "bomb, or pages that share one content stream)"
+)
+_BOMB_TIMES: Final = (
+    "the PDF's pages draw more than {times:,} times the file's {size:,} bytes of decompressed content (a "
+    "decompression bomb, or pages that share one content stream)"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,9 +125,11 @@ def extract_text(
 ) -> ExtractedDocument:
     """Extract normalised text from `data`, or raise an `ExtractionError` saying why not (blocking)."""
     if len(data) > limits.max_bytes:
-        raise DocumentTooLargeError(f"the document is {len(data):,} bytes; the limit is {limits.max_bytes:,} bytes")
+        raise DocumentTooLargeError.because(
+            "the document is {size:,} bytes; the limit is {limit:,} bytes", size=len(data), limit=limits.max_bytes
+        )
     if not data.strip():
-        raise EmptyDocumentError("the document is empty")
+        raise EmptyDocumentError.because("the document is empty")
     kind = _sniff(data, media_type, filename)
     fallback_title = PurePath(filename).stem if filename else None
     if kind == PDF:
@@ -125,7 +141,7 @@ def extract_text(
         text, title = raw, (_markdown_title(raw) if kind == MARKDOWN else None)
     text = normalise_text(text)
     if not text:
-        raise EmptyDocumentError(f"the {kind} document contains no text")
+        raise EmptyDocumentError.because("the document contains no text")
     return ExtractedDocument(text=text, pages=1, media_type=kind, title=title or fallback_title)
 
 
@@ -155,7 +171,7 @@ def _sniff(data: bytes, media_type: str | None, filename: str | None) -> str:
     declared = (media_type or "").split(";")[0].strip().lower()
     suffix = PurePath(filename).suffix.lower() if filename else ""
     if declared == PDF or (not declared and suffix == ".pdf"):
-        raise MalformedDocumentError("the file claims to be a PDF but has no %PDF header")
+        raise MalformedDocumentError.because("the file claims to be a PDF but has no %PDF header")
     if declared in (MARKDOWN, "text/x-markdown"):
         return MARKDOWN
     if declared in (HTML, "application/xhtml+xml"):
@@ -163,13 +179,15 @@ def _sniff(data: bytes, media_type: str | None, filename: str | None) -> str:
     generic = declared in ("", "application/octet-stream", PLAIN)
     if not generic and not declared.startswith("text/"):
         raise UnsupportedDocumentTypeError(
-            f"documents of type {declared} are not supported; upload PDF, Markdown, HTML or plain text"
+            f"documents of type {declared} are not supported; upload PDF, Markdown, HTML or plain text",
+            reason=_UNSUPPORTED,
         )
     if suffix in _EXTENSIONS:
         return _EXTENSIONS[suffix]
     if suffix not in _TEXT_EXTENSIONS and not declared.startswith("text/"):
         raise UnsupportedDocumentTypeError(
-            f"files ending in {suffix} are not supported; upload PDF, Markdown, HTML or plain text"
+            f"files ending in {suffix} are not supported; upload PDF, Markdown, HTML or plain text",
+            reason=_UNSUPPORTED,
         )
     if data[:512].lstrip().lower().startswith((b"<!doctype html", b"<html")):
         return HTML
@@ -180,20 +198,25 @@ def _decode(data: bytes) -> str:
     """Decode UTF-8 text (a BOM allowed), refusing binary content with a clear reason."""
     head = data[:8192]
     if head.count(0) > len(head) // 100 + 1:  # a stray NUL is text damage; many mean a binary file
-        raise UnsupportedDocumentTypeError(
+        raise UnsupportedDocumentTypeError.because(
             "the file is binary, not text; upload PDF, Markdown, HTML or plain UTF-8 text"
         )
     try:
         return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise UnsupportedDocumentTypeError(
-            f"the file is not UTF-8 text (invalid byte at offset {exc.start}); save it as UTF-8 or upload a PDF"
-        ) from exc
+    except UnicodeDecodeError as exc:  # its message quotes the bytes: only the offset is ours to say
+        offset = exc.start
+    raise UnsupportedDocumentTypeError.because(
+        "the file is not UTF-8 text (invalid byte at offset {offset:,}); save it as UTF-8 or upload a PDF",
+        offset=offset,
+    )
 
 
 def _html_to_text(markup: str) -> tuple[str, str | None]:
     """Visible text of an HTML page with scripts, styles and templates removed, plus its title."""
-    soup = BeautifulSoup(markup, "html.parser")
+    try:
+        soup = BeautifulSoup(markup, "html.parser")
+    except Exception:  # bs4's ParserRejectedMarkup quotes the markup it rejected: none of it is kept
+        raise MalformedDocumentError.because("the HTML page cannot be parsed") from None
     title_tag = soup.find("title") or soup.find("h1")
     title = title_tag.get_text(" ", strip=True) if title_tag else None
     for tag in soup(["head", "script", "style", "noscript", "template"]):
@@ -232,21 +255,18 @@ def open_pdf_checked(data: bytes, password: str | None, limits: ExtractLimits) -
     reader = _open_pdf(data, password)
     try:
         pages = len(reader.pages)
-    except Exception as exc:  # a damaged page tree fails in many ways inside the parser
-        raise MalformedDocumentError(f"the PDF's page tree is damaged: {_reason(exc)}") from exc
+    except Exception:  # a damaged page tree fails in many ways inside the parser; its message quotes the file
+        raise MalformedDocumentError.because("the PDF's page tree is damaged") from None
     if pages > limits.max_pages:
-        raise TooManyPagesError(f"the PDF has {pages:,} pages; the limit is {limits.max_pages:,}")
+        raise TooManyPagesError.because(
+            "the PDF has {pages:,} pages; the limit is {limit:,}", pages=pages, limit=limits.max_pages
+        )
     expanded = max(EXPANSION_FLOOR, limits.max_expansion * len(data))
     limit = min(limits.max_content_bytes, expanded)
     if drawn_content_bytes(reader, pages, limit=limit) > limit:
         if limit == limits.max_content_bytes:
-            reason = f"more than the limit of {limit:,} bytes"
-        else:
-            reason = f"more than {limits.max_expansion:,} times the file's {len(data):,} bytes"
-        raise PdfContentTooLargeError(
-            f"the PDF's pages draw {reason} of decompressed content (a decompression bomb, or pages that "
-            "share one content stream)"
-        )
+            raise PdfContentTooLargeError.because(_BOMB_LIMIT, limit=limit)
+        raise PdfContentTooLargeError.because(_BOMB_TIMES, times=limits.max_expansion, size=len(data))
     return reader, pages
 
 
@@ -278,10 +298,10 @@ def _page_text(reader: pypdf.PdfReader, index: int, budget: TextBudget) -> str:
         return page.extract_text(visitor_operand_before=budget.on_operator, visitor_text=budget.on_text) or ""
     except BudgetStop as stop:
         raise stop.error from None
-    except LimitReachedError as exc:
-        raise DocumentTooLargeError(f"page {index + 1} exceeds a decoding limit: {exc}") from exc
-    except Exception as exc:  # pypdf raises many types on damaged content streams
-        raise MalformedDocumentError(f"page {index + 1} cannot be read: {_reason(exc)}") from exc
+    except LimitReachedError:  # pypdf's messages quote the content they choke on: none is kept
+        raise DocumentTooLargeError.because("page {page:,} exceeds a decoding limit", page=index + 1) from None
+    except Exception:  # pypdf raises many types on damaged content streams
+        raise MalformedDocumentError.because("page {page:,} cannot be read", page=index + 1) from None
 
 
 def _may_draw_text(page: pypdf.PageObject) -> bool:
@@ -315,8 +335,10 @@ def finish_pdf(texts: list[str], pages: int, title: str | None, notices: list[st
     """Join and normalise the pages' text, refusing a PDF without a text layer."""
     text = normalise_text("\n\n".join(texts))
     if not text:
-        raise NoTextLayerError(
-            f"the PDF has {pages} page{'s' if pages != 1 else ''} but no text layer (scanned images?); run OCR first"
+        if pages == 1:
+            raise NoTextLayerError.because("the PDF has 1 page but no text layer (scanned images?); run OCR first")
+        raise NoTextLayerError.because(
+            "the PDF has {pages:,} pages but no text layer (scanned images?); run OCR first", pages=pages
         )
     unique = tuple(dict.fromkeys(notices))[:_MAX_WARNINGS]
     return ExtractedDocument(text=text, pages=pages, media_type=PDF, title=title, warnings=unique)
@@ -350,15 +372,16 @@ def _open_pdf(data: bytes, password: str | None) -> pypdf.PdfReader:
                     break
             if not opened:
                 what = "the password given does not open it" if password else "no password was given"
-                raise EncryptedDocumentError(f"the PDF is encrypted and {what}; upload an unencrypted copy")
+                raise EncryptedDocumentError.because(f"the PDF is encrypted and {what}; upload an unencrypted copy")
     except ExtractionError:
         raise
-    except (FileNotDecryptedError, DependencyError) as exc:
-        raise EncryptedDocumentError(f"the PDF is encrypted and cannot be decrypted: {exc}") from exc
-    except PyPdfError as exc:
-        raise MalformedDocumentError(f"the PDF is damaged: {_reason(exc)}") from exc
-    except Exception as exc:  # a damaged file can fail anywhere in the parser
-        raise MalformedDocumentError(f"the PDF cannot be opened: {_reason(exc)}") from exc
+    # The parser's messages quote the bytes it choked on: the errors below keep neither them nor the cause.
+    except (FileNotDecryptedError, DependencyError):
+        raise EncryptedDocumentError.because(
+            "the PDF is encrypted and cannot be decrypted; upload an unencrypted copy"
+        ) from None
+    except Exception:  # a damaged file can fail anywhere in the parser
+        raise MalformedDocumentError.because("the PDF is damaged and cannot be opened") from None
     return reader
 
 
@@ -372,21 +395,23 @@ def _pdf_title(reader: pypdf.PdfReader) -> str | None:
     return title or None
 
 
-def _reason(exc: BaseException) -> str:
-    """A short human-readable reason for a parser failure."""
-    message = str(exc).strip() or type(exc).__name__
-    return message[:200]
-
-
 _PYPDF_LOG: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar("pypdf_log", default=None)
 
 
 class _CaptureDuringExtraction(logging.Filter):
-    """Diverts pypdf's repair notices into the running extraction's warnings instead of the log."""
+    """Diverts pypdf's repair notices into the running extraction's warnings instead of the log.
+
+    An error record still reaches the log, its message replaced by a fixed line naming the pypdf module:
+    pypdf formats values read from the document (an encoding's name, a stream's bytes) into its messages.
+    """
 
     def filter(self, record: logging.LogRecord) -> bool:
         sink = _PYPDF_LOG.get()
-        if sink is None or record.levelno >= logging.ERROR:
+        if sink is None:
+            return True
+        if record.levelno >= logging.ERROR:  # kept in the log, but its text may quote the document: not that
+            record.msg, record.args = "pypdf reported an error while reading a document (%s)", (record.name,)
+            record.exc_info = record.exc_text = None
             return True
         if len(sink) < 10 * _MAX_WARNINGS:
             sink.append(record.getMessage()[:300])

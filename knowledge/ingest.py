@@ -336,7 +336,7 @@ async def prepare_chunks(
         )
         chunk_s = time.perf_counter() - started
         if not chunks:
-            raise EmptyDocumentError("the document contains no text to chunk")
+            raise EmptyDocumentError.because("the document contains no text to chunk")
         origin = "extracted"
     started = time.perf_counter()
     with translated():

@@ -38,6 +38,7 @@ from knowledge._embedder_base import Embedder, Embeddings
 from knowledge.chunk import chunk_text
 from knowledge.errors import EmptyDocumentError, KnowledgeError, KnowledgeRuntimeError
 from knowledge.extract import ExtractLimits, extract_text, pdf_pages_text_of
+from knowledge.reasons import Reason
 
 __all__ = [
     "Failure",
@@ -80,11 +81,22 @@ class Failure:
     """The error's class (pickled by name)."""
     message: str
     """Its message."""
+    reason: Reason | None = None
+    """Its stored reason (`knowledge.reasons`), when it has its own."""
+
+    @classmethod
+    def of(cls, exc: KnowledgeError) -> Failure:
+        """The `Failure` that carries `exc` across a process boundary."""
+        return cls(type(exc), exc.message, exc.reason)
+
+    def raised(self) -> KnowledgeError:
+        """The error this `Failure` carries, as the worker raised it."""
+        return self.error(self.message, reason=self.reason)
 
 
 def raise_failure(failure: Failure) -> None:
     """Raise the error a `Failure` carries, as the worker raised it."""
-    raise failure.error(failure.message)
+    raise failure.raised()
 
 
 def prepare_document(
@@ -97,9 +109,9 @@ def prepare_document(
         )
         chunks = chunk_text(extracted.text, size=size, max_chunks=max_chunks)
     except KnowledgeError as exc:
-        return Failure(type(exc), exc.message)
+        return Failure.of(exc)
     if not chunks:
-        return Failure(EmptyDocumentError, "the document contains no text to chunk")
+        return Failure.of(EmptyDocumentError.because("the document contains no text to chunk"))
     return Prepared([c.text for c in chunks], [c.tokens for c in chunks])
 
 
@@ -128,8 +140,8 @@ def pdf_pages(
     try:
         texts, notices, failure = pdf_pages_text_of(data, password, start, stop, limits)
     except KnowledgeError as exc:  # the PDF does not open here
-        return [], [], Failure(type(exc), exc.message)
-    return texts, notices, None if failure is None else Failure(type(failure), failure.message)
+        return [], [], Failure.of(exc)
+    return texts, notices, None if failure is None else Failure.of(failure)
 
 
 def _ready(n: int) -> int:

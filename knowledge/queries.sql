@@ -212,7 +212,7 @@ SELECT count(*)
 UPDATE agent.knowledge_sources
    SET status = 'failed',
        failure_reason = format(
-           'ingestion did not finish within %s (pending since %s UTC, attempt %s): the ingestion job '
+           'ingestion_stalled: ingestion did not finish within %s (pending since %s UTC, attempt %s): the ingestion job '
            'stopped or is stuck. Retry the source to ingest it again.',
            $2::text, to_char(pending_since AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI'), attempts),
        pending_since = NULL,
@@ -226,7 +226,7 @@ RETURNING id, organization_id, failure_reason;
 UPDATE agent.knowledge_source_models
    SET status = 'failed',
        failure_reason = format(
-           'embedding under %s did not finish within %s (pending since %s UTC): the job stopped or is '
+           'ingestion_stalled: embedding under %s did not finish within %s (pending since %s UTC): the job stopped or is '
            'stuck. Retry the source to embed it again.',
            embedding_model, $2::text, to_char(pending_since AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI')),
        pending_since = NULL,

@@ -18,8 +18,15 @@ from rich.table import Table
 from rich.text import Text
 
 from knowledge.embed import get_embedder
-from knowledge.errors import ExtractionError, KnowledgeInputError
-from knowledge.ingest import embed_batch, mark_failed, mark_ready, models_to_build, prepare_chunks, register_upload
+from knowledge.errors import KnowledgeInputError
+from knowledge.ingest import (
+    embed_batch,
+    mark_ready,
+    models_to_build,
+    prepare_chunks,
+    record_failure,
+    register_upload,
+)
 from knowledge.objects import LocalObjectStore, ObjectStore, object_store_from_url
 from knowledge.search import search
 from state.db import Database
@@ -90,8 +97,7 @@ async def _ingest(db: Database, store: ObjectStore, doc: _Document, progress: Pr
         try:
             prepared = await prepare_chunks(db, store, registered.source_id, model)
         except KnowledgeInputError as exc:
-            scope = None if isinstance(exc, ExtractionError) else model
-            await mark_failed(db, registered.source_id, f"{exc.code}: {exc.message}", model=scope)
+            await record_failure(db, registered.source_id, exc, model)
             progress.update(task, total=1, completed=1)
             return f"failed: {exc.message}"
         progress.update(task, total=prepared.chunk_count, completed=prepared.embedded_count)

@@ -12,8 +12,9 @@ every caller runs; this function drives its steps durably.
 
 One run at a time per source (a concurrency key), a limit per organization, retries for transient faults.
 Bad input (an encrypted, empty, malformed or too large document, an unknown model) raises
-`NonRetriableError` after marking the source failed with its reason at once. When the retries run out,
-the `on_failure` handler marks the source failed with the last error. A rerun of a finished run from the
+`RunFailedError` (its reason's code and the source id, no stack) after marking the source failed with its
+reason at once. When the retries run out, the `on_failure` handler marks the source failed with
+`failed_after_retries` and the last error's code, never the engine's message. A rerun of a finished run from the
 dashboard is harmless: a ready source has no model left to build, and a failed source is left for the
 retry endpoint, which resets it to pending first.
 
@@ -28,7 +29,8 @@ import inngest
 
 from functions._services import ServiceSlot
 from functions.events import EVENT_RETRY, EVENT_SYNC, EVENT_UPLOADED
-from functions.inngest._steps import drive, source_id_of
+from functions.inngest._steps import RunFailedError, drive, run_error, source_id_of
+from knowledge.failures import after_retries
 from knowledge.ingest import mark_failed
 from knowledge.ingestion import ingest_source_steps
 
@@ -53,11 +55,10 @@ def make_knowledge_ingest(client: inngest.Inngest, slot: ServiceSlot) -> inngest
 
     async def on_failure(ctx: inngest.Context) -> dict[str, Any]:
         original = ctx.event.data.get("event") or {}
-        error = ctx.event.data.get("error") or {}
         source_id = source_id_of(original.get("data") if isinstance(original, dict) else None)
-        message = error.get("message", "unknown error") if isinstance(error, dict) else str(error)
         services = slot.get()
-        marked = await mark_failed(services.db, source_id, f"ingestion failed after its retries: {message}")
+        # The engine's error message came from the run: only a code of ours is taken from it, never text.
+        marked = await mark_failed(services.db, source_id, after_retries(ctx.event.data.get("error")))
         if marked.source_failed:
             services.metrics.ingestion_outcomes.labels(outcome="failed_after_retries").inc()
         return {"source_id": str(source_id), "failed": marked.source_failed}
@@ -79,11 +80,11 @@ def make_knowledge_ingest(client: inngest.Inngest, slot: ServiceSlot) -> inngest
     )
     async def knowledge_ingest(ctx: inngest.Context) -> dict[str, Any]:
         source_id = source_id_of(ctx.event.data)
-        outcome = await drive(ctx, ingest_source_steps(source_id, durable=True), slot)
+        outcome = await drive(ctx, ingest_source_steps(source_id, durable=True), slot, subject=source_id)
         if outcome.status == "deleted":  # deleted before or while it ran (knowledge.delete): nothing to do
             return {"source_id": str(source_id), "deleted": True}
         if outcome.status == "missing":
-            raise inngest.NonRetriableError(f"no knowledge source {source_id}")
+            raise RunFailedError(run_error("source_not_found", source_id))
         if outcome.status == "skipped":
             return {"source_id": str(source_id), "skipped": "the source is failed; retry it to ingest again"}
         if outcome.built and outcome.ready:

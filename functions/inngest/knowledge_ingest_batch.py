@@ -7,7 +7,7 @@ batch sequence) and returns only counts. A document that can never be read fails
 inside the step and never its batch; a fault that may pass (the database, the object store, a provider)
 fails the step, which Inngest retries, and the retry resumes (ready sources are `unchanged`, an
 interrupted write rolled back). When the retries run out, `on_failure` fails the batch's still-pending
-sources with the last error.
+sources with `failed_after_retries` and the last error's code.
 
 The same per-organization concurrency limit as `knowledge-ingest`. This function must never hold
 ingestion logic: it calls the core.
@@ -22,8 +22,9 @@ import inngest
 
 from functions._services import ServiceSlot
 from functions.events import EVENT_BATCH, MAX_BATCH_SOURCES
-from functions.inngest._steps import drive
+from functions.inngest._steps import RunFailedError, drive, run_error
 from functions.inngest.knowledge_ingest import CONCURRENCY_PER_ORGANIZATION, RETRIES
+from knowledge.failures import after_retries
 from knowledge.ingest import mark_failed
 from knowledge.ingestion import ingest_batch_steps
 
@@ -39,8 +40,8 @@ def source_ids_of(data: object) -> list[UUID]:
         if not isinstance(raw, list) or not 1 <= len(raw) <= MAX_BATCH_SOURCES:
             raise ValueError(f"source_ids must be a list of 1 to {MAX_BATCH_SOURCES} ids")
         return [UUID(str(value)) for value in raw]
-    except (KeyError, TypeError, ValueError) as exc:
-        raise inngest.NonRetriableError(f"the event names no valid source_ids: {exc}") from exc
+    except (KeyError, TypeError, ValueError):
+        raise RunFailedError(run_error("event_invalid")) from None
 
 
 def make_knowledge_ingest_batch(client: inngest.Inngest, slot: ServiceSlot) -> inngest.Function[Any]:
@@ -48,13 +49,12 @@ def make_knowledge_ingest_batch(client: inngest.Inngest, slot: ServiceSlot) -> i
 
     async def on_failure(ctx: inngest.Context) -> dict[str, Any]:
         original = ctx.event.data.get("event") or {}
-        error = ctx.event.data.get("error") or {}
         ids = source_ids_of(original.get("data") if isinstance(original, dict) else None)
-        message = error.get("message", "unknown error") if isinstance(error, dict) else str(error)
+        reason = after_retries(ctx.event.data.get("error"))  # a code of ours at most, never the engine's text
         services = slot.get()
         failed = 0
         for source_id in ids:
-            marked = await mark_failed(services.db, source_id, f"ingestion failed after its retries: {message}")
+            marked = await mark_failed(services.db, source_id, reason)
             failed += marked.source_failed
         services.metrics.ingestion_outcomes.labels(outcome="failed_after_retries").inc(failed)
         return {"sources": len(ids), "failed": failed}
@@ -69,7 +69,7 @@ def make_knowledge_ingest_batch(client: inngest.Inngest, slot: ServiceSlot) -> i
     )
     async def knowledge_ingest_batch(ctx: inngest.Context) -> dict[str, Any]:
         ids = source_ids_of(ctx.event.data)
-        batch = await drive(ctx, ingest_batch_steps(ids, durable=True), slot)
+        batch = await drive(ctx, ingest_batch_steps(ids, durable=True), slot, subject=f"batch of {len(ids)}")
         outcomes = slot.get().metrics.ingestion_outcomes
         outcomes.labels(outcome="ready").inc(batch.counts["ready"])
         outcomes.labels(outcome="failed").inc(batch.counts["failed"])

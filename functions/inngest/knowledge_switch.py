@@ -38,8 +38,9 @@ import inngest
 
 from functions._services import ServiceSlot
 from functions.events import EVENT_REEMBED, EVENT_SWITCH
-from functions.inngest._steps import InngestRunner, drive, source_id_of
+from functions.inngest._steps import InngestRunner, RunFailedError, drive, source_id_of
 from knowledge.db_errors import SwitchCancelledError
+from knowledge.failures import after_retries
 from knowledge.ingest import mark_failed
 from knowledge.ingestion import build_model_steps
 from knowledge.settings import SwitchPlan, begin_switch
@@ -144,13 +145,13 @@ def _answer(outcome: SwitchOutcome) -> dict[str, Any]:
             f"written under {model} were deleted",
             "reembeds": outcome.reembeds,
         }
-    if outcome.state == "stopped":
-        raise inngest.NonRetriableError(
+    if outcome.state == "stopped":  # the reasons are the vocabulary's (knowledge.reasons); no stack goes along
+        raise RunFailedError(
             f"the switch to {model} stopped: {outcome.failed} of {outcome.total} source(s) failed to "
             f"re-embed, so {from_model} stays live. Retry them and request the switch again. "
             + "; ".join(outcome.reasons)
         )
-    raise inngest.NonRetriableError(
+    raise RunFailedError(
         f"the switch to {model} did not finish in {MAX_POLLS} checks; {from_model} stays live. "
         "Request the switch again to resume it."
     )
@@ -164,11 +165,8 @@ def make_knowledge_reembed(client: inngest.Inngest, slot: ServiceSlot) -> innges
         data = original.get("data") if isinstance(original, dict) else None
         source_id = source_id_of(data)
         model = data.get("model") if isinstance(data, dict) else None
-        error = ctx.event.data.get("error") or {}
-        message = error.get("message", "unknown error") if isinstance(error, dict) else str(error)
-        marked = await mark_failed(
-            slot.get().db, source_id, f"re-embedding failed after its retries: {message}", model=model
-        )
+        reason = after_retries(ctx.event.data.get("error"))  # a code of ours at most, never the engine's text
+        marked = await mark_failed(slot.get().db, source_id, reason, model=model)
         return {"source_id": str(source_id), "models_failed": list(marked.models)}
 
     @client.create_function(
@@ -187,6 +185,7 @@ def make_knowledge_reembed(client: inngest.Inngest, slot: ServiceSlot) -> innges
         model = ctx.event.data.get("model")
         if not isinstance(model, str) or not model:
             raise inngest.NonRetriableError("the event names no model")
-        return await drive(ctx, build_model_steps(source_id, model, one_step=False, durable=True), slot)
+        steps = build_model_steps(source_id, model, one_step=False, durable=True)
+        return await drive(ctx, steps, slot, subject=source_id)
 
     return knowledge_reembed_source

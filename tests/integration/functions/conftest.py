@@ -4,20 +4,24 @@ recording Inngest client, a local object store, the fake embedder as the live mo
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 from fastapi import FastAPI
+from typer.testing import CliRunner
 
+import functions._services
 from functions._services import Services, ServiceSlot
 from functions.app import create_app
+from functions.cli import app as cli_app
 from knowledge.embed import EmbedderRegistry, FakeEmbedder
 from knowledge.objects import LocalObjectStore
 from state.db import Database
-from state.settings import load_settings
+from state.settings import get_settings, load_settings
 from tests.integration.functions.executor import InngestExecutor
 from tests.integration.functions.support import RecordingInngest, asgi_client, new_signing_key, use_platform_model
 
@@ -80,6 +84,25 @@ async def service(db: Database, tmp_path: Path, fake_live_model: str) -> AsyncIt
     )
     async with app.router.lifespan_context(app), asgi_client(app) as http:
         yield Service(app, http, client, InngestExecutor(http, signing_key=key), db, key)
+
+
+@pytest.fixture
+def cli(service: Service, db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """`ac-context …` through the real group in a thread, on the service's database and object store."""
+    monkeypatch.setenv("DATABASE_URL", db_url)
+    monkeypatch.setenv("AC_CONTEXT_DATA_DIR", str(tmp_path))  # the service's store is tmp_path / "objects"
+    monkeypatch.delenv("AC_CONTEXT_DEBUG", raising=False)
+    monkeypatch.setattr(functions._services, "default_embedders", fake_embedders())
+
+    async def invoke(*args: str) -> Any:
+        def call() -> Any:
+            get_settings.cache_clear()
+            return CliRunner().invoke(cli_app, list(args))
+
+        return await asyncio.to_thread(call)
+
+    yield invoke
+    get_settings.cache_clear()
 
 
 @pytest.fixture

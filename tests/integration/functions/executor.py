@@ -41,6 +41,8 @@ class RunResult:
     """Attempts at the function level (1 when nothing failed at the function level)."""
     step_errors: list[str] = field(default_factory=list)
     """Display names of step attempts that errored (each one a retry)."""
+    step_error_bodies: list[Any] = field(default_factory=list)
+    """The error body the SDK sent for each step attempt that errored, in order."""
     steps: dict[str, Any] = field(default_factory=dict)
     """The memoized state at the end, keyed by hashed step id, as the server keeps it."""
     step_names: list[str] = field(default_factory=list)
@@ -182,11 +184,13 @@ class InngestExecutor:
                 attempt = 0
             elif kind == "StepError":
                 result.step_errors.append(name)
+                result.step_error_bodies.append(op.get("error"))
                 attempt += 1
                 if attempt >= max_attempts:  # the SDK would have said StepFailed; be strict
                     raise AssertionError(f"step {name} errored past its last attempt without StepFailed")
             elif kind == "StepFailed":
                 result.step_errors.append(name)
+                result.step_error_bodies.append(op.get("error"))
                 self._memo(result, stack, hashed, name, {"error": op["error"]})
                 attempt = 0
             elif kind == "Sleep":

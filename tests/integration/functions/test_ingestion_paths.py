@@ -10,22 +10,18 @@ the reason stored, and the one each path reports, is one string.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from uuid import UUID
 
 import pytest
-from typer.testing import CliRunner
 
 import functions._services
 import functions.inngest.knowledge_ingest
 import knowledge.ingestion
-from functions.cli import app as cli_app
 from functions.inngest.knowledge_ingest import EVENT_RETRY, EVENT_SYNC, EVENT_UPLOADED, FUNCTION_ID, RETRIES
 from functions.inngest.knowledge_ingest_batch import BATCH_FUNCTION_ID, EVENT_BATCH
 from functions.inngest.knowledge_switch import EVENT_REEMBED, REEMBED_FUNCTION_ID, REEMBED_RETRIES
@@ -35,9 +31,8 @@ from knowledge.ingestion import Step
 from knowledge.settings import begin_switch
 from knowledge.sweep import retry_source
 from knowledge.switchover import run_switch
-from state.settings import get_settings
 from tests.factories import Factory
-from tests.integration.functions.conftest import FAKE_MODEL, Service, fake_embedders
+from tests.integration.functions.conftest import FAKE_MODEL, Service
 
 SAMPLES = Path(__file__).resolve().parents[3].parent / "shared" / "corpus" / "pdf" / "py-pdf-sample-files"
 BAD = {
@@ -60,25 +55,6 @@ def _bytes(kind: str) -> tuple[str, bytes]:
     return name, source.read_bytes() if isinstance(source, Path) else source
 
 
-@pytest.fixture
-def cli(service: Service, db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
-    """`ac-context …` through the real group in a thread, on the service's database and object store."""
-    monkeypatch.setenv("DATABASE_URL", db_url)
-    monkeypatch.setenv("AC_CONTEXT_DATA_DIR", str(tmp_path))  # the service's store is tmp_path / "objects"
-    monkeypatch.delenv("AC_CONTEXT_DEBUG", raising=False)
-    monkeypatch.setattr(functions._services, "default_embedders", fake_embedders())
-
-    async def invoke(*args: str) -> Any:
-        def call() -> Any:
-            get_settings.cache_clear()
-            return CliRunner().invoke(cli_app, list(args))
-
-        return await asyncio.to_thread(call)
-
-    yield invoke
-    get_settings.cache_clear()
-
-
 async def _stored(service: Service, source_id: UUID) -> tuple[str, str | None]:
     async with service.db.connection() as conn:
         row = await conn.fetchrow("SELECT status, failure_reason FROM agent.knowledge_sources WHERE id = $1", source_id)
@@ -97,6 +73,20 @@ def _json(output: str) -> Any:
     lines = output.splitlines()
     start = next(n for n, line in enumerate(lines) if line.startswith(("[", "{")))
     return json.loads("\n".join(lines[start:]))
+
+
+def _bare(message: str, source_id: UUID) -> str:
+    """The stored reason of an Inngest path's error, which must be only `<code>: source <id>`."""
+    code, _, subject = message.partition(": ")
+    assert subject == f"source {source_id}", message
+    return _REASONS[code]
+
+
+_REASONS = {
+    "pdf_encrypted": "pdf_encrypted: the PDF is encrypted and no password was given; upload an unencrypted copy",
+    "document_empty": "document_empty: the document is empty",
+    "pdf_no_text": "pdf_no_text: the PDF has 1 page but no text layer (scanned images?); run OCR first",
+}
 
 
 def _data(source_id: UUID, org: UUID, **extra: Any) -> dict[str, Any]:
@@ -132,14 +122,14 @@ async def test_every_path_fails_the_same_bad_document_with_the_same_reason(
     uploaded = UUID(created.json()["source_id"])
     run = await service.executor.run(FUNCTION_ID, {"name": EVENT_UPLOADED, "data": _data(uploaded, upload_org)})
     assert run.status == "failed" and run.function_attempts == 1
-    reported["upload"] = run.output["message"]
+    reported["upload"] = _bare(run.output["message"], uploaded)
     reasons["upload"] = await _failed(service, uploaded)
 
     # A retry from Inngest: reset, then `knowledge/source.retry.requested`.
     assert (await retry_source(service.db, uploaded, organization_id=upload_org)).reset
     run = await service.executor.run(FUNCTION_ID, {"name": EVENT_RETRY, "data": _data(uploaded, upload_org)})
     assert run.status == "failed" and run.function_attempts == 1
-    reported["retry (inngest)"] = run.output["message"]
+    reported["retry (inngest)"] = _bare(run.output["message"], uploaded)
     reasons["retry (inngest)"] = await _failed(service, uploaded)
 
     # A batch over HTTP, played to `knowledge-ingest-batch`.
@@ -172,7 +162,7 @@ async def test_every_path_fails_the_same_bad_document_with_the_same_reason(
     assert new.outcome == "resync"
     run = await service.executor.run(FUNCTION_ID, {"name": EVENT_SYNC, "data": _data(new.source_id, sync_org)})
     assert run.status == "failed" and run.function_attempts == 1
-    reported["re-sync"] = run.output["message"]
+    reported["re-sync"] = _bare(run.output["message"], new.source_id)
     reasons["re-sync"] = await _failed(service, new.source_id)
     assert await _stored(service, live.source_id) == ("ready", None), "the live version keeps serving"
 
@@ -182,7 +172,7 @@ async def test_every_path_fails_the_same_bad_document_with_the_same_reason(
     event = {"name": EVENT_REEMBED, "data": _data(pending.source_id, reembed_org, model=FAKE_MODEL)}
     run = await service.executor.run(REEMBED_FUNCTION_ID, event, retries=REEMBED_RETRIES)
     assert run.status == "failed" and run.function_attempts == 1
-    reported["re-embed"] = run.output["message"]
+    reported["re-embed"] = _bare(run.output["message"], pending.source_id)
     reasons["re-embed"] = await _failed(service, pending.source_id)
 
     # The in-process switch: a pending upload in its scope is built under both models, and fails on its own.
@@ -198,6 +188,7 @@ async def test_every_path_fails_the_same_bad_document_with_the_same_reason(
     assert len(set(reasons.values())) == 1, reasons
     reason = reasons["upload"]
     assert reason.startswith(f"{CODES[kind]}: "), reason
+    # Inngest hears the code and the source id only: its run history outlives the source (`_bare`).
     assert reported == dict.fromkeys(reported, reason), "every path tells its caller the stored reason"
 
 
@@ -252,7 +243,8 @@ async def test_a_retry_from_the_cli_and_from_inngest_run_the_same_core_sequence(
     replayed = list(dict.fromkeys(n for names in durable for n in names))  # each request replays from the top
 
     assert inline == replayed == ["plan", f"ingest {FAKE_MODEL}"]
-    assert _json(done.output)["failure_reason"] == run.output["message"]
+    assert _json(done.output)["failure_reason"].partition(":")[0] == run.output["message"].partition(":")[0]
+    assert run.output["message"] == f"pdf_encrypted: source {sources[1][0]}"
 
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -166,8 +166,10 @@ async def test_retries_exhausted_reach_on_failure(
     assert run.on_failure is not None and run.on_failure.status == "completed"
     row = await source_row(service, source_id)
     assert row["status"] == "failed"
-    assert row["failure_reason"].startswith("ingestion failed after its retries:")
-    assert "provider answered 503" in row["failure_reason"]
+    assert row["failure_reason"] == (
+        "failed_after_retries: ingestion failed after its retries; the last error was "
+        "embedding_provider_unavailable. Retry the source to ingest it again."
+    ), "the last error's code, never its message (knowledge.failures.after_retries)"
     if embedder is BrokenLocalEmbedder:
         assert row["chunks"] == 0, "every attempt of the one step rolled back whole"
 

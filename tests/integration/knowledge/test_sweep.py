@@ -9,6 +9,7 @@ import pytest
 
 from knowledge.db_errors import SourceNotFoundError
 from knowledge.ingestion import ingest_source
+from knowledge.reasons import in_vocabulary
 from knowledge.settings import begin_switch
 from knowledge.sweep import list_sources, retry_source, sweep_pending
 from tests.factories import Factory
@@ -35,7 +36,8 @@ async def test_the_sweep_fails_sources_pending_over_an_hour_and_leaves_younger_o
     views = {v.id: v for v in await list_sources(kit.db, org)}
     assert views[stuck].status == "failed" and views[young].status == "pending"
     reason = views[stuck].failure_reason or ""
-    assert reason.startswith("ingestion did not finish within 1 hour") and "Retry" in reason
+    assert reason.startswith("ingestion_stalled: ingestion did not finish within 1 hour") and "Retry" in reason
+    assert in_vocabulary(reason), reason
     assert (await sweep_pending(kit.db)).failed_sources == ()  # a second sweep changes nothing
 
 

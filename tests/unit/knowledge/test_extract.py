@@ -114,9 +114,11 @@ def test_image_only_pdf_asks_for_ocr() -> None:
         extract_text(IMAGE_ONLY.read_bytes())
 
 
-def test_malformed_page_tree_names_the_damage() -> None:
-    with pytest.raises(MalformedDocumentError, match="page tree is damaged: Invalid object in /Pages"):
+def test_malformed_page_tree_names_the_damage_and_quotes_nothing_of_the_parser() -> None:
+    with pytest.raises(MalformedDocumentError) as info:
         extract_text(MALFORMED.read_bytes())
+    assert info.value.message == "the PDF's page tree is damaged", "pypdf's message (it quotes the file) is dropped"
+    assert info.value.__cause__ is None and info.value.__suppress_context__, "nor is it chained"
 
 
 def test_broken_xref_is_repaired_and_reported_as_a_warning(caplog: pytest.LogCaptureFixture) -> None:
