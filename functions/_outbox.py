@@ -57,6 +57,12 @@ def describe_send_error(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}"[:300] if text else type(exc).__name__
 
 
+def describe_run_error(exc: BaseException) -> str:
+    """One line naming why an in-process run failed: the error's code (ours) and type, never its message."""
+    code = getattr(exc, "code", None)
+    return f"{code}: {type(exc).__name__}" if isinstance(code, str) and code else type(exc).__name__
+
+
 @dataclass(frozen=True, slots=True)
 class Delivery:
     """What an inline delivery achieved: `sent` (with the event ids) or `queued` (with the error)."""
@@ -168,7 +174,7 @@ class EventOutbox:
         try:
             await self.runner.run(entry)
         except Exception as exc:  # the source is not lost: the row waits and runs again after its backoff
-            error = describe_send_error(exc)
+            error = describe_run_error(exc)  # a run's error may quote a document: its code and type only
             self.last_error = error
             logger.warning("outbox: the in-process run of %s failed: %s", entry.name, error)
             if entry.attempts + 1 >= IN_PROCESS_ATTEMPTS:

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import logging
 import time
+import traceback
 from dataclasses import dataclass
 from typing import Any
 
@@ -199,7 +200,9 @@ class EdgeGuard:
             if response_started:
                 raise
             if cut is None:
-                logger.exception("unhandled %s on %s %s", type(exc).__name__, scope["method"], _template(scope))
+                # The frames, never the message: an exception's text may quote a request or a document.
+                frames = "".join(traceback.format_tb(exc.__traceback__))
+                logger.error("unhandled %s on %s %s\n%s", type(exc).__name__, scope["method"], _template(scope), frames)
                 await error_response(500, "internal_error", "the service failed; the failure is logged")(
                     scope, receive, send
                 )

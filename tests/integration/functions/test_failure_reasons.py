@@ -261,3 +261,32 @@ async def test_an_upload_run_in_process_fails_with_the_same_reason_and_logs_noth
         failed = await _wait_for(http, org, "failed")
     assert failed["failure_reason"] == expected
     assert not _logged_marker(caplog), "a log line carries the document's text"
+
+
+class _LeakyBuilder:
+    """A builder whose failure message quotes what it read, as a library's error may."""
+
+    async def build(self, *_: object) -> object:
+        raise RuntimeError(f"could not pack: salary of {MARKER} is 90000")
+
+
+async def test_an_unhandled_error_is_logged_by_its_type_and_frames_never_its_message(
+    service: Service, factory: Factory, caplog: pytest.LogCaptureFixture
+) -> None:
+    org = await factory.organization()
+    service.services.builder = _LeakyBuilder()  # type: ignore[assignment]
+    with caplog.at_level(logging.DEBUG):
+        answer = await service.http.post("/v1/context/briefs", json={"organization_id": str(org)}, headers=service.auth)
+    assert answer.status_code == 500 and answer.json()["error"]["code"] == "internal_error", answer.text
+    assert MARKER not in answer.text
+    logged = [r for r in caplog.records if "unhandled RuntimeError" in r.getMessage()]
+    assert logged and ", in build" in logged[0].getMessage(), "the frames are logged, to find the fault by"
+    assert _logged_marker(caplog) == [], "no log line carries the error's text"
+
+
+def test_an_in_process_run_error_is_described_by_its_code_and_type_only() -> None:
+    from functions._outbox import describe_run_error
+
+    assert describe_run_error(RuntimeError(f"salary of {MARKER}")) == "RuntimeError"
+    coded = ExtractionError(f"salary of {MARKER}")
+    assert describe_run_error(coded) == f"{coded.code}: ExtractionError"
