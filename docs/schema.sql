@@ -808,6 +808,39 @@ CREATE FUNCTION agent.memory_subject_refs_well_formed(refs jsonb) RETURNS boolea
 $$;
 
 --
+-- Name: organization_cascade_counts(uuid); Type: FUNCTION; Schema: agent; Owner: -
+--
+
+CREATE FUNCTION agent.organization_cascade_counts(p_organization_id uuid) RETURNS jsonb
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $_$
+DECLARE
+    fk record;
+    n bigint;
+    counts jsonb := '{}'::jsonb;
+BEGIN
+    FOR fk IN
+        SELECT format('%I.%I', ns.nspname, cl.relname) AS tbl, att.attname AS col
+          FROM pg_constraint con
+          JOIN pg_class cl ON cl.oid = con.conrelid
+          JOIN pg_namespace ns ON ns.oid = cl.relnamespace
+          JOIN pg_attribute att ON att.attrelid = con.conrelid AND att.attnum = con.conkey[1]
+         WHERE con.contype = 'f' AND con.confrelid = 'public.organizations'::regclass AND con.confdeltype = 'c'
+           AND array_length(con.conkey, 1) = 1
+           AND (ns.nspname, cl.relname) NOT IN (('agent', 'erasing_organizations'), ('agent', 'erasing_people'))
+         ORDER BY 1
+    LOOP
+        EXECUTE format('SELECT count(*) FROM %s WHERE %I = $1', fk.tbl, fk.col) INTO n USING p_organization_id;
+        IF n > 0 THEN
+            counts := counts || jsonb_build_object(fk.tbl, n);
+        END IF;
+    END LOOP;
+    RETURN counts;
+END
+$_$;
+
+--
 -- Name: removal_receipt_add(uuid, jsonb, text[]); Type: FUNCTION; Schema: agent; Owner: -
 --
 
@@ -3874,6 +3907,12 @@ REVOKE ALL ON FUNCTION agent.memory_chain_problems(p_organization_id uuid) FROM 
 --
 
 REVOKE ALL ON FUNCTION agent.memory_erasure_matches(m_scope text, m_scope_owner_id uuid, m_subject_key text, p_scope text, p_user_id uuid, p_subject text) FROM PUBLIC;
+
+--
+-- Name: FUNCTION organization_cascade_counts(p_organization_id uuid); Type: ACL; Schema: agent; Owner: -
+--
+
+REVOKE ALL ON FUNCTION agent.organization_cascade_counts(p_organization_id uuid) FROM PUBLIC;
 
 --
 -- Name: FUNCTION removal_receipt_add(p_id uuid, p_counts jsonb, p_object_keys text[]); Type: ACL; Schema: agent; Owner: -

@@ -320,6 +320,11 @@ SELECT count(*) FROM gone;
 -- $1 organization id.
 SELECT pg_notify('ac_dossier_changed', ($1::uuid)::text);
 
+-- name: organization_cascade_counts
+-- The rows deleting the organization row would take with it, per table that has any (migrations/0099), as
+-- jsonb {"schema.table": n}. Run before `delete_organization_row`, in its transaction. $1 organization id.
+SELECT agent.organization_cascade_counts($1);
+
 -- name: delete_organization_row
 -- Delete the organization row (only for one this deployment created; the caller checks); answers how
 -- many. $1 organization id.
