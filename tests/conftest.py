@@ -32,6 +32,9 @@ os.environ.pop("OPENAI_API_KEY", None)
 os.environ["OPENAI_BASE_URL"] = "http://127.0.0.1:9/v1"
 # The `test/*` embedding models are accepted here only (knowledge.embed.require_real_model).
 os.environ["AC_CONTEXT_ALLOW_TEST_MODELS"] = "1"
+# A source that should answer is never failed by the clock of a loaded machine: the 1 s default is a
+# production figure, and every test that means a timeout builds its builder with its own.
+os.environ["AC_CONTEXT_SOURCE_TIMEOUT_S"] = "300"
 
 _TEMPLATE = "ac_test_template"
 
