@@ -2,6 +2,8 @@
 
 Documents: the GeoTopo 117-page PDF and every FastAPI Markdown page. Each stage is timed on its own, so
 the split shows where an ingestion spends its time; the insert share is added by the database benchmark.
+`bomb_refusal` times how long extraction takes to refuse the 2,000-page shared-stream bomb and its 64 KiB
+variant: the figure the tests no longer bound (docs/decisions.md, "Why do tests assert no wall-clock bound?").
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any
 from knowledge.chunk import DEFAULT_CHUNK_TOKENS, chunk_text
 from knowledge.embed import get_embedder
 from knowledge.extract import extract_text
+from tests.unit.knowledge.pdf_bombs import shared_stream_bomb
 
 CORPUS = Path(__file__).resolve().parents[1] / ".." / "shared" / "corpus"
 GEOTOPO = CORPUS / "pdf" / "py-pdf-sample-files" / "009-pdflatex-geotopo" / "GeoTopo-komprimiert.pdf"
@@ -55,6 +58,23 @@ def _measure(name: str, paths: list[Path]) -> dict[str, Any]:
     }
 
 
+def _bomb_refusal() -> dict[str, Any]:
+    """Seconds from the bytes to the refusal, best of three, for each shared-stream bomb."""
+    bombs = {"shared-400k.pdf": shared_stream_bomb(), "shared-64k.pdf": shared_stream_bomb(stream_bytes=64 * 1024)}
+    figures: dict[str, Any] = {}
+    for name, data in bombs.items():
+        times, refusal = [], ""
+        for _ in range(3):
+            started = time.perf_counter()
+            try:
+                extract_text(data, filename=name)
+            except Exception as exc:
+                refusal = f"{type(exc).__name__}: {str(exc)[:80]}"
+            times.append(time.perf_counter() - started)
+        figures[name] = {"seconds_best_of_3": round(min(times), 3), "refusal": refusal or "not refused"}
+    return figures
+
+
 def run() -> dict[str, Any]:
     markdown = sorted(FASTAPI.rglob("*.md"))
     return {
@@ -63,6 +83,7 @@ def run() -> dict[str, Any]:
         "note": "no database: the insert share is measured by the ingestion benchmark with Postgres",
         "geotopo_pdf": _measure("GeoTopo-komprimiert.pdf (117 pages)", [GEOTOPO]),
         "fastapi_markdown": _measure(f"fastapi-docs ({len(markdown)} Markdown pages)", markdown),
+        "bomb_refusal": _bomb_refusal(),
     }
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import asyncpg
 import pytest
+from hypothesis import settings as hypothesis_settings
 
 from state.db import Database
 from state.embedded import embedded_server_url, server_dsn, stop_embedded_server
@@ -32,6 +33,12 @@ os.environ.pop("OPENAI_API_KEY", None)
 os.environ["OPENAI_BASE_URL"] = "http://127.0.0.1:9/v1"
 # The `test/*` embedding models are accepted here only (knowledge.embed.require_real_model).
 os.environ["AC_CONTEXT_ALLOW_TEST_MODELS"] = "1"
+# A source that should answer is never failed by the clock of a loaded machine: the 1 s default is a
+# production figure, and every test that means a timeout builds its builder with its own.
+os.environ["AC_CONTEXT_SOURCE_TIMEOUT_S"] = "300"
+# Hypothesis fails an example that takes over 200 ms by default: a clock, not a property. None here.
+hypothesis_settings.register_profile("no-deadline", deadline=None)
+hypothesis_settings.load_profile("no-deadline")
 
 _TEMPLATE = "ac_test_template"
 

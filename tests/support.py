@@ -1,18 +1,31 @@
-"""Small helpers shared by tests that are not fixtures: a private folder, a free port, a server coming up, a
-CLI error line."""
+"""Small helpers shared by tests that are not fixtures: a private folder, a free port, waiting for a condition
+(a server coming up among them), a CLI error line.
+
+A test asserts what happens, never how fast: a wait here polls for the condition and gives up only after
+`HANG_S`, a guard against a hang that a loaded machine never reaches (docs/decisions.md, "Why do tests
+assert no wall-clock bound?")."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
+
+T = TypeVar("T")
+
+HANG_S = 300.0
+"""How long a test waits for a condition before it calls it a hang: minutes, so load only makes it slower."""
+
+READ_S = 30.0
+"""The read timeout of a test's HTTP call to a real server: a slow answer is waited for, not failed."""
 
 
 def embedded_test_dir() -> Path:
@@ -31,19 +44,52 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def _hung(what: str | Callable[[], str], value: object) -> AssertionError:
+    said = what if isinstance(what, str) else what()
+    return AssertionError(f"{said}: still not so after {HANG_S:g} s (last seen: {value!r})")
+
+
+def wait_until(check: Callable[[], T], what: str | Callable[[], str], *, every: float = 0.1) -> T:
+    """Poll `check` until it returns a true value and return it; after `HANG_S` fail with `what` and the last.
+
+    `what` may be a callable, asked only on failure, to name what was last seen.
+    """
+    deadline = time.monotonic() + HANG_S
+    while not (value := check()):
+        if time.monotonic() > deadline:
+            raise _hung(what, value)
+        time.sleep(every)
+    return value
+
+
+async def eventually(check: Callable[[], Awaitable[T]], what: str | Callable[[], str], *, every: float = 0.05) -> T:
+    """`wait_until` for an async check, sleeping without blocking the event loop."""
+    deadline = time.monotonic() + HANG_S
+    while not (value := await check()):
+        if time.monotonic() > deadline:
+            raise _hung(what, value)
+        await asyncio.sleep(every)
+    return value
+
+
 def wait_until_answering(
     process: subprocess.Popen[bytes], url: str, *, exited: Callable[[], str] = lambda: "the server exited"
 ) -> None:
-    """Poll `url` until it answers 200 (up to a minute); fail with `exited()` when the process ends first."""
-    for _ in range(600):
-        try:
-            if httpx.get(url, timeout=2).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
+    """Poll `url` until it answers 200; fail with `exited()` when the process ends first, or after `HANG_S`."""
+    last = "no answer"
+
+    def answered() -> bool:
+        nonlocal last
         assert process.poll() is None, exited()
-        time.sleep(0.1)
-    raise AssertionError(f"{url} never answered 200")
+        try:
+            answer = httpx.get(url, timeout=READ_S)
+        except httpx.TransportError as exc:
+            last = type(exc).__name__
+            return False
+        last = f"{answer.status_code} {answer.text[:200]}"
+        return answer.status_code == 200
+
+    wait_until(answered, lambda: f"{url} answering 200 (last: {last})")
 
 
 CLI_ERROR_LINE = re.compile(r"^error: ([a-z_]+): \S.*$")

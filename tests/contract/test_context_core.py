@@ -22,6 +22,7 @@ from context.options import SOURCE_OPTIONS
 from context.packer import ContextPacker
 from context.registry import ContextSourceRegistry, PolicyPublishError
 from context.tokens import estimate_tokens
+from tests.support import HANG_S
 from tests.unit.context.helpers import ScriptedSource, item, policy, request, spec
 from tests.unit.context.helpers import publish_locs as _locs
 
@@ -262,12 +263,12 @@ async def test_a_blocked_source_does_not_stop_another_source_from_starting_and_r
     blocked = ScriptedSource("first", answer=[item("first", kind="knowledge")], gate=gate)
     quick = ScriptedSource("second", answer=[item("second", kind="knowledge")])
     packer = SpyPacker()
-    builder = DefaultContextBuilder(ContextSourceRegistry([blocked, quick]), packer, source_timeout_s=5)
+    builder = DefaultContextBuilder(ContextSourceRegistry([blocked, quick]), packer, source_timeout_s=HANG_S)
     build = asyncio.create_task(builder.build(request(), policy(spec("first"), spec("second"))))
-    await asyncio.wait_for(quick.started.wait(), 1)
+    await asyncio.wait_for(quick.started.wait(), HANG_S)
     assert blocked.started.is_set() and not gate.is_set()
     gate.set()
-    await asyncio.wait_for(build, 2)
+    await asyncio.wait_for(build, HANG_S)
     [(handed, failed)] = packer.calls
     assert [it.source for it in handed] == ["first", "second"] and failed == []
 
@@ -277,7 +278,7 @@ async def test_an_optional_timeout_and_a_missing_optional_source_both_land_in_fa
     fine = ScriptedSource("memory", answer=[item("memory")])
     builder = DefaultContextBuilder(ContextSourceRegistry([slow, fine]), ContextPacker(), source_timeout_s=0.05)
     pol = policy(spec("knowledge"), spec("application"), spec("memory"))
-    brief = await asyncio.wait_for(builder.build(request(), pol), 2)
+    brief = await asyncio.wait_for(builder.build(request(), pol), HANG_S)  # the gate never opens: 0.05 s is all
     assert brief.failed_sources == ["knowledge", "application"]
     assert slow.cancelled
 
@@ -304,7 +305,7 @@ async def test_every_failed_required_source_is_named_in_one_error() -> None:
         spec("run_history", required=True),
     )
     with pytest.raises(RequiredContextSourceError) as caught:
-        await asyncio.wait_for(builder.build(request(), pol), 2)
+        await asyncio.wait_for(builder.build(request(), pol), HANG_S)
     assert caught.value.sources == ["application", "knowledge", "run_history"]
     assert "application, knowledge, run_history" in str(caught.value)
 
@@ -346,9 +347,9 @@ async def test_cancelling_the_builder_cancels_active_reads_and_does_not_create_a
     first = ScriptedSource("knowledge", gate=asyncio.Event())
     second = ScriptedSource("memory", gate=asyncio.Event())
     packer = SpyPacker()
-    builder = DefaultContextBuilder(ContextSourceRegistry([first, second]), packer, source_timeout_s=5)
+    builder = DefaultContextBuilder(ContextSourceRegistry([first, second]), packer, source_timeout_s=HANG_S)
     build = asyncio.create_task(builder.build(request(), policy(spec("knowledge"), spec("memory"))))
-    await asyncio.wait_for(asyncio.gather(first.started.wait(), second.started.wait()), 1)
+    await asyncio.wait_for(asyncio.gather(first.started.wait(), second.started.wait()), HANG_S)
     build.cancel()
     with pytest.raises(asyncio.CancelledError):
         await build

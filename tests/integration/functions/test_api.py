@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Any
 from uuid import UUID, uuid4
@@ -24,6 +23,7 @@ from tests.factories import Factory
 from tests.integration.functions.conftest import Service
 from tests.integration.functions.support import RecordingInngest, asgi_client, new_signing_key
 from tests.integration.functions.support import error_code as code
+from tests.support import eventually
 
 ENCRYPTED = (
     Path(__file__).resolve().parents[3].parent
@@ -314,10 +314,11 @@ async def test_an_upload_whose_event_cannot_be_sent_waits_in_the_outbox_and_is_s
     assert "ConnectionError" in body["event_error"] and body["event_id"]
     assert service.inngest.sent == []
     service.inngest.fail_sends = False  # the server is back: the service's drainer sends the event itself
-    for _ in range(300):
-        if service.inngest.sent:
-            break
-        await asyncio.sleep(0.05)
+
+    async def sent() -> bool:
+        return bool(service.inngest.sent)
+
+    await eventually(sent, "the drainer sent the queued event")
     (event,) = service.inngest.sent
     assert event.id == body["event_id"], "the event carries its outbox id, so a resend is deduplicated"
     assert event.name == EVENT_UPLOADED and event.data["source_id"] == body["source_id"]

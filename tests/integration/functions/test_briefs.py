@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -28,15 +28,21 @@ from state.settings import load_settings
 from tests.factories import Factory
 from tests.integration.functions.conftest import TOKEN, fake_embedders
 from tests.integration.functions.support import RecordingInngest, asgi_client, new_signing_key
+from tests.support import HANG_S, READ_S, eventually
 
 CAP = 8
 CALLERS = 50
 
 
+async def _now(value: int | bool) -> int | bool:
+    """`value` as an awaitable, for `eventually` to poll an attribute."""
+    return value
+
+
 class HoldingBuilder:
     """The real builder, holding each build until every caller past the cap has had its answer."""
 
-    def __init__(self, inner: DefaultContextBuilder, *, hold_s: float = 60) -> None:
+    def __init__(self, inner: DefaultContextBuilder, *, hold_s: float = HANG_S) -> None:
         self.inner = inner
         self.release = asyncio.Event()
         self.started = 0
@@ -49,11 +55,11 @@ class HoldingBuilder:
         return await self.inner.build(request, policy)
 
 
-def _holding_app(db: Database, tmp_path: Path, *, cap: int, hold_s: float = 60) -> tuple[FastAPI, HoldingBuilder]:
+def _holding_app(db: Database, tmp_path: Path, *, cap: int) -> tuple[FastAPI, HoldingBuilder]:
     """The service with the real sources behind a builder that holds every build until released."""
     embedders = fake_embedders()
     registry = default_registry(db, embedders=embedders.get)
-    holding = HoldingBuilder(DefaultContextBuilder(registry, ContextPacker(), source_timeout_s=30.0), hold_s=hold_s)
+    holding = HoldingBuilder(DefaultContextBuilder(registry, ContextPacker(), source_timeout_s=HANG_S))
     settings = load_settings(api_token=TOKEN, data_dir=tmp_path, max_concurrent_briefs=cap)
     client = RecordingInngest(app_id="ac-context", is_production=True, signing_key=new_signing_key())
     app = create_app(settings, db=db, inngest_client=client, registry=registry, builder=holding, embedders=embedders)
@@ -66,7 +72,7 @@ async def test_fifty_concurrent_briefs_over_a_cap_of_eight_give_complete_briefs_
     org = await factory.organization()
     embedders = fake_embedders()
     registry = default_registry(db, embedders=embedders.get)
-    holding = HoldingBuilder(DefaultContextBuilder(registry, ContextPacker(), source_timeout_s=30.0))
+    holding = HoldingBuilder(DefaultContextBuilder(registry, ContextPacker(), source_timeout_s=HANG_S))
     settings = load_settings(api_token=TOKEN, data_dir=tmp_path, max_concurrent_briefs=CAP)
     client = RecordingInngest(app_id="ac-context", is_production=True, signing_key=new_signing_key())
     app = create_app(settings, db=db, inngest_client=client, registry=registry, builder=holding, embedders=embedders)
@@ -158,13 +164,16 @@ async def test_a_segment_build_past_the_cap_asks_inngest_to_retry_after_the_cap_
     )
     async with asgi_client(app) as http:
         executor = InngestExecutor(http, signing_key=key)
+        before = datetime.now(UTC)
         response = await executor.post(FUNCTION_ID, executor.body(event, {}, [], run_id="r", attempt=0, max_attempts=4))
+        after = datetime.now(UTC)
     assert inner.calls == 0
     assert response.status_code == 500 and response.json()["code"] == "retry_after_error"
     assert "building 1 briefs already" in response.json()["message"]
     assert response.headers.get("x-inngest-no-retry") != "true"
     retry_at = datetime.fromisoformat(response.headers["retry-after"].replace("Z", "+00:00"))
-    assert timedelta(seconds=5) <= retry_at.replace(tzinfo=None) - datetime.now() <= timedelta(seconds=7)
+    # 7 s after the answer was made, however long that took (the header keeps milliseconds, cut).
+    assert before + timedelta(seconds=6.999) <= retry_at <= after + timedelta(seconds=7), (before, retry_at, after)
 
 
 async def test_a_brief_whose_body_is_still_streaming_gets_its_503_at_once_while_the_cap_is_full(
@@ -186,9 +195,8 @@ async def test_a_brief_whose_body_is_still_streaming_gets_its_503_at_once_while_
     async with app.router.lifespan_context(app), asgi_client(app) as http:
         slots = app.state.slot.get().builder.slots
         first = asyncio.create_task(http.post("/v1/context/briefs", json=body, headers=auth))
-        while holding.started == 0:
-            await asyncio.sleep(0.01)
-        async with asyncio.timeout(10):  # without admission at the edge it would wait for the body forever
+        await eventually(lambda: _now(holding.started), "the first build holding its slot", every=0.01)
+        async with asyncio.timeout(HANG_S):  # without admission at the edge it would wait for the body forever
             refused = await http.post("/v1/context/briefs", content=held_open(), headers=auth)
         holding.release.set()
         built = await first
@@ -210,7 +218,7 @@ async def test_64_concurrent_briefs_over_real_connections_get_only_complete_brie
 ) -> None:
     org = await factory.organization()
     callers, cap = 64, 8
-    app, holding = _holding_app(db, tmp_path, cap=cap, hold_s=20)
+    app, holding = _holding_app(db, tmp_path, cap=cap)
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = int(probe.getsockname()[1])
@@ -225,10 +233,10 @@ async def test_64_concurrent_briefs_over_real_connections_get_only_complete_brie
     limits = httpx.Limits(max_connections=callers, max_keepalive_connections=callers)
     async with app.router.lifespan_context(app):
         serving = asyncio.create_task(server.serve())
-        while not server.started:
-            await asyncio.sleep(0.01)
-        try:
-            async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", limits=limits, timeout=60) as http:
+        await eventually(lambda: _now(server.started), "uvicorn starting", every=0.01)
+        try:  # a held build is released once every refusal is in; the client waits longer than a hold
+            timeout = httpx.Timeout(READ_S, read=2 * HANG_S)
+            async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", limits=limits, timeout=timeout) as http:
 
                 async def call() -> httpx.Response | Exception:
                     try:
@@ -266,8 +274,7 @@ async def test_a_full_process_sheds_a_brief_before_its_api_key_is_looked_up(
     body = {"organization_id": str(org), "query": "What did we agree on pricing?"}
     async with app.router.lifespan_context(app), asgi_client(app) as http:
         first = asyncio.create_task(http.post("/v1/context/briefs", json=body, headers=auth))
-        while holding.started == 0:
-            await asyncio.sleep(0.01)
+        await eventually(lambda: _now(holding.started), "the first build holding its slot", every=0.01)
         shed = await http.post("/v1/context/briefs", json=body, headers=unknown_key)
         holding.release.set()
         assert (await first).status_code == 200

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Any
 from uuid import UUID
@@ -18,6 +17,7 @@ from state.settings import load_settings
 from tests.factories import Factory
 from tests.integration.functions.conftest import TOKEN, fake_embedders
 from tests.integration.functions.support import asgi_client
+from tests.support import eventually
 
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 ENCRYPTED = (
@@ -27,13 +27,19 @@ ENCRYPTED = (
 DOC = b"# Onboarding\n\nNew customers get a kickoff call within two business days of signing."
 
 
-async def _wait_for(http: Any, org: str, status: str) -> dict[str, Any]:
-    for _ in range(400):
+async def _wait_for(http: Any, org: str, status: str, *, attempts: int | None = None) -> dict[str, Any]:
+    """The organization's newest source once it is `status` (after `attempts` runs, when given)."""
+    seen: list[Any] = []
+
+    async def reached() -> dict[str, Any] | None:
         listed = (await http.get("/v1/knowledge/sources", params={"organization_id": org}, headers=AUTH)).json()
-        if listed["sources"] and listed["sources"][0]["status"] == status:
-            return dict(listed["sources"][0])
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"the source never became {status}: {listed}")
+        seen[:] = [listed]
+        first = listed["sources"][0] if listed["sources"] else None
+        if first and first["status"] == status and (attempts is None or first["attempts"] == attempts):
+            return dict(first)
+        return None
+
+    return await eventually(reached, lambda: f"the source never became {status}: {seen}")
 
 
 async def test_dev_mode_with_no_inngest_server_ingests_an_upload_to_ready_in_process(
@@ -68,11 +74,7 @@ async def test_dev_mode_with_no_inngest_server_ingests_an_upload_to_ready_in_pro
             f"/v1/knowledge/sources/{failed['id']}/retry", params={"organization_id": other}, headers=AUTH
         )
         assert retry.status_code == 202, retry.text
-        for _ in range(400):
-            again = await _wait_for(http, other, "failed")
-            if again["attempts"] == 2:
-                break
-            await asyncio.sleep(0.05)
+        again = await _wait_for(http, other, "failed", attempts=2)
         assert again["attempts"] == 2 and again["failure_reason"].startswith("pdf_encrypted:"), "the retry ran here"
     (row,) = await outbox.rows(db, [UUID(body["event_id"])])
     assert row.delivered_by == "in-process"

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.integration.functions.conftest import TOKEN
-from tests.support import free_port, wait_until_answering
+from tests.support import HANG_S, free_port, wait_until_answering
 
 BODY = 64 * 1024 * 1024
 CHUNK = 1024 * 1024
@@ -135,7 +135,7 @@ def test_a_chunked_64_mib_body_with_a_token_is_cut_at_the_json_limit(server: tup
         reader = threading.Thread(target=lambda: result.setdefault("answer", _read_response(sock)), daemon=True)
         reader.start()
         _push(sock, BODY, chunked=True)
-        reader.join(timeout=30)
+        reader.join(timeout=HANG_S)
     status, body = result["answer"]
     assert status == 413 and b'"request_too_large"' in body
     assert peak.peak - idle < HEADROOM, f"the server grew by {(peak.peak - idle) / 2**20:.0f} MiB"

@@ -2,8 +2,9 @@
 
 The one `ingest` step (a local model: the bulk core, a large PDF's pages over the process pool) and the
 resumable chain (a provider's model: `extract-and-chunk` in this process) each refuse the 2,000-page
-shared-stream bomb and its 64 KiB variant within 10 s, with the resident size of this process (which does
-the reading in both shapes) growing by less than 300 MB while they do.
+shared-stream bomb and its 64 KiB variant on the first attempt, with the resident size of this process (which
+does the reading in both shapes) growing by less than 300 MB while they do. How fast is a benchmark's figure
+(bench/bench_ingest_extract.py), not a test's: a loaded machine would fail it.
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ from tests.factories import Factory
 from tests.integration.functions.conftest import FAKE_BATCH, FAKE_MODEL, Service
 from tests.unit.knowledge.pdf_bombs import shared_stream_bomb
 
-REFUSED_WITHIN_S = 10.0
 GROWTH_BYTES = 300 * 1024 * 1024
 BOMBS = {"shared-400k.pdf": shared_stream_bomb(), "shared-64k.pdf": shared_stream_bomb(stream_bytes=64 * 1024)}
 
@@ -66,7 +66,7 @@ class Growth:
 
 @pytest.mark.parametrize("shape", ["one ingest step", "resumable chain"])
 @pytest.mark.parametrize("name", list(BOMBS))
-async def test_an_uploaded_pdf_bomb_is_refused_fast_at_bounded_memory(
+async def test_an_uploaded_pdf_bomb_is_refused_at_bounded_memory(
     service: Service, factory: Factory, shape: str, name: str
 ) -> None:
     if shape == "resumable chain":
@@ -81,10 +81,8 @@ async def test_an_uploaded_pdf_bomb_is_refused_fast_at_bounded_memory(
     assert created.status_code == 202, created.text
     event = {"name": EVENT_UPLOADED, "data": dict(service.inngest.sent[-1].data)}
 
-    started = time.monotonic()
     with Growth() as memory:
         run = await service.executor.run(FUNCTION_ID, event, retries=RETRIES)
-    seconds = time.monotonic() - started
 
     assert run.status == "failed" and run.function_attempts == 1, run.output
     assert "pdf_content_too_large" in run.output["message"]
@@ -94,5 +92,4 @@ async def test_an_uploaded_pdf_bomb_is_refused_fast_at_bounded_memory(
     # The error Inngest hears has no stack (functions.inngest._steps): the plan says which shape ran.
     one_step = FAKE_MODEL in run.step_outputs["plan"]["one_step"]
     assert one_step == (shape == "one ingest step"), f"the run did not take the {shape}"
-    assert seconds < REFUSED_WITHIN_S, f"the bomb took {seconds:.1f} s to be refused"
     assert memory.grown < GROWTH_BYTES, f"the process grew by {memory.grown / 2**20:.0f} MB"

@@ -4,7 +4,6 @@ when the server comes back. The server is a dedicated embedded one, stopped and 
 
 from __future__ import annotations
 
-import asyncio
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,7 +19,7 @@ from state.embedded import embedded_server_url, stop_embedded_server
 from state.settings import load_settings
 from tests.integration.functions.conftest import TOKEN, fake_embedders
 from tests.integration.functions.support import RecordingInngest, asgi_client, new_signing_key, use_platform_model
-from tests.support import embedded_test_dir
+from tests.support import embedded_test_dir, eventually
 
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 
@@ -99,12 +98,15 @@ def assert_answering(answers: dict[str, httpx.Response]) -> None:
 
 
 async def wait_ready(http: httpx.AsyncClient) -> httpx.Response:
-    for _ in range(300):
-        ready = await http.get("/readyz")
-        if ready.status_code == 200:
-            return ready
-        await asyncio.sleep(0.1)
-    raise AssertionError(f"/readyz never became ready: {ready.text}")
+    last: list[httpx.Response] = []
+
+    async def ready() -> httpx.Response | None:
+        last[:] = [await http.get("/readyz")]
+        return last[0] if last[0].status_code == 200 else None
+
+    return await eventually(
+        ready, lambda: f"/readyz becoming ready (last: {last[0].text if last else None})", every=0.1
+    )
 
 
 async def test_the_service_starts_without_its_database_answers_503_and_recovers_when_it_returns(

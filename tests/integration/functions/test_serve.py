@@ -16,7 +16,7 @@ from pathlib import Path
 
 import httpx
 
-from tests.support import free_port, wait_until_answering
+from tests.support import READ_S, free_port, wait_until_answering
 
 ENTRY = [sys.executable, "-c", "from functions.cli import main; main()", "serve"]
 PRODUCTION_KEYS = (
@@ -50,8 +50,9 @@ def test_serve_starts_in_dev_mode_on_a_fresh_machine_with_a_token_printed_once(
             assert f"http://127.0.0.1:{port}/docs" in text
             assert text.count(token.group(1)) == 1, "the token is printed once"
             auth = {"Authorization": f"Bearer {token.group(1)}"}
-            assert httpx.get(f"http://127.0.0.1:{port}/v1/memory/tools", headers=auth).status_code == 200
-            assert httpx.get(f"http://127.0.0.1:{port}/v1/memory/tools").status_code == 401
+            tools = f"http://127.0.0.1:{port}/v1/memory/tools"
+            assert httpx.get(tools, headers=auth, timeout=READ_S).status_code == 200
+            assert httpx.get(tools, timeout=READ_S).status_code == 401
         finally:
             process.terminate()
             process.wait(timeout=30)

@@ -45,6 +45,7 @@ from tests.integration.functions.support import (
 )
 from tests.integration.functions.test_inngest_endpoint import FakeInngestApi
 from tests.signature_shapes import SIG, Shape, fresh_signature, method_shapes, value_and_header_shapes
+from tests.support import READ_S, eventually
 
 STEP_KEY = "step-key-for-the-signature-tests-0123456789"
 NAMED = {
@@ -148,10 +149,11 @@ async def live(db: Database, tmp_path: Path) -> AsyncIterator[Live]:
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on"))
     task = asyncio.create_task(server.serve())
     try:
-        for _ in range(600):
-            if server.started or task.done():
-                break
-            await asyncio.sleep(0.05)
+
+        async def up() -> bool:
+            return server.started or task.done()
+
+        await eventually(up, "uvicorn starting")
         assert server.started, "uvicorn did not start"
         port = int(server.servers[0].sockets[0].getsockname()[1])
         yield Live(port, key, builder, client, api, targets)
@@ -226,7 +228,7 @@ async def test_one_fresh_signature_still_runs_every_function_syncs_and_inspects(
         assert _verified_by_the_sdk(answer, live.key), f"{local_id}: the SDK verified the one signature"
     assert live.builder.calls == 1, "the segment's single signed request built its brief"
 
-    async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{live.port}") as http:
+    async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{live.port}", timeout=READ_S) as http:
         executor = InngestExecutor(http, signing_key=live.key)
         segment = await executor.run(SEGMENT, segment_event(0, waited=False, policy=conversation_policy()))
         sweep = await executor.run(SWEEP, {"name": "inngest/scheduled.timer", "data": {"cron": CRON}}, retries=2)

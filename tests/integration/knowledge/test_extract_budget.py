@@ -1,9 +1,9 @@
 """PDF bombs through the real ingestion paths: `ac-context ingest DIR` and the bulk core and step chain.
 
 The CLI runs under a small wrapper process that reports `ru_maxrss` of its children once they are waited
-for: the largest resident size of the CLI or of any pool worker it reaped. How long a bomb took from its
-registration to its failure is read from the source row itself (`updated_at - created_at`), so the CLI's
-own start (imports, the database) is not counted against the bound.
+for: the largest resident size of the CLI or of any pool worker it reaped. How fast a bomb is refused is no
+test's business (a loaded machine would fail it): the extraction budget's clock is tested in
+tests/unit/knowledge/test_extract_budget.py, and bench/bench_ingest_extract.py times the refusal.
 """
 
 from __future__ import annotations
@@ -30,7 +30,6 @@ from tests.integration.knowledge.test_ingest_cli import CLI, _env
 from tests.unit.knowledge.pdf_bombs import form_bomb, shared_stream_bomb, text_pages
 from tests.unit.knowledge.test_extract import GEOTOPO
 
-REFUSED_WITHIN_S = 10.0
 PEAK_RSS_BYTES = 300 * 1024 * 1024
 MEASURED = (
     "import json, resource, subprocess, sys\n"
@@ -60,14 +59,11 @@ async def _ingest_folder(tmp_path: Path, db_url: str, org: UUID, name: str, file
 
 async def _sources(kit: Kit) -> dict[str, Any]:
     async with kit.db.connection() as conn:
-        rows = await conn.fetch(
-            "SELECT filename, status, failure_reason, extract(epoch FROM updated_at - created_at) AS seconds "
-            "FROM agent.knowledge_sources"
-        )
+        rows = await conn.fetch("SELECT filename, status, failure_reason FROM agent.knowledge_sources")
     return {r["filename"]: r for r in rows}
 
 
-async def test_the_2000_page_shared_stream_bomb_and_its_64_kib_variant_are_refused_fast_at_bounded_memory(
+async def test_the_2000_page_shared_stream_bomb_and_its_64_kib_variant_are_refused_at_bounded_memory(
     kit: Kit, factory: Factory, db_url: str, tmp_path: Path
 ) -> None:
     org = await factory.organization()
@@ -78,8 +74,7 @@ async def test_the_2000_page_shared_stream_bomb_and_its_64_kib_variant_are_refus
     sources = await _sources(kit)
     for name in ("shared-400k.pdf", "shared-64k.pdf"):
         assert rows[name]["status"] == "failed" and rows[name]["failure_reason"].startswith("pdf_content_too_large:")
-        assert sources[name]["status"] == "failed"
-        assert sources[name]["seconds"] < REFUSED_WITHIN_S, f"{name} took {sources[name]['seconds']} s to fail"
+        assert sources[name]["status"] == "failed" and sources[name]["failure_reason"] == rows[name]["failure_reason"]
     assert done["max_rss_kib"] * 1024 < PEAK_RSS_BYTES, f"peak resident size {done['max_rss_kib']} KiB"
 
 

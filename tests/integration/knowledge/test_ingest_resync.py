@@ -12,6 +12,7 @@ from knowledge.search import search
 from knowledge.sweep import list_sources
 from tests.factories import Factory
 from tests.integration.knowledge.helpers import FAKE, Kit
+from tests.support import eventually
 
 URI = "https://help.example/pricing"
 OLD = "# Pricing\n\nThe plan costs 100 euros per seat per month for every customer."
@@ -66,10 +67,14 @@ async def test_searches_during_a_bulk_resync_see_exactly_one_version(kit: Kit, f
         while not done.is_set():
             seen.append(await _texts(kit, org))
 
+    async def looks(at_least: int) -> bool:
+        return len(seen) >= at_least
+
     watcher = asyncio.create_task(watch())
-    await asyncio.sleep(0.05)
+    await eventually(lambda: looks(1), "the watcher's first look, before the resync")
     result = await ingest_sources(kit.db, kit.store, [new_id], embedders=kit.lookup)
-    await asyncio.sleep(0.05)
+    after = len(seen) + 2  # one look may have begun before the resync ended; the next began after it
+    await eventually(lambda: looks(after), "the watcher's look after the resync")
     done.set()
     await watcher
     assert result.count("ready") == 1

@@ -29,6 +29,7 @@ from knowledge.switchover import run_switch
 from state.db import Database
 from tests.factories import Factory
 from tests.integration.knowledge.helpers import FAKE, GATE, GateEmbedder, Kit, chunk_counts
+from tests.support import eventually
 
 NOTHING = {"chunks": 0, "rows": 0, "unwanted": 0}
 BROKEN_PDF = b"%PDF-1.4 this is not a PDF"
@@ -66,17 +67,17 @@ async def _status(db: Database, source: UUID) -> tuple[str, str | None]:
 
 async def _until_blocked(db: Database, task: asyncio.Task[object]) -> None:
     """Wait until `task`'s statement waits on a lock (or the task ended, when nothing made it wait)."""
-    for _ in range(200):
+
+    async def blocked_or_done() -> bool:
         if task.done():
-            return
+            return True
         async with db.connection() as conn:
             waiting = await conn.fetchval(
                 "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'"
             )
-        if waiting:
-            return
-        await asyncio.sleep(0.05)
-    raise AssertionError("the statement neither waited on a lock nor finished")
+        return bool(waiting)
+
+    await eventually(blocked_or_done, "the statement neither waited on a lock nor finished")
 
 
 async def test_a_cancel_during_a_switch_stops_it_at_the_next_batch_and_leaves_no_chunk_of_the_cancelled_model(

@@ -11,6 +11,7 @@ from context.registry import ContextSourceRegistry
 from context.sources.conversation import DEFAULT_MESSAGE_LIMIT, ConversationContextSource
 from state.db import Database
 from tests.integration.sources.helpers import AppFactory, request, spec
+from tests.support import HANG_S
 
 
 async def _thread(app: AppFactory, org: object, conversation: object, count: int) -> datetime:
@@ -68,7 +69,7 @@ async def test_a_conversation_with_500_messages_under_a_small_budget_keeps_the_n
     policy = ContextPolicy(
         sources=[ContextSourceSpec(name="conversation", token_budget=40, limit=500)], total_token_budget=40
     )
-    builder = DefaultContextBuilder(ContextSourceRegistry([source]), ContextPacker(), source_timeout_s=5.0)
+    builder = DefaultContextBuilder(ContextSourceRegistry([source]), ContextPacker(), source_timeout_s=HANG_S)
     brief = await builder.build(request(org, conversation_id=conversation), policy)
     assert "message 499" in brief.text, "the newest message is never cut"
     assert "message 0" not in brief.text and brief.dropped["conversation"] > 400

@@ -17,6 +17,7 @@ from state.db import Database
 from state.scoped import record_queries
 from state.settings import load_settings
 from tests.integration.sources.helpers import AppFactory, request, spec
+from tests.support import eventually
 
 
 async def _seed(app: AppFactory) -> tuple[object, object]:
@@ -102,11 +103,7 @@ def test_no_policy_may_mark_the_dossier_required() -> None:
 
 
 async def _eventually(check: Callable[[], Awaitable[bool]], what: str) -> None:
-    for _ in range(100):
-        if await check():
-            return
-        await asyncio.sleep(0.05)
-    raise AssertionError(what)
+    await eventually(check, what)
 
 
 async def test_the_cache_serves_a_repeat_read_without_a_query(db: Database, app: AppFactory) -> None:

@@ -8,14 +8,13 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from state.embedded import embedded_status, stop_embedded_server
-from tests.support import embedded_test_dir
+from tests.support import embedded_test_dir, wait_until
 
 _SCRIPT = """
 import sys, asyncio, asyncpg
@@ -130,13 +129,8 @@ def _watchers(folder: Path) -> list[int]:
     return found
 
 
-def _wait(check: Callable[[], bool], seconds: float) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if check():
-            return True
-        time.sleep(0.2)
-    return check()
+def _wait(check: Callable[[], bool], what: str) -> bool:
+    return wait_until(check, what, every=0.2)
 
 
 def _cli(folder: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
@@ -171,7 +165,7 @@ def test_a_second_command_reuses_the_server_the_first_left_running_until_db_stop
     stopped = _cli(data_dir, "db", "stop")
     assert stopped.returncode == 0 and "stopped the embedded PostgreSQL" in stopped.stdout, stopped.stderr
     assert not embedded_status(data_dir).running
-    assert _wait(lambda: not _watchers(data_dir), 10), "db stop stops the watcher too"
+    assert _wait(lambda: not _watchers(data_dir), "db stop stops the watcher too")
     assert "stopped" in _cli(data_dir, "db", "status").stdout
 
 
@@ -179,8 +173,8 @@ def test_the_idle_watcher_stops_the_server_after_the_timeout_and_exits(data_dir:
     done = _cli(data_dir, "org", "list", AC_CONTEXT_EMBEDDED_IDLE_MINUTES="0.05")  # 3 s
     assert done.returncode == 0, done.stderr
     assert embedded_status(data_dir).running
-    assert _wait(lambda: not embedded_status(data_dir).running, 60), "the watcher stopped the idle server"
-    assert _wait(lambda: not _watchers(data_dir), 10), "and then exited"
+    assert _wait(lambda: not embedded_status(data_dir).running, "the watcher stopped the idle server")
+    assert _wait(lambda: not _watchers(data_dir), "and then exited")
     assert not (data_dir / "pg" / "postmaster.pid").exists()
 
 
@@ -204,7 +198,7 @@ def test_the_watcher_never_stops_a_server_a_client_is_connected_to(data_dir: Pat
 
     asyncio.run(hold())
     assert embedded_status(data_dir).running, "a connected client kept the server up"
-    assert _wait(lambda: not embedded_status(data_dir).running, 60), "idle again, it stops"
+    assert _wait(lambda: not embedded_status(data_dir).running, "idle again, it stops")
 
 
 def test_the_watcher_exits_when_someone_else_stops_the_server(data_dir: Path) -> None:
@@ -212,7 +206,7 @@ def test_the_watcher_exits_when_someone_else_stops_the_server(data_dir: Path) ->
     assert done.returncode == 0, done.stderr
     assert _watchers(data_dir)
     assert stop_embedded_server(data_dir, stop_watcher=False)  # pg_ctl stop, the watcher not told
-    assert _wait(lambda: not _watchers(data_dir), 20), "the watcher saw the server gone and exited"
+    assert _wait(lambda: not _watchers(data_dir), "the watcher saw the server gone and exited")
 
 
 def test_two_commands_started_at_once_share_one_server_and_one_watcher(data_dir: Path) -> None:
@@ -232,11 +226,11 @@ def test_two_commands_started_at_once_share_one_server_and_one_watcher(data_dir:
         _out, err = proc.communicate(timeout=180)
         assert proc.returncode == 0, err
     assert _starts(data_dir) == 1, "one server started"
-    assert _wait(lambda: len(_watchers(data_dir)) == 1, 10), _watchers(data_dir)
+    assert _wait(lambda: len(_watchers(data_dir)) == 1, "one watcher"), _watchers(data_dir)
 
 
 def test_an_idle_timeout_of_zero_stops_the_server_when_the_command_ends(data_dir: Path) -> None:
     done = _cli(data_dir, "org", "list", AC_CONTEXT_EMBEDDED_IDLE_MINUTES="0")
     assert done.returncode == 0, done.stderr
-    assert _wait(lambda: not embedded_status(data_dir).running, 10), "the last holder stopped it, as before"
+    assert _wait(lambda: not embedded_status(data_dir).running, "the last holder stopped it, as before")
     assert not _watchers(data_dir)

@@ -8,14 +8,13 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from state.embedded import embedded_status, stop_embedded_server
-from tests.support import embedded_test_dir
+from tests.support import HANG_S, embedded_test_dir, wait_until, wait_until_answering
 
 ROOT = Path(__file__).resolve().parents[3]
 HOLD = """
@@ -64,11 +63,7 @@ def _cli(data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def _wait_stopped(data_dir: Path) -> bool:
-    for _ in range(100):
-        if not embedded_status(data_dir).running:
-            return True
-        time.sleep(0.1)
-    return False
+    return wait_until(lambda: not embedded_status(data_dir).running, "the embedded server stopped")
 
 
 def test_sigterm_stops_the_embedded_server_and_leaves_no_pid_file(data_dir: Path) -> None:
@@ -76,7 +71,7 @@ def test_sigterm_stops_the_embedded_server_and_leaves_no_pid_file(data_dir: Path
         running = embedded_status(data_dir)
         assert running.running and running.pid is not None and running.holders == 1
         child.send_signal(signal.SIGTERM)
-        assert child.wait(timeout=60) == 128 + signal.SIGTERM
+        assert child.wait(timeout=HANG_S) == 128 + signal.SIGTERM
     assert _wait_stopped(data_dir), "the last holder stopped the server on SIGTERM"
     after = embedded_status(data_dir)
     assert not (after.pgdata / "postmaster.pid").exists() and not after.stale_pid_file
@@ -84,7 +79,7 @@ def test_sigterm_stops_the_embedded_server_and_leaves_no_pid_file(data_dir: Path
 
 def test_db_status_and_stop_see_and_stop_a_server_left_running(data_dir: Path) -> None:
     with _hold(data_dir, "keep") as child:
-        assert child.wait(timeout=60) == 0
+        assert child.wait(timeout=HANG_S) == 0
     status = json.loads(_cli(data_dir, "db", "status", "--json").stdout)
     assert status["embedded"] and status["running"] and status["pid"], status
     stopped = _cli(data_dir, "db", "stop")
@@ -97,7 +92,6 @@ def test_db_status_and_stop_see_and_stop_a_server_left_running(data_dir: Path) -
 
 def test_sigterm_on_serve_stops_the_embedded_server(data_dir: Path) -> None:
     import socket
-    import urllib.request
 
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -110,15 +104,9 @@ def test_sigterm_on_serve_stops_the_embedded_server(data_dir: Path) -> None:
         [sys.executable, "-c", code, "serve", "--port", str(port)], cwd=ROOT, env=env,
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     ) as server:  # fmt: skip
-        for _ in range(600):
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=1) as answer:
-                    if answer.status == 200:
-                        break
-            except OSError:
-                time.sleep(0.1)
+        wait_until_answering(server, f"http://127.0.0.1:{port}/readyz")
         assert embedded_status(data_dir).running, "serve started the embedded server"
         server.send_signal(signal.SIGTERM)
-        server.wait(timeout=60)
+        server.wait(timeout=HANG_S)
     assert _wait_stopped(data_dir), "SIGTERM on serve stops the embedded server, as Ctrl-C does"
     assert not (embedded_status(data_dir).pgdata / "postmaster.pid").exists()

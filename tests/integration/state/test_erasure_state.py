@@ -14,6 +14,7 @@ from state.erasure import erase_organization_state, organization_created_here
 from state.organizations import create_organization, organization_exists
 from state.receipts import begin_receipt, finish_receipt
 from tests.factories import Factory
+from tests.support import HANG_S
 
 
 async def _erase(db: Database, org: uuid.UUID) -> dict[str, int]:
@@ -52,6 +53,6 @@ async def test_every_process_hears_the_dossier_eviction(db: Database, factory: F
     try:
         await listener.add_listener("ac_dossier_changed", lambda *args: heard.put_nowait(str(args[3])))
         await _erase(db, org)
-        assert await asyncio.wait_for(heard.get(), 5) == str(org), "the dossier cache of every process is evicted"
+        assert await asyncio.wait_for(heard.get(), HANG_S) == str(org), "the dossier cache of every process is evicted"
     finally:
         await listener.close()

@@ -12,10 +12,11 @@ from context.models import ContextItem, ContextRequest, ContextSourceSpec
 from context.options import EmptyOptions
 from context.packer import ContextPacker
 from context.registry import ContextSourceRegistry
+from tests.support import HANG_S
 from tests.unit.context.helpers import ScriptedSource, item, policy, request, spec
 
 
-def _builder(*sources: object, timeout: float = 1.0) -> DefaultContextBuilder:
+def _builder(*sources: object, timeout: float = HANG_S) -> DefaultContextBuilder:
     return DefaultContextBuilder(ContextSourceRegistry(sources), ContextPacker(), source_timeout_s=timeout)  # type: ignore[arg-type]
 
 
@@ -30,14 +31,15 @@ def test_the_default_timeout_is_one_second_and_ints_are_accepted() -> None:
     assert DefaultContextBuilder(ContextSourceRegistry([]), ContextPacker(), source_timeout_s=2)._timeout == 2.0
 
 
-async def test_reads_run_concurrently_each_under_its_own_timeout() -> None:
-    slow = [ScriptedSource(name, answer=[item(name)], delay=0.06) for name in ("memory", "knowledge", "dossier")]
-    started = asyncio.get_running_loop().time()
-    brief = await _builder(*slow, timeout=0.15).build(
-        request(), policy(spec("memory"), spec("knowledge"), spec("dossier"))
-    )
-    assert brief.failed_sources == []
-    assert asyncio.get_running_loop().time() - started < 0.15  # serial reads would take 0.18 s
+async def test_reads_run_concurrently() -> None:
+    gate = asyncio.Event()
+    held = [ScriptedSource(name, answer=[item(name)], gate=gate) for name in ("memory", "knowledge", "dossier")]
+    build = asyncio.create_task(_builder(*held).build(request(), policy(*(spec(s.name) for s in held))))
+    # Serial reads would hold the first read on the closed gate and never start the second.
+    await asyncio.wait_for(asyncio.gather(*(s.started.wait() for s in held)), HANG_S)
+    gate.set()
+    brief = await asyncio.wait_for(build, HANG_S)
+    assert brief.failed_sources == [] and [s.calls for s in held] == [1, 1, 1]
 
 
 async def test_the_brief_is_the_same_whatever_order_the_reads_finish_in() -> None:

@@ -13,8 +13,9 @@ import pytest
 
 from knowledge import _reaper
 from knowledge.pool import IngestPool, _start_reaper
+from tests.support import HANG_S
 
-SLEEPER = [sys.executable, "-I", "-S", "-c", "import time; time.sleep(120)"]
+SLEEPER = [sys.executable, "-I", "-S", "-c", "import time; time.sleep(3600)"]  # killed by the reaper or the test
 pytestmark = pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="the reaper reads /proc")
 
 
@@ -36,9 +37,9 @@ def test_a_holder_of_the_lifeline_is_killed_when_its_write_end_closes_and_a_byst
         time.sleep(0.5)
         assert holder.poll() is None and reaper.poll() is None, "nothing is reaped while the write end is open"
         writer.close()
-        assert _gone(holder, 5), "the reaper left a holder of the lifeline alive"
+        assert _gone(holder, HANG_S), "the reaper left a holder of the lifeline alive"
         assert holder.returncode == -9
-        assert _gone(reaper, 5)
+        assert _gone(reaper, HANG_S)
         assert bystander.poll() is None, "the reaper killed a process that does not hold the lifeline"
     finally:
         for proc in (holder, bystander, reaper):
@@ -67,5 +68,5 @@ async def test_closing_the_pool_ends_its_workers_and_its_reaper() -> None:
     pool.close()
     assert reaper.poll() is not None, "close waits for the reaper"
     for worker in workers:
-        worker.join(timeout=5)
+        worker.join(timeout=HANG_S)
         assert not worker.is_alive()
