@@ -1,12 +1,16 @@
-# The production image of ac-context: the FastAPI service and the Inngest functions (`functions.app:app`).
+# The production image of ac-context: the FastAPI service and the Inngest functions (`functions.app:app`,
+# started by uvicorn in production mode, the default of `functions.app:app`).
 #
 #   docker build -t ac-context .
 #   docker run -p 8000:8000 -e DATABASE_URL=… -e INNGEST_SIGNING_KEY=… -e INNGEST_EVENT_KEY=… \
-#              -e AC_CONTEXT_API_TOKEN=… ac-context
+#              -e AC_CONTEXT_API_TOKEN=… -e INNGEST_SERVE_ORIGIN=https://ctx.example.com \
+#              -e AC_CONTEXT_STEP_ENCRYPTION_KEYS=$(openssl rand -hex 32) ac-context
 #
-# Production needs INNGEST_SIGNING_KEY (the app refuses to start without it) and a DATABASE_URL; the
-# embedded PostgreSQL of `make demo` is for one machine, not for a deployment. Migrations run at start
-# under an advisory lock, so several replicas can start together.
+# Production refuses to start without INNGEST_SIGNING_KEY, INNGEST_EVENT_KEY, AC_CONTEXT_API_TOKEN,
+# INNGEST_SERVE_ORIGIN and AC_CONTEXT_STEP_ENCRYPTION_KEYS (functions/_production.py; one line naming every
+# missing one). Give it a DATABASE_URL too: without one the app starts the embedded PostgreSQL of
+# `make demo` under AC_CONTEXT_DATA_DIR, which is for one machine, not for a deployment. Migrations run at
+# start under an advisory lock, so several replicas can start together. docs/operations.md lists every setting.
 
 FROM python:3.11-slim AS build
 ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1

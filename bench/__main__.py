@@ -3,7 +3,8 @@
 Each module exposes `run() -> dict`; `python -m bench [name ...]` runs the named ones only. Each result
 carries `_wall_s` and `_machine_speed` (the machine's single-core speed just before and after). After the
 runs, `bench/results/medians.svg` charts every median latency found in the results on disk, and
-`bench/results/goals.md` lists every goal a result reports beside its figure (`bench/_goals.py`).
+`bench/results/goals.md` lists every goal a result reports beside its figure (`bench/_goals.py`), and
+`docs/benchmarks.md` is written from the same results (generated, never edited by hand).
 Benchmarks report medians and ratios measured in one run; nothing here asserts a timing.
 """
 
@@ -17,9 +18,11 @@ import time
 from pathlib import Path
 
 from bench._goals import render as render_goals
+from bench._goals import render_page
 from bench._plot import medians, render_svg
 
 RESULTS = Path(__file__).parent / "results"
+PAGE = Path(__file__).resolve().parents[1] / "docs" / "benchmarks.md"
 
 
 def machine_speed() -> float:
@@ -56,15 +59,22 @@ def main(argv: list[str]) -> int:
         path.write_text(json.dumps(result, indent=2, default=str) + "\n")
         print(f"== {name} -> {path}")
         print(json.dumps(result, indent=2, default=str))
-    rows = [row for path in sorted(RESULTS.glob("*.json")) for row in medians(path.stem, json.loads(path.read_text()))]
-    (RESULTS / "medians.svg").write_text(render_svg(rows))
-    print(f"== chart of {len(rows)} medians -> {RESULTS / 'medians.svg'}")
-    results = [(path.stem, json.loads(path.read_text())) for path in sorted(RESULTS.glob("*.json"))]
-    table = render_goals(results)
-    (RESULTS / "goals.md").write_text(table)
-    print(f"== every goal beside its figure -> {RESULTS / 'goals.md'}")
-    print(table)
+    write_reports(RESULTS, PAGE)
     return 0
+
+
+def write_reports(results_dir: Path, page: Path) -> None:
+    """The chart, the goal table and the benchmarks page, from every result in `results_dir`."""
+    results = [(path.stem, json.loads(path.read_text())) for path in sorted(results_dir.glob("*.json"))]
+    rows = [row for name, result in results for row in medians(name, result)]
+    (results_dir / "medians.svg").write_text(render_svg(rows))
+    print(f"== chart of {len(rows)} medians -> {results_dir / 'medians.svg'}")
+    table = render_goals(results)
+    (results_dir / "goals.md").write_text(table)
+    print(f"== every goal beside its figure -> {results_dir / 'goals.md'}")
+    print(table)
+    page.write_text(render_page(results, rows))
+    print(f"== the benchmarks page -> {page}")
 
 
 if __name__ == "__main__":
