@@ -1,26 +1,113 @@
-"""Dev mode's in-process runner: an outbox event's work done here, through the core the Inngest functions call.
+"""Dev mode's in-process handlers: an outbox event's work done here, through the core the Inngest functions call.
 
-`functions._outbox` hands it a claimed row when no Inngest server answers (never in production) and keeps
-the row's lease alive while it runs. This module must never decide retries or leases: it does the work
-of one event and raises what fails.
+`functions._outbox` hands a claimed row to `InProcessRunner` when no Inngest server answers (never in
+production) and keeps the row's lease alive while it runs; the runner finds the row's handler in the one
+table of events (`functions.event_routes`). This module must never decide retries or leases: each handler
+does the work of one event and raises what fails.
 """
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
 from uuid import UUID
 
-from functions._services import ServiceSlot
 from state.outbox import OutboxEntry
 
-__all__ = ["InProcessRunner"]
+if TYPE_CHECKING:
+    from functions._services import Services, ServiceSlot
+    from knowledge.ingestion import Ingestion
+
+__all__ = [
+    "InProcessHandler",
+    "InProcessRunner",
+    "build_segment_brief",
+    "ingest_batch_of",
+    "ingest_one",
+    "reembed_source",
+    "retry_and_ingest",
+    "switch_model",
+]
+
+InProcessHandler = Callable[["Services", OutboxEntry], Awaitable[None]]
+"""Dev mode's side of an event: does its work with the open services, raises what fails."""
+
+
+def _source_id(entry: OutboxEntry) -> UUID:
+    return UUID(str(entry.data["source_id"]))
+
+
+def _kit(services: Services) -> Ingestion:
+    from knowledge.ingestion import Ingestion
+
+    return Ingestion.configured(
+        services.db, services.object_store, embedders=services.embedders.get, settings=services.settings
+    )
+
+
+async def ingest_one(services: Services, entry: OutboxEntry) -> None:
+    """An upload or a sync: `knowledge.ingestion.ingest_source`, as `knowledge-ingest` runs it."""
+    from knowledge.ingestion import ingest_source
+
+    await ingest_source(_kit(services), _source_id(entry))
+
+
+async def retry_and_ingest(services: Services, entry: OutboxEntry) -> None:
+    """A retry: reset the failed source (a no-op when the sender already did), then ingest it."""
+    from knowledge.ingestion import ingest_source
+    from knowledge.sweep import retry_source
+
+    source_id = _source_id(entry)
+    await retry_source(services.db, source_id, organization_id=entry.organization_id)
+    await ingest_source(_kit(services), source_id)
+
+
+async def ingest_batch_of(services: Services, entry: OutboxEntry) -> None:
+    """A batch: `knowledge.ingestion.ingest_batch` over its source ids."""
+    from knowledge.ingestion import ingest_batch
+
+    await ingest_batch(_kit(services), [UUID(str(s)) for s in entry.data["source_ids"]])
+
+
+async def switch_model(services: Services, entry: OutboxEntry) -> None:
+    """A model switch: begin it and re-embed the scope here until it flips (what `switch-model` does inline)."""
+    from knowledge.settings import begin_switch
+    from knowledge.switchover import run_switch
+
+    raw = entry.data.get("organization_id")
+    organization_id = None if raw is None else UUID(str(raw))
+    model = str(entry.data["model"])
+    plan = await begin_switch(services.db, organization_id, model, embedder=services.embedders.get(model))
+    if not plan.already_live:
+        await run_switch(services.db, services.object_store, plan, embedders=services.embedders.get)
+
+
+async def reembed_source(services: Services, entry: OutboxEntry) -> None:
+    """One source under one model during a switch: `knowledge.ingestion.build_source_model`."""
+    from knowledge.ingestion import build_source_model
+
+    model = str(entry.data["model"])
+    await build_source_model(services.db, services.object_store, _source_id(entry), services.embedders.get(model))
+
+
+async def build_segment_brief(services: Services, entry: OutboxEntry) -> None:
+    """A segment's brief, built through the same core as `context-segment-brief` (dev mode keeps no answer)."""
+    from context.segments import decide_segment
+    from functions._briefs import build_brief
+    from functions._wire import SegmentBriefInput
+
+    request = SegmentBriefInput.model_validate(dict(entry.data))
+    decision = decide_segment(request.segment, waited=request.waited, policy=request.policy)
+    if decision.builds:
+        core, _dropped = request.request.normalized(source="segment event")
+        await build_brief(services.builder, core, request.policy, metrics=services.metrics, route="segment")
 
 
 class InProcessRunner:
-    """Runs an outbox event's work here, through the core the Inngest functions call (dev mode, no server).
+    """Runs an outbox event's work here with the handler the table of events gives it (dev mode, no server).
 
-    Uploads, syncs and retries run `knowledge.ingestion.ingest_source` (a retry first resets the failed
-    source, as the function's attempt does); batches run `ingest_batch`. Bad documents fail their source
-    with its reason, as on every path; any other error leaves the row waiting for its backoff.
+    Bad documents fail their source with its reason, as on every path; any other error leaves the row
+    waiting for its backoff.
     """
 
     def __init__(self, slot: ServiceSlot) -> None:
@@ -28,21 +115,6 @@ class InProcessRunner:
 
     async def run(self, entry: OutboxEntry) -> None:
         """Do the work `entry` asks for."""
-        from functions.events import EVENT_BATCH, EVENT_RETRY, EVENT_SYNC, EVENT_UPLOADED
-        from knowledge.ingestion import Ingestion, ingest_batch, ingest_source
-        from knowledge.sweep import retry_source
+        from functions.event_routes import in_process_handler
 
-        services = self.slot.get()
-        kit = Ingestion.configured(
-            services.db, services.object_store, embedders=services.embedders.get, settings=services.settings
-        )
-        data = dict(entry.data)
-        if entry.name in (EVENT_UPLOADED, EVENT_SYNC, EVENT_RETRY):
-            source_id = UUID(str(data["source_id"]))
-            if entry.name == EVENT_RETRY:
-                await retry_source(services.db, source_id, organization_id=entry.organization_id)
-            await ingest_source(kit, source_id)
-        elif entry.name == EVENT_BATCH:
-            await ingest_batch(kit, [UUID(str(s)) for s in data["source_ids"]])
-        else:
-            raise ValueError(f"no in-process handler for the event {entry.name!r}")
+        await in_process_handler(entry.name)(self.slot.get(), entry)

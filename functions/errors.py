@@ -6,7 +6,8 @@
         ├── ServiceNotReadyError    a function or endpoint ran before the app opened its database
         ├── ApiError                an HTTP error with a status and a code (bad input, auth, not found)
         ├── OverloadedError         the process builds as many briefs as it may; retry after a moment
-        └── EventSendError          an event could not be sent to Inngest
+        ├── EventSendError          an event could not be sent to Inngest
+        └── UnroutedEventError      an event the table of events (`functions.event_routes`) does not name
 
 `http_status(code)` maps the `code` of any error the core raises (state, context, knowledge, memory) to the
 status the HTTP API answers with. This module must never import FastAPI or Inngest, so the CLI and the
@@ -29,6 +30,7 @@ __all__ = [
     "InngestConfigError",
     "OverloadedError",
     "ServiceNotReadyError",
+    "UnroutedEventError",
     "http_status",
 ]
 
@@ -55,6 +57,12 @@ class EventSendError(FunctionsError):
     """An event could not be sent to Inngest; the row is written, so a retry of the call is safe."""
 
     code = "event_send_failed"
+
+
+class UnroutedEventError(FunctionsError, LookupError):
+    """An event the table of events (`functions.event_routes`) does not name."""
+
+    code = "event_unrouted"
 
 
 class OverloadedError(FunctionsError, RuntimeError):

@@ -9,6 +9,7 @@ module must never delete a source or a chunk, and never mark anything ready.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from typing import Any, Final
@@ -18,7 +19,7 @@ import asyncpg
 
 from knowledge._sql import QUERIES, translated
 from knowledge.db_errors import SourceNotFoundError
-from state.db import Database
+from state.db import Connection, Database
 
 __all__ = [
     "PENDING_LIMIT",
@@ -163,8 +164,17 @@ async def sweep_pending(
     return SweepResult(tuple(r["id"] for r in sources), len(models))
 
 
-async def retry_source(db: Database, source_id: UUID, *, organization_id: UUID | None) -> RetriedSource:
-    """Reset a failed source of this scope (and its failed readiness rows) to pending; return what to build."""
+async def retry_source(
+    db: Database,
+    source_id: UUID,
+    *,
+    organization_id: UUID | None,
+    announce: Callable[[Connection, RetriedSource], Awaitable[None]] | None = None,
+) -> RetriedSource:
+    """Reset a failed source of this scope (and its failed readiness rows) to pending; return what to build.
+
+    `announce`, when given, runs inside the reset's transaction (an outbox row commits with the reset or not at all).
+    """
     with translated():
         async with db.connection() as conn, conn.transaction():
             row = await conn.fetchrow(QUERIES["retry_source"], source_id, organization_id)
@@ -174,11 +184,14 @@ async def retry_source(db: Database, source_id: UUID, *, organization_id: UUID |
             reset_models = await conn.fetch(QUERIES["retry_source_models"], source_id)
             await conn.execute(QUERIES["ensure_wanted_models"], source_id)
             models = await conn.fetch(QUERIES["models_to_build"], source_id)
-    return RetriedSource(
-        source_id, row["reset"], status, tuple(r["embedding_model"] for r in models), attempts=row["attempts"],
-        previous_reason=row["previous_reason"],
-        previous_models=tuple((r["embedding_model"], r["previous_reason"]) for r in reset_models),
-    )  # fmt: skip
+            retried = RetriedSource(
+                source_id, row["reset"], status, tuple(r["embedding_model"] for r in models), attempts=row["attempts"],
+                previous_reason=row["previous_reason"],
+                previous_models=tuple((r["embedding_model"], r["previous_reason"]) for r in reset_models),
+            )  # fmt: skip
+            if announce is not None:
+                await announce(conn, retried)
+    return retried
 
 
 async def undo_retry(db: Database, retried: RetriedSource) -> bool:

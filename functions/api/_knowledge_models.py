@@ -161,7 +161,11 @@ class RetryOut(BaseModel):
     status: str
     """Its status now (`pending`)."""
     event_id: str | None
-    """The id of the retry event sent, or null."""
+    """The id of the retry event (its outbox row), or null."""
+    event_status: str | None = None
+    """`sent`, `queued` (it waits in the outbox; the service sends it when Inngest answers) or `in_process`."""
+    event_error: str | None = None
+    """Why the send failed, when it was queued."""
 
 
 class SearchHitOut(BaseModel):

@@ -5,7 +5,7 @@ An upload is multipart (`file`, plus `organization_id` or `platform=true`, and a
 optional title, owner and review date): this service never fetches a URL itself. Both are idempotent per
 organization (the same content, or the same URI, registers one source) and bounded by
 `AC_CONTEXT_MAX_UPLOAD_BYTES`. A pending source gets a `knowledge/source.uploaded` event; a retry resets a
-failed source and sends `knowledge/source.retry.requested`.
+failed source and sends `knowledge/source.retry.requested`, its event written in the reset's transaction.
 
 Owner and review date: a review date is `YYYY-MM-DD`; anything else is 422 `invalid_request` with the
 field's path, and nothing is stored. The same document sent again with an owner or a review date sets it
@@ -38,12 +38,12 @@ from __future__ import annotations
 from typing import Annotated, Any
 from uuid import UUID
 
-import inngest
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.datastructures import FormData, UploadFile
 
+from functions._announce import RetryAnnouncer, batch_events, ingest_event
 from functions._services import Services
 from functions._wire import CleanText
 from functions.api._body import BodyRoute, parsed_body
@@ -62,14 +62,14 @@ from functions.api._knowledge_models import BatchRegisteredOut, RetryOut, Search
 from functions.api._params import PlatformScope, ScopeOrganization, SourceIdPath
 from functions.api._scopes import ORGANIZATION, OrganizationCaller, organization_scope
 from functions.api.receipts import ReceiptOut
-from functions.errors import ApiError, EventSendError
-from functions.events import EVENT_BATCH, EVENT_RETRY, EVENT_SYNC, EVENT_UPLOADED, MAX_BATCH_SOURCES
+from functions.errors import ApiError
+from functions.events import EVENT_RETRY
 from knowledge.db_errors import SourceNotFoundError
 from knowledge.delete import delete_source
 from knowledge.ingest import RegisteredSource, register_upload, register_uri
 from knowledge.register import register_many
 from knowledge.search import DEFAULT_MIN_RELEVANCE, DEFAULT_PER_SOURCE, MAX_SEARCH_LIMIT, search
-from knowledge.sweep import get_source, list_sources, retry_source, undo_retry
+from knowledge.sweep import get_source, list_sources, retry_source
 from state import outbox
 from state.db import Connection
 from state.outbox import OutboxEvent
@@ -156,12 +156,7 @@ class _Announcer:
         self.ids: list[UUID] = []
 
     async def __call__(self, conn: Connection, registered: RegisteredSource) -> None:
-        data = {
-            "source_id": str(registered.source_id),
-            "organization_id": None if self.organization_id is None else str(self.organization_id),
-        }
-        name = EVENT_SYNC if registered.replaces is not None else EVENT_UPLOADED
-        event = OutboxEvent(name, data, self.organization_id, dedupe_key=f"ingest:{registered.source_id}")
+        event = ingest_event(registered.source_id, self.organization_id, sync=registered.replaces is not None)
         self.ids.extend(await outbox.enqueue(conn, [event]))
 
 
@@ -304,14 +299,8 @@ async def create_sources_batch(request: Request, svc: ServicesDep) -> JSONRespon
     scope = _scope(organization_id, platform)
     registered = await register_many(svc.db, svc.object_store, organization_id=scope, documents=docs)
     pending = list(dict.fromkeys(r.source_id for r in registered if r.status == "pending"))
-    slices = [pending[i : i + MAX_BATCH_SOURCES] for i in range(0, len(pending), MAX_BATCH_SOURCES)]
-    organization = None if scope is None else str(scope)
-    events = [
-        inngest.Event(name=EVENT_BATCH, data={"organization_id": organization, "source_ids": [str(s) for s in ids]})
-        for ids in slices
-    ]
     async with svc.db.connection() as conn, conn.transaction():
-        ids = await outbox.enqueue(conn, [OutboxEvent(e.name, e.data, scope) for e in events])
+        ids = await outbox.enqueue(conn, batch_events(pending, scope))
     delivery = await request.app.state.outbox.deliver(ids)
     body = {
         "sources": [_registered_json(r) for r in registered],
@@ -351,11 +340,10 @@ async def get_sources(
     dependencies=[ORGANIZATION],
     response_model=None,
     responses={
-        202: {"model": RetryOut, "description": "The source is pending and its retry event was sent."},
+        202: {"model": RetryOut, "description": "The source's retry event is written; `event_status` says if it left."},
         **route_errors({
             404: f"`knowledge_source_not_found`: no such source in this scope. Or {_ORG_404}",
             409: "`source_not_failed`: the source is ready; there is nothing to retry.",
-            502: "`event_send_failed`: the retry event could not be sent.",
         }),
     },
 )  # fmt: skip
@@ -366,25 +354,22 @@ async def retry(
     organization_id: ScopeOrganization = None,
     platform: PlatformScope = False,
 ) -> dict[str, Any]:
-    """Reset a failed source to pending and send `knowledge/source.retry.requested`."""
+    """Reset a failed source to pending and send `knowledge/source.retry.requested` (through the outbox)."""
     scope = _scope(organization_id, platform)
     if request.app.state.outbox.runner is not None:  # in-process: the run resets the source when it starts
         return await _retry_in_process(request, svc, source_id, scope)
-    retried = await retry_source(svc.db, source_id, organization_id=scope)
+    announcer = RetryAnnouncer(scope)  # the reset and its event commit together; a failed send waits, not undone
+    retried = await retry_source(svc.db, source_id, organization_id=scope, announce=announcer)
     if retried.status == "ready":
         raise ApiError(409, "source_not_failed", f"source {source_id} is ready; there is nothing to retry")
-    data = {"source_id": str(source_id), "organization_id": None if scope is None else str(scope)}
-    try:
-        ids = await request.app.state.inngest.send(inngest.Event(name=EVENT_RETRY, data=data))
-    except Exception as exc:
-        kept = await undo_retry(svc.db, retried)
-        state = "it stays failed with its reason" if kept else f"it is {retried.status}"
-        raise EventSendError(f"the retry event of source {source_id} could not be sent; {state}") from exc
+    delivery = await request.app.state.outbox.deliver(announcer.ids)
     return {
         "source_id": str(source_id),
         "reset": retried.reset,
         "status": retried.status,
-        "event_id": ids[0] if ids else None,
+        "event_id": delivery.event_ids[0] if delivery.event_ids else None,
+        "event_status": delivery.status,
+        "event_error": delivery.error,
     }
 
 
@@ -401,7 +386,14 @@ async def _retry_in_process(request: Request, svc: Services, source_id: UUID, sc
             conn, [OutboxEvent(EVENT_RETRY, data, scope, dedupe_key=f"retry:{source_id}:{view.attempts}")]
         )
     delivery = await request.app.state.outbox.deliver(ids)
-    return {"source_id": str(source_id), "reset": False, "status": view.status, "event_id": delivery.event_ids[0]}
+    return {
+        "source_id": str(source_id),
+        "reset": False,
+        "status": view.status,
+        "event_id": delivery.event_ids[0],
+        "event_status": delivery.status,
+        "event_error": delivery.error,
+    }
 
 
 @router.delete(

@@ -1,5 +1,7 @@
 """The one error path of `ac-context`: a project error is one line and exit 1, a usage error exit 2.
 
+(Exit 3 is not an error: a `--send-event` whose events wait in the outbox, `functions.cli._events`.)
+
     error: <code>: <message> — <hint, where one helps>
 
 A project error is any error of the core or of this layer that carries a stable `code` (state, context,

@@ -36,12 +36,11 @@ from functions.cli._common import (
     run,
     safe,
 )
+from functions.cli._events import end_if_queued
 from functions.cli._ingest_files import collect_files, print_summary
-from functions.cli.errors import CliError, send_problem
 
 if TYPE_CHECKING:
-    import inngest
-
+    from functions._services import Services
     from knowledge.bulk import SourceOutcome
     from knowledge.ingest import RegisteredSource
     from knowledge.review import Review
@@ -117,6 +116,9 @@ def ingest(
         print_summary(console, results)
     if any(row["status"] == "failed" for row in results):
         raise typer.Exit(1)
+    queued = [row for row in results if row["status"] == QUEUED]
+    if queued:
+        end_if_queued("queued", queued[0].get("event_error"), f"the ingestion of {len(queued)} pending source(s)")
 
 
 async def _ingest_files(
@@ -160,8 +162,9 @@ async def _ingest_files(
             seconds["register"] = time.perf_counter() - started
             pending = list(dict.fromkeys(r.source_id for r in registered if r.status == "pending"))
             outcomes: dict[UUID, SourceOutcome] = {}
+            sent: tuple[str, str | None] | None = None
             if send_event:
-                await _send_batches(pending, scope, sync=any(r.outcome == "resync" for r in registered))
+                sent = await _enqueue_and_send(svc, pending, scope, sync=any(r.outcome == "resync" for r in registered))
             elif pending:
                 work = bar.add_task("ingesting: 0 chunks", total=len(pending))
 
@@ -174,10 +177,7 @@ async def _ingest_files(
                 outcomes = {o.source_id: o for o in batch.result.outcomes}
                 result = batch.result
                 seconds.update(extract=result.extract_s, embed=result.embed_s, write=result.write_s)
-        rows = [
-            _row(path, reg, outcomes.get(reg.source_id), send_event)
-            for path, reg in zip(files, registered, strict=True)
-        ]
+        rows = [_row(path, reg, outcomes.get(reg.source_id), sent) for path, reg in zip(files, registered, strict=True)]
         if any(row["status"] == "failed (earlier)" for row in rows):
             await _reasons(svc.db, rows)
     return rows
@@ -187,13 +187,21 @@ def _media(path: Path) -> str | None:
     return mimetypes.guess_type(path.name)[0]
 
 
-def _row(path: Path, reg: RegisteredSource, outcome: SourceOutcome | None, sent: bool) -> dict[str, Any]:
+QUEUED: Final = "pending (event queued)"
+"""A row whose ingestion event waits in the outbox (`--send-event` with no Inngest server answering)."""
+
+
+def _row(
+    path: Path, reg: RegisteredSource, outcome: SourceOutcome | None, sent: tuple[str, str | None] | None
+) -> dict[str, Any]:
     row: dict[str, Any] = {"file": str(path), "source_id": str(reg.source_id), "registered": reg.outcome}
     if reg.status == "failed":
         row.update(status="failed (earlier)", failure_reason=None)
     elif reg.status == "ready" or (outcome is not None and outcome.status == "unchanged"):
         row.update(status="unchanged")
-    elif sent:
+    elif sent is not None and sent[0] == "queued":
+        row.update(status=QUEUED, event_error=sent[1])
+    elif sent is not None:
         row.update(status="pending (event sent)")
     elif outcome is not None:
         row.update(status=outcome.status, failure_reason=outcome.reason, chunks=outcome.chunks)
@@ -216,45 +224,21 @@ async def _reasons(db: Database, rows: list[dict[str, Any]]) -> None:
             row.update(status="failed", failure_reason=f"{reason} (failed earlier; retry the source first)")
 
 
-async def _send_batches(source_ids: list[UUID], scope: UUID | None, *, sync: bool) -> None:
-    import inngest
+async def _enqueue_and_send(
+    svc: Services, source_ids: list[UUID], scope: UUID | None, *, sync: bool
+) -> tuple[str, str | None]:
+    """Write the ingestion events of `source_ids` to the outbox and try to send them: (status, error)."""
+    from functions._announce import batch_events, ingest_event
+    from functions.cli._events import deliver
+    from state import outbox
 
-    from functions.events import EVENT_BATCH, EVENT_SYNC, MAX_BATCH_SOURCES
-    from functions.inngest.client import create_client
-
-    organization = None if scope is None else str(scope)
-    client = create_client()
-    if sync and len(source_ids) == 1:
-        await _send(
-            client,
-            inngest.Event(name=EVENT_SYNC, data={"source_id": str(source_ids[0]), "organization_id": organization}),
-            f"source {source_ids[0]} is registered and pending",
-        )
-        return
-    events = [
-        inngest.Event(
-            name=EVENT_BATCH,
-            data={
-                "organization_id": organization,
-                "source_ids": [str(s) for s in source_ids[i : i + MAX_BATCH_SOURCES]],
-            },
-        )
-        for i in range(0, len(source_ids), MAX_BATCH_SOURCES)
-    ]
-    if events:
-        await _send(client, events, f"{len(source_ids)} source(s) are registered and pending")
-
-
-async def _send(client: inngest.Inngest, events: inngest.Event | list[inngest.Event], held: str) -> list[str]:
-    """Send `events`; a failure is one line with `event_send_failed`, saying what was kept."""
-    try:
-        return await client.send(events)
-    except Exception as exc:  # any failure of the send: say what is registered and how to resend
-        raise CliError(
-            "event_send_failed",
-            f"the ingestion event could not be sent ({send_problem(exc)}); {held}: run the command again "
-            "without --send-event to ingest here",
-        ) from exc
+    if not source_ids:
+        return "sent", None
+    events = [ingest_event(source_ids[0], scope, sync=True)] if sync and len(source_ids) == 1 else []
+    async with svc.db.connection() as conn, conn.transaction():
+        ids = await outbox.enqueue(conn, events or batch_events(source_ids, scope))
+    delivery = await deliver(svc, ids)
+    return delivery.status, delivery.error
 
 
 def search(
@@ -329,19 +313,7 @@ def switch_model(
 
     require_real_model(model)  # before anything opens or is sent: a `test/*` model only in the test suite
     if send_event:
-        import inngest
-
-        from functions.events import EVENT_SWITCH
-        from functions.inngest.client import create_client
-
-        data = {"organization_id": None if org is None else str(org), "model": model}
-        try:
-            ids = run(lambda: create_client().send(inngest.Event(name=EVENT_SWITCH, data=data)))
-        except Exception as exc:  # nothing changed: the switch opens only when its function runs
-            raise CliError(
-                "event_send_failed", f"the switch event could not be sent ({send_problem(exc)}); nothing changed"
-            ) from exc
-        print_json({"event_ids": ids}) if as_json else console.print(f"switch requested: {ids}")
+        _request_switch(model, org, as_json=as_json)
         return
     from knowledge.settings import begin_switch
     from knowledge.switchover import run_switch
@@ -376,6 +348,27 @@ def switch_model(
         )
     else:
         console.print(plain(f"{model} is already the live model; nothing to do"))
+
+
+def _request_switch(model: str, org: UUID | None, *, as_json: bool) -> None:
+    """Write the switch event to the outbox and try to send it; exits `EXIT_QUEUED` when it waits there."""
+    from functions.cli._events import deliver, end_if_queued
+    from functions.events import EVENT_SWITCH
+    from state import outbox
+    from state.outbox import OutboxEvent
+
+    data = {"organization_id": None if org is None else str(org), "model": model}
+
+    async def main() -> tuple[str, list[str], str | None]:
+        async with open_cli_services() as svc:
+            async with svc.db.connection() as conn, conn.transaction():
+                ids = await outbox.enqueue(conn, [OutboxEvent(EVENT_SWITCH, data, org)])
+            delivery = await deliver(svc, ids)
+        return delivery.status, list(delivery.event_ids), delivery.error
+
+    status, ids, error = run(main)
+    print_json({"event_ids": ids, "event_status": status}) if as_json else console.print(f"switch requested: {ids}")
+    end_if_queued(status, error, "the switch request")
 
 
 def _switch_status(org: UUID | None, *, cancel: bool, as_json: bool) -> None:

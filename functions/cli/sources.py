@@ -21,11 +21,13 @@ import typer
 from rich.text import Text
 
 from functions.cli._common import JsonFlag, OrgOption, console, open_cli_services, plain, print_json, run, safe
+from functions.cli._events import EXIT_QUEUED, end_if_queued
 from functions.cli._paging import AllFlag, limit_option, page_limit, print_page_note
-from functions.cli.errors import CliError, send_problem
+from functions.cli.errors import CliError
 
 if TYPE_CHECKING:
     from knowledge.sweep import ModelReadiness, SourceView
+    from state.db import Connection
 
 __all__ = ["sources_app"]
 
@@ -182,35 +184,33 @@ def retry(
     as_json: JsonFlag = False,
 ) -> None:
     """Reset a failed source to pending and ingest it again (here, or through the worker)."""
+    from functions._announce import RetryAnnouncer
+    from functions.cli._events import deliver
     from knowledge.ingestion import Ingestion, ingest_source
-    from knowledge.sweep import get_source, retry_source, undo_retry
+    from knowledge.sweep import RetriedSource, get_source, retry_source
 
     async def main() -> dict[str, Any]:
         async with open_cli_services() as svc:
             view = await get_source(svc.db, source_id)
-            retried = await retry_source(svc.db, source_id, organization_id=view.organization_id)
+            announcer = RetryAnnouncer(view.organization_id)
+
+            async def announce(conn: Connection, retried: RetriedSource) -> None:
+                if send_event and retried.reset:  # the reset and its event commit together, or neither
+                    await announcer(conn, retried)
+
+            retried = await retry_source(svc.db, source_id, organization_id=view.organization_id, announce=announce)
             if not retried.reset:
                 raise CliError(
                     "source_not_failed", f"source {source_id} is {retried.status}; only a failed source is retried"
                 )
             out: dict[str, Any] = {"source_id": str(source_id), "models": list(retried.models)}
             if send_event:
-                import inngest
-
-                from functions.events import EVENT_RETRY
-                from functions.inngest.client import create_client
-
-                scope = None if view.organization_id is None else str(view.organization_id)
-                data = {"source_id": str(source_id), "organization_id": scope}
-                try:
-                    out["event_ids"] = await create_client().send(inngest.Event(name=EVENT_RETRY, data=data))
-                except Exception as exc:  # any failure of the send: the source keeps its reason
-                    kept = await undo_retry(svc.db, retried)
-                    state = "it stays failed with its reason" if kept else "it is pending"
-                    raise CliError(
-                        "event_send_failed", f"the retry event could not be sent ({send_problem(exc)}); {state}"
-                    ) from exc
-                out["status"] = "pending (event sent)"
+                delivery = await deliver(svc, announcer.ids)
+                out["event_ids"] = list(delivery.event_ids)
+                queued = delivery.status == "queued"
+                out["status"] = "pending (event queued)" if queued else "pending (event sent)"
+                if queued:
+                    out["event_error"] = delivery.error
                 return out
             kit = Ingestion.configured(svc.db, svc.object_store, embedders=svc.embedders.get, settings=svc.settings)
             outcome = await ingest_source(kit, source_id)  # the core `knowledge-ingest` runs, steps inline
@@ -223,10 +223,15 @@ def retry(
         print_json(out)
         if out["status"] == "failed":
             raise typer.Exit(1)
+        if out["status"] == "pending (event queued)":
+            raise typer.Exit(EXIT_QUEUED)
         return
     if out["status"] == "failed":
         raise CliError("source_failed", f"source {source_id} failed again: {out['failure_reason']}")
     console.print(plain(f"{source_id}: {out['status']}"))
+    end_if_queued(
+        "queued" if out["status"] == "pending (event queued)" else "sent", out.get("event_error"), "the retry"
+    )
 
 
 @sources_app.command("delete")

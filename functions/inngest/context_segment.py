@@ -39,6 +39,7 @@ from functions._briefs import build_brief
 from functions._metrics import Metrics
 from functions._wire import SegmentBriefInput, SegmentBriefOutput
 from functions.errors import OverloadedError
+from functions.event_routes import event_triggers
 from functions.events import EVENT_SEGMENT_BRIEF
 from functions.inngest.encryption import undecryptable
 
@@ -96,7 +97,7 @@ def make_context_segment_brief(
     @client.create_function(
         fn_id=FUNCTION_ID,
         name="Context: segment brief",
-        trigger=inngest.TriggerEvent(event=EVENT),
+        trigger=[inngest.TriggerEvent(event=e) for e in event_triggers(FUNCTION_ID)],
         retries=RETRIES,
     )
     async def context_segment_brief(ctx: inngest.Context) -> object:

@@ -28,6 +28,7 @@ from typing import Any
 import inngest
 
 from functions._services import ServiceSlot
+from functions.event_routes import event_triggers
 from functions.events import EVENT_RETRY, EVENT_SYNC, EVENT_UPLOADED
 from functions.inngest._steps import RunFailedError, drive, run_error, source_id_of
 from knowledge.failures import after_retries
@@ -66,11 +67,7 @@ def make_knowledge_ingest(client: inngest.Inngest, slot: ServiceSlot) -> inngest
     @client.create_function(
         fn_id=FUNCTION_ID,
         name="Knowledge: ingest a source",
-        trigger=[
-            inngest.TriggerEvent(event=EVENT_UPLOADED),
-            inngest.TriggerEvent(event=EVENT_RETRY),
-            inngest.TriggerEvent(event=EVENT_SYNC),
-        ],
+        trigger=[inngest.TriggerEvent(event=e) for e in event_triggers(FUNCTION_ID)],
         concurrency=[
             inngest.Concurrency(key="event.data.source_id", limit=1),
             inngest.Concurrency(key="event.data.organization_id", limit=CONCURRENCY_PER_ORGANIZATION),

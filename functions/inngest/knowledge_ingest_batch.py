@@ -21,6 +21,7 @@ from uuid import UUID
 import inngest
 
 from functions._services import ServiceSlot
+from functions.event_routes import event_triggers
 from functions.events import EVENT_BATCH, MAX_BATCH_SOURCES
 from functions.inngest._steps import RunFailedError, drive, run_error
 from functions.inngest.knowledge_ingest import CONCURRENCY_PER_ORGANIZATION, RETRIES
@@ -62,7 +63,7 @@ def make_knowledge_ingest_batch(client: inngest.Inngest, slot: ServiceSlot) -> i
     @client.create_function(
         fn_id=BATCH_FUNCTION_ID,
         name="Knowledge: ingest a batch of sources",
-        trigger=inngest.TriggerEvent(event=EVENT_BATCH),
+        trigger=[inngest.TriggerEvent(event=e) for e in event_triggers(BATCH_FUNCTION_ID)],
         concurrency=[inngest.Concurrency(key="event.data.organization_id", limit=CONCURRENCY_PER_ORGANIZATION)],
         retries=RETRIES,
         on_failure=on_failure,

@@ -37,6 +37,7 @@ from uuid import UUID
 import inngest
 
 from functions._services import ServiceSlot
+from functions.event_routes import event_triggers
 from functions.events import EVENT_REEMBED, EVENT_SWITCH
 from functions.inngest._steps import InngestRunner, RunFailedError, drive, source_id_of
 from knowledge.db_errors import SwitchCancelledError
@@ -85,7 +86,7 @@ def make_knowledge_switch(client: inngest.Inngest, slot: ServiceSlot) -> inngest
     @client.create_function(
         fn_id=SWITCH_FUNCTION_ID,
         name="Knowledge: switch the live embedding model",
-        trigger=inngest.TriggerEvent(event=EVENT_SWITCH),
+        trigger=[inngest.TriggerEvent(event=e) for e in event_triggers(SWITCH_FUNCTION_ID)],
         concurrency=[inngest.Concurrency(key="event.data.organization_id", limit=1)],
         retries=SWITCH_RETRIES,
     )
@@ -172,7 +173,7 @@ def make_knowledge_reembed(client: inngest.Inngest, slot: ServiceSlot) -> innges
     @client.create_function(
         fn_id=REEMBED_FUNCTION_ID,
         name="Knowledge: re-embed a source under a model",
-        trigger=inngest.TriggerEvent(event=EVENT_REEMBED),
+        trigger=[inngest.TriggerEvent(event=e) for e in event_triggers(REEMBED_FUNCTION_ID)],
         concurrency=[
             inngest.Concurrency(key="event.data.source_id", limit=1),
             inngest.Concurrency(key="event.data.organization_id", limit=4),

@@ -365,7 +365,7 @@ async def test_a_failed_source_is_listed_with_its_reason_and_can_be_retried(serv
     assert retried.status_code == 202 and retried.json()["reset"] is True and retried.json()["status"] == "pending"
     assert service.inngest.sent[-1].name == EVENT_RETRY and service.inngest.sent[-1].data["source_id"] == source_id
 
-    service.inngest.fail_sends = True  # issue 25: a retry whose event cannot be sent keeps the reason
+    service.inngest.fail_sends = True  # a retry whose event cannot be sent waits in the outbox, never stranded
     await service.executor.run(
         INGEST, {"name": EVENT_RETRY, "data": dict(service.inngest.sent[-1].data)}, retries=INGEST_RETRIES
     )
@@ -373,16 +373,13 @@ async def test_a_failed_source_is_listed_with_its_reason_and_can_be_retried(serv
         await service.http.get("/v1/knowledge/sources", params={"organization_id": str(org)}, headers=service.auth)
     ).json()["sources"][0]
     assert failed_again["status"] == "failed", failed_again
-    dead = await service.http.post(
+    queued = await service.http.post(
         f"/v1/knowledge/sources/{source_id}/retry", params={"organization_id": str(org)}, headers=service.auth
     )
-    assert dead.status_code == 502 and code(dead) == "event_send_failed", dead.text
-    assert "stays failed with its reason" in dead.json()["error"]["message"]
-    kept = (
-        await service.http.get("/v1/knowledge/sources", params={"organization_id": str(org)}, headers=service.auth)
-    ).json()["sources"][0]
-    assert kept["status"] == "failed" and kept["failure_reason"] == failed_again["failure_reason"]
-    assert kept["attempts"] == failed_again["attempts"], "the undone retry is not counted as an attempt"
+    assert queued.status_code == 202 and queued.json()["event_status"] == "queued", queued.text
+    assert queued.json()["reset"] is True and queued.json()["event_error"]
+    (waiting,) = await outbox.rows(service.db, [UUID(queued.json()["event_id"])])
+    assert (waiting.name, waiting.sent_at, waiting.data["source_id"]) == (EVENT_RETRY, None, source_id)
     service.inngest.fail_sends = False
 
     other = await factory.organization()

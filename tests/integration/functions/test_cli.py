@@ -235,24 +235,3 @@ def test_memory_tool_refusals_are_one_line(
     assert cli("memory", "forget", memory_id, *who).exit_code == 0
     line = project_error(cli("memory", "forget", memory_id, *who), "memory_already_forgotten")
     assert "already forgotten" in line
-
-
-def test_a_retry_whose_event_cannot_be_sent_is_one_line_and_keeps_the_failure_reason(
-    cli: Invoke, org: UUID, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Issue 25: `sources retry --send-event` against a dead event endpoint never wipes the reason."""
-    bad = write(tmp_path, "broken.pdf", "%PDF-1.4 this is not a PDF")
-    failed = json.loads(cli("ingest", bad, "--org", str(org), "--json").stdout)[0]
-    before = json.loads(cli("sources", "show", failed["source_id"], "--json").stdout)
-    assert before["status"] == "failed" and before["failure_reason"]
-    monkeypatch.setenv("INNGEST_DEV", "1")
-    monkeypatch.setenv("INNGEST_BASE_URL", "http://127.0.0.1:1")  # nothing listens there
-    line = project_error(cli("sources", "retry", failed["source_id"], "--send-event"), "event_send_failed")
-    assert "stays failed with its reason" in line and "Traceback" not in line
-    after = json.loads(cli("sources", "show", failed["source_id"], "--json").stdout)
-    assert (after["status"], after["failure_reason"], after["attempts"]) == (
-        "failed", before["failure_reason"], before["attempts"],
-    )  # fmt: skip
-    assert [m["failure_reason"] for m in after["models"]] == [m["failure_reason"] for m in before["models"]]
-    switch = project_error(cli("switch-model", "local/wordllama-l2-supercat-256", "--send-event"), "event_send_failed")
-    assert "nothing changed" in switch
