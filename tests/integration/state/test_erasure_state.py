@@ -32,7 +32,7 @@ async def test_an_organization_created_here_loses_its_row_and_keys(db: Database)
     await mint_key(db, organization_id=ours.id, name="k")
     kept = await mint_key(db, organization_id=other.id, name="k")
     counts = await _erase(db, ours.id)
-    assert counts == {"agent.api_keys": 1, "public.organizations": 1}
+    assert counts == {"agent.api_keys": 1, "agent.created_organizations": 1, "public.organizations": 1}
     assert not await organization_exists(db, ours.id)
     assert await organization_exists(db, other.id), "another organization is untouched"
     assert [k.id for k in await list_keys(db, organization_id=other.id)] == [kept.key.id]
