@@ -18,7 +18,7 @@ __all__ = ["InProcessRunner"]
 class InProcessRunner:
     """Runs an outbox event's work here, through the core the Inngest functions call (dev mode, no server).
 
-    Uploads, syncs and retries run `knowledge.ingestion.ingest_source` (a retry first resets the failed
+    Uploads, syncs and retries run `knowledge.ingestion.core.ingest_source` (a retry first resets the failed
     source, as the function's attempt does); batches run `ingest_batch`. Bad documents fail their source
     with its reason, as on every path; any other error leaves the row waiting for its backoff.
     """
@@ -29,8 +29,8 @@ class InProcessRunner:
     async def run(self, entry: OutboxEntry) -> None:
         """Do the work `entry` asks for."""
         from functions.events import EVENT_BATCH, EVENT_RETRY, EVENT_SYNC, EVENT_UPLOADED
-        from knowledge.ingestion import Ingestion, ingest_batch, ingest_source
-        from knowledge.sweep import retry_source
+        from knowledge.ingestion.core import Ingestion, ingest_batch, ingest_source
+        from knowledge.ingestion.sweep import retry_source
 
         services = self.slot.get()
         kit = Ingestion.configured(

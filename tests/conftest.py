@@ -30,7 +30,7 @@ CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
 # No test may reach a paid API by accident.
 os.environ.pop("OPENAI_API_KEY", None)
 os.environ["OPENAI_BASE_URL"] = "http://127.0.0.1:9/v1"
-# The `test/*` embedding models are accepted here only (knowledge.embed.require_real_model).
+# The `test/*` embedding models are accepted here only (knowledge.embedding.registry.require_real_model).
 os.environ["AC_CONTEXT_ALLOW_TEST_MODELS"] = "1"
 
 _TEMPLATE = "ac_test_template"

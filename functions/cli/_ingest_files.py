@@ -1,7 +1,7 @@
 """What `ac-context ingest` reads and prints: the files under its paths, and the summary of a run.
 
 Directories are walked recursively and take only the files the extractor reads by their ending
-(`knowledge.extract.DOCUMENT_SUFFIXES`: PDF, Markdown, HTML, plain text); hidden files and folders, files
+(`knowledge.documents.extract.DOCUMENT_SUFFIXES`: PDF, Markdown, HTML, plain text); hidden files and folders, files
 without an ending (`LICENSE`) and other types are skipped and counted in one line (`Walk.skipped_line`).
 A file named on the command line is taken when the extractor reads its name (one without an ending is read
 as plain text), and refused otherwise (`document_type_unsupported`, one line). `--include` keeps only the
@@ -58,7 +58,9 @@ class Walk:
 
     def skipped_line(self) -> str | None:
         """One line saying how many files the walk skipped and why; None when it skipped none."""
-        from knowledge.extract import DOCUMENT_SUFFIXES  # here: `ac-context --help` must not load the extractor
+        from knowledge.documents.extract import (
+            DOCUMENT_SUFFIXES,  # here: `ac-context --help` must not load the extractor
+        )
 
         total = sum(self.skipped.values())
         if not total:
@@ -76,7 +78,7 @@ class Walk:
 
 def _reason(relative: Path) -> str | None:
     """Why the walk skips this file (None: it takes it)."""
-    from knowledge.extract import DOCUMENT_SUFFIXES
+    from knowledge.documents.extract import DOCUMENT_SUFFIXES
 
     if any(part.startswith(".") for part in relative.parts):
         return "hidden"
@@ -91,7 +93,7 @@ def collect_files(paths: Sequence[Path], include: Sequence[str], exclude: Sequen
 
     A named file the extractor cannot read by its name is refused (`document_type_unsupported`).
     """
-    from knowledge.extract import read_by_name
+    from knowledge.documents.extract import read_by_name
 
     walk = Walk()
     found: dict[Path, None] = {}

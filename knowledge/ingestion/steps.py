@@ -1,6 +1,7 @@
-"""The ingestion steps: register, extract and chunk, embed a batch, mark ready, mark failed.
+"""The ingestion steps after registration: extract and chunk, embed a batch, mark ready, mark failed.
 
-upload or sync -> extract text -> chunk -> embed -> insert chunks -> mark the source ready
+registered source -> extract text -> chunk -> embed -> insert chunks -> mark the source ready
+(registration, the step before these, is `knowledge.ingestion.registration`)
 
 Each step is small, idempotent and safe to run twice, takes ids, and returns a small frozen record of ids
 and counts, so an Inngest function can wrap each one as a step. A source is pinned per chunk to a model and
@@ -12,40 +13,35 @@ source ready.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import time
-import uuid
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from datetime import date
-from pathlib import PurePosixPath
-from typing import Any, NoReturn
+from typing import NoReturn
 from uuid import UUID
 
 from pgvector import Vector
 
-from knowledge._ingest_records import EmbeddedBatch, FailedMark, PreparedChunks, ReadyCheck, RegisteredSource
 from knowledge._sql import QUERIES, translated
-from knowledge.chunk import DEFAULT_CHUNK_TOKENS, DEFAULT_MAX_CHUNKS, DEFAULT_OVERLAP_TOKENS, Chunk, chunk_text
 from knowledge.db_errors import EmbedderMismatchError, ModelNotWantedError, SourceNotFoundError
-from knowledge.embed import Embedder
-from knowledge.errors import EmptyDocumentError, KnowledgeError, SourceDeletingError
-from knowledge.extract import ExtractLimits, extract_limits, extract_text_async
-from knowledge.failures import failure_of, stored_reason
-from knowledge.object_deletes import drain_quietly
-from knowledge.objects import ObjectStore, object_key_for
-from knowledge.review import Review, checked_review
+from knowledge.documents.chunk import (
+    DEFAULT_CHUNK_TOKENS,
+    DEFAULT_MAX_CHUNKS,
+    DEFAULT_OVERLAP_TOKENS,
+    Chunk,
+    chunk_text,
+)
+from knowledge.documents.extract import ExtractLimits, extract_limits, extract_text_async
+from knowledge.documents.object_deletes import drain_quietly
+from knowledge.documents.objects import ObjectStore
+from knowledge.embedding.registry import Embedder
+from knowledge.errors import EmptyDocumentError, KnowledgeError
+from knowledge.ingestion._step_records import EmbeddedBatch, FailedMark, PreparedChunks, ReadyCheck
+from knowledge.ingestion.failures import failure_of, stored_reason
 from state.db import Connection, Database
-from state.erasure_marks import guard_writes
 
 __all__ = [
-    "Announce",
     "EmbeddedBatch",
-    "EmbedderLookup",
     "FailedMark",
     "PreparedChunks",
     "ReadyCheck",
-    "RegisteredSource",
     "embed_batch",
     "mark_failed",
     "mark_ready",
@@ -53,221 +49,7 @@ __all__ = [
     "models_to_build",
     "prepare_chunks",
     "record_failure",
-    "register_upload",
-    "register_uri",
 ]
-
-EmbedderLookup = Callable[[str], Embedder]
-"""Model id -> embedder, e.g. `knowledge.embed.get_embedder`."""
-Announce = Callable[[Connection, RegisteredSource], Awaitable[None]]
-"""Called inside the registration's transaction for a pending source, so its event commits with it (the
-service writes the ingestion event to the outbox, `state.outbox`)."""
-
-
-async def register_upload(
-    db: Database,
-    store: ObjectStore,
-    *,
-    organization_id: UUID | None,
-    data: bytes,
-    filename: str,
-    title: str | None = None,
-    media_type: str | None = None,
-    owner: str | None = None,
-    review_by: date | None = None,
-    announce: Announce | None = None,
-) -> RegisteredSource:
-    """Store an uploaded document and register it; the same content twice in one scope is one source.
-
-    `owner` and `review_by` (None: none, or keep what the source holds) follow the re-upload rule: the same
-    content again with either sets it on the source it lands on.
-    """
-    return await _register(
-        db, store, organization_id=organization_id, kind="upload", uri=None, data=data,
-        filename=filename, title=title, media_type=media_type, review=checked_review(owner, review_by),
-        announce=announce,
-    )  # fmt: skip
-
-
-async def register_uri(
-    db: Database,
-    store: ObjectStore,
-    *,
-    organization_id: UUID | None,
-    uri: str,
-    data: bytes,
-    title: str | None = None,
-    media_type: str | None = None,
-    filename: str | None = None,
-    owner: str | None = None,
-    review_by: date | None = None,
-    announce: Announce | None = None,
-) -> RegisteredSource:
-    """Store the fetched bytes of a URI and register it; the same URI twice in one scope is one source.
-
-    A new version carries over the live one's owner and review date unless `owner` or `review_by` is given.
-    """
-    if not uri.strip():
-        raise ValueError("a URI-backed source needs a URI")
-    review = checked_review(owner, review_by)
-    name = filename or PurePosixPath(uri.split("?", 1)[0].rstrip("/")).name or "document"
-    return await _register(
-        db, store, organization_id=organization_id, kind="uri", uri=uri, data=data,
-        filename=name, title=title, media_type=media_type, review=review, announce=announce,
-    )  # fmt: skip
-
-
-async def _register(
-    db: Database,
-    store: ObjectStore,
-    *,
-    organization_id: UUID | None,
-    kind: str,
-    uri: str | None,
-    data: bytes,
-    filename: str,
-    title: str | None,
-    media_type: str | None,
-    review: Review,
-    announce: Announce | None = None,
-) -> RegisteredSource:
-    digest = hashlib.sha256(data).hexdigest()
-    label = (title or PurePosixPath(filename).stem or uri or "document").strip()[:500] or "document"
-    identity = uri if uri is not None else f"sha256:{digest}"
-    new_id = uuid.uuid4()
-    key = object_key_for(organization_id, new_id)
-    args = (organization_id, kind, label, uri, key, digest, media_type, filename, len(data))
-    # The object is written in the transaction that makes the row naming it (under the erasure guard), and
-    # only when a row may be made: the same content again lands on its row without a write. A row made
-    # concurrently sends the transaction back for it.
-    stored = not await _already_registered(db, organization_id, identity, digest)
-    superseded: list[str] = []
-    put = _Put(store, key, data, media_type or "application/octet-stream")
-    while True:
-        try:
-            registered, superseded = await _register_row(
-                db, organization_id, identity, digest, args, review, new_id=new_id, put=put if stored else None,
-                announce=announce,
-            )  # fmt: skip
-        except _ObjectNeeded:
-            stored = True
-            continue
-        except BaseException:
-            if stored:  # no row names the object: a refusal (e.g. `source_deleting`) leaves nothing behind
-                await store.delete(key)
-            raise
-        break
-    if stored and registered.source_id != new_id:  # the content landed on a row made meanwhile: ours is unused
-        await store.delete(key)
-    await drain_quietly(db, store, superseded)
-    return registered
-
-
-class _ObjectNeeded(Exception):
-    """The registration must make a row, and its object was not written (rolled back, then retried)."""
-
-
-@dataclass(frozen=True, slots=True)
-class _Put:
-    """The object a registration writes with its row."""
-
-    store: ObjectStore
-    key: str
-    data: bytes
-    content_type: str
-
-
-async def _already_registered(db: Database, organization_id: UUID | None, identity: str, digest: str) -> bool:
-    """Whether `identity` is registered with this content (live, or as its pending new version)."""
-    with translated():
-        async with db.connection() as conn:
-            live = await conn.fetchrow(QUERIES["existing_version"], organization_id, identity)
-    return live is not None and digest in (live["content_sha256"], live["next_sha256"])
-
-
-async def _register_row(
-    db: Database,
-    organization_id: UUID | None,
-    identity: str,
-    digest: str,
-    args: tuple[object, ...],
-    review: Review,
-    *,
-    new_id: UUID,
-    put: _Put | None,
-    announce: Announce | None,
-) -> tuple[RegisteredSource, list[str]]:
-    """Make or find the row of one registration (writing `put` with it); answers it and superseded versions' keys."""
-    superseded: list[str] = []
-    stored = put is not None
-    with translated():
-        async with db.connection() as conn, conn.transaction():
-            if organization_id is not None:  # the put too, under the erasure guard (state.erasure_marks)
-                await guard_writes(conn, organization_id)
-            inserted = None
-            if put is not None:
-                await put.store.put(put.key, put.data, content_type=put.content_type)
-                inserted = await conn.fetchrow(QUERIES["insert_source"], *args, review.owner, review.review_by, new_id)
-            outcome, replaces = "created", None
-            if inserted is None:
-                row, outcome, replaces = await _existing_or_new_version(
-                    conn, organization_id, identity, digest, args, review,
-                    new_id=new_id, stored=stored, superseded=superseded,
-                )  # fmt: skip
-                if outcome != "resync":  # the row this document landed on already existed
-                    await conn.execute(QUERIES["set_sources_review"], [row["id"]], [review.owner], [review.review_by])
-            else:
-                row = {"id": inserted["id"], "status": inserted["status"]}
-            if row["status"] != "failed":
-                await conn.execute(QUERIES["ensure_wanted_models"], row["id"])
-            models = tuple(r["embedding_model"] for r in await conn.fetch(QUERIES["models_to_build"], row["id"]))
-            registered = RegisteredSource(
-                source_id=row["id"], created=outcome in ("created", "resync"), status=row["status"], models=models,
-                outcome=outcome, replaces=replaces,
-            )  # fmt: skip
-            if announce is not None and registered.status == "pending":
-                await announce(conn, registered)
-    return registered, superseded
-
-
-async def _existing_or_new_version(
-    conn: Connection,
-    organization_id: UUID | None,
-    identity: str,
-    digest: str,
-    args: tuple[object, ...],
-    review: Review,
-    *,
-    new_id: UUID,
-    stored: bool,
-    superseded: list[str],
-) -> tuple[dict[str, Any], str, UUID | None]:
-    """The registered source of `identity`; for a URI whose content changed, a new version replacing it.
-
-    The object keys of pending versions it drops are appended to `superseded` (queued by migrations/0098).
-    """
-    await conn.execute(QUERIES["lock_versions_of_identity"], organization_id, identity)  # a delete commits first
-    live = await conn.fetchrow(QUERIES["existing_version"], organization_id, identity)
-    if live is None:  # deleted between the conflict and the read, or never registered
-        if not stored:
-            raise _ObjectNeeded
-        raise SourceNotFoundError(f"the source {identity!r} vanished while it was registered")
-    if live["status"] == "deleting":
-        raise SourceDeletingError(f"the knowledge source {live['id']} is being deleted; register it again afterwards")
-    if live["content_sha256"] == digest:
-        if live["next_id"] is not None:  # the latest sync says the live text: a pending newer one is stale
-            superseded += [r["object_key"] for r in await conn.fetch(QUERIES["delete_replacement"], live["next_id"])]
-        return {"id": live["id"], "status": live["status"]}, "unchanged", None
-    if live["next_id"] is not None:
-        if live["next_sha256"] == digest:  # this version is already registered
-            return {"id": live["next_id"], "status": live["next_status"]}, "resync_pending", live["id"]
-    if not stored:
-        raise _ObjectNeeded
-    if live["next_id"] is not None:  # a newer version supersedes the pending one
-        superseded += [r["object_key"] for r in await conn.fetch(QUERIES["delete_replacement"], live["next_id"])]
-    row = await conn.fetchrow(QUERIES["insert_replacement"], *args, live["id"], review.owner, review.review_by, new_id)
-    assert row is not None
-    return {"id": row["id"], "status": row["status"]}, "resync", live["id"]
 
 
 async def model_wanted(db: Database, source_id: UUID, model: str) -> bool:
@@ -443,7 +225,7 @@ async def mark_failed(db: Database, source_id: UUID, reason: str, *, model: str 
 
 
 async def record_failure(db: Database, source_id: UUID, exc: KnowledgeError, model: str | None) -> str:
-    """Mark the failure `exc` means for a source built under `model` (`knowledge.failures`); returns its reason."""
+    """Mark the failure `exc` means for a source built under `model` (`ingestion.failures`); returns its reason."""
     failure = failure_of(exc, model)
     await mark_failed(db, source_id, failure.reason, model=failure.model)
     return failure.reason

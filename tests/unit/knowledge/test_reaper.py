@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from knowledge import _reaper
-from knowledge.pool import IngestPool, _start_reaper
+from knowledge.ingestion import _reaper
+from knowledge.ingestion.pool import IngestPool, _start_reaper
 
 SLEEPER = [sys.executable, "-I", "-S", "-c", "import time; time.sleep(120)"]
 pytestmark = pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="the reaper reads /proc")
