@@ -23,7 +23,6 @@ from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 from rich.text import Text
 
 from functions.cli.errors import CliError
@@ -140,6 +139,8 @@ def print_summary(console: Console, rows: Sequence[dict[str, Any]]) -> None:
     for row in rows:
         totals[row["status"]] = totals.get(row["status"], 0) + 1
     chunks = sum(int(row.get("chunks") or 0) for row in rows)
+    from rich.table import Table  # only a summary draws a table
+
     table = Table(title="ingestion summary", title_justify="left")
     for column in ("status", "documents", "chunks"):
         table.add_column(column)

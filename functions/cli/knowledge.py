@@ -29,6 +29,7 @@ from functions.cli._common import (
     OrgOption,
     OrgRequired,
     console,
+    open_cli_search,
     open_cli_services,
     plain,
     print_json,
@@ -274,7 +275,7 @@ def search(
     from knowledge.search import search as search_knowledge
 
     async def main() -> list[dict[str, Any]]:
-        async with open_cli_services() as svc:
+        async with open_cli_search() as svc:
             hits = await search_knowledge(
                 svc.db, org, query, include_platform=platform, include_organization=True, limit=limit,
                 embedders=svc.embedders.get, min_relevance=min_relevance, per_source=per_source,
