@@ -33,7 +33,7 @@ HNSW = {"hnsw_m": 16, "hnsw_ef_construction": 64, "hnsw_ef_search": 40, "hnsw_di
 def _embedding_class() -> type:
     from llama_index.core.embeddings import BaseEmbedding
 
-    from knowledge.embed import WordLlamaEmbedder
+    from knowledge.embedding.registry import WordLlamaEmbedder
 
     class WordLlamaEmbedding(BaseEmbedding):  # type: ignore[misc]
         """The project's WordLlama vectors, computed the way `WordLlamaEmbedder` computes them."""

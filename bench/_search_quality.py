@@ -22,10 +22,10 @@ from typing import Any
 import numpy as np
 
 from bench._search_seed import CORPUS, MODEL
-from knowledge.embed import get_embedder
-from knowledge.ingest import register_upload
-from knowledge.ingestion import build_source_model
-from knowledge.objects import LocalObjectStore
+from knowledge.documents.objects import LocalObjectStore
+from knowledge.embedding.registry import get_embedder
+from knowledge.ingestion.core import build_source_model
+from knowledge.ingestion.registration import register_upload
 from knowledge.search import DEFAULT_FUSION, Fusion, search
 from state.db import Database
 

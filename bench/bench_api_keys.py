@@ -26,8 +26,8 @@ import httpx
 
 from bench._scratch import bench_server, scratch_database
 from functions.app import create_app
-from knowledge.embed import EmbedderRegistry, FakeEmbedder
-from knowledge.objects import LocalObjectStore
+from knowledge.documents.objects import LocalObjectStore
+from knowledge.embedding.registry import EmbedderRegistry, FakeEmbedder
 from state.api_keys import authenticate_key, mint_key
 from state.db import Database
 from state.migrate import apply_migrations

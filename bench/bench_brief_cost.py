@@ -50,7 +50,7 @@ from context.models import ContextRequest, ContextSubject, ResourceRef
 from context.packer import ContextPacker
 from context.policies import FRONT_DOOR
 from context.sources import default_registry
-from knowledge.embed import get_embedder
+from knowledge.embedding.registry import get_embedder
 from state.db import Database, init_connection
 from state.embedded import embedded_server_url, server_dsn, stop_embedded_server
 from state.settings import load_settings

@@ -26,7 +26,7 @@ import numpy as np
 from bench import _search_seed as seed
 from bench._scratch import bench_server, scratch_database
 from functions.organization_erasure import erase_organization
-from knowledge.objects import LocalObjectStore
+from knowledge.documents.objects import LocalObjectStore
 from knowledge.search import search
 from state.db import Database
 from state.migrate import apply_migrations

@@ -50,12 +50,12 @@ from functions.app import create_app
 from functions.cli.knowledge import _ingest_files
 from functions.inngest.knowledge_ingest import CONCURRENCY_PER_ORGANIZATION, FUNCTION_ID, RETRIES
 from functions.inngest.knowledge_ingest_batch import BATCH_FUNCTION_ID, EVENT_BATCH
-from knowledge.chunk import DEFAULT_MAX_CHUNKS
-from knowledge.embed import WordLlamaEmbedder
-from knowledge.ingest import register_upload
-from knowledge.ingestion import build_source_model
-from knowledge.objects import LocalObjectStore
-from knowledge.pool import embed_slice, shared_pool
+from knowledge.documents.chunk import DEFAULT_MAX_CHUNKS
+from knowledge.documents.objects import LocalObjectStore
+from knowledge.embedding.registry import WordLlamaEmbedder
+from knowledge.ingestion.core import build_source_model
+from knowledge.ingestion.pool import embed_slice, shared_pool
+from knowledge.ingestion.registration import register_upload
 from state.db import Database
 from state.embedded import embedded_server_url, server_dsn, stop_embedded_server
 from state.migrate import apply_migrations

@@ -13,9 +13,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from knowledge.chunk import DEFAULT_CHUNK_TOKENS, chunk_text
-from knowledge.embed import get_embedder
-from knowledge.extract import extract_text
+from knowledge.documents.chunk import DEFAULT_CHUNK_TOKENS, chunk_text
+from knowledge.documents.extract import extract_text
+from knowledge.embedding.registry import get_embedder
 from tests.unit.knowledge.pdf_bombs import shared_stream_bomb
 
 CORPUS = Path(__file__).resolve().parents[1] / ".." / "shared" / "corpus"

@@ -43,9 +43,9 @@ from context.models import ContextPolicy, ContextRequest, ContextSubject, Resour
 from context.packer import ContextPacker
 from context.policies import FRONT_DOOR
 from context.sources import default_registry
-from knowledge.embed import get_embedder
-from knowledge.objects import LocalObjectStore
-from knowledge.pool import shared_pool
+from knowledge.documents.objects import LocalObjectStore
+from knowledge.embedding.registry import get_embedder
+from knowledge.ingestion.pool import shared_pool
 from knowledge.search import DEFAULT_FUSION, DEFAULT_PER_SOURCE, SEARCH_STATEMENT, Fusion
 from state.db import Database
 from state.embedded import embedded_server_url, server_dsn, stop_embedded_server

@@ -23,8 +23,8 @@ from uuid import uuid4
 import asyncpg
 
 from functions.organization_erasure import erase_organization
-from knowledge.ingest import register_upload
-from knowledge.objects import LocalObjectStore
+from knowledge.documents.objects import LocalObjectStore
+from knowledge.ingestion.registration import register_upload
 from state.db import Database
 from state.embedded import embedded_server_url, server_dsn, stop_embedded_server
 from state.migrate import apply_migrations

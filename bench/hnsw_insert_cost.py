@@ -31,8 +31,8 @@ import numpy as np
 from pgvector.asyncpg import register_vector
 
 from bench.bench_ingest import small_documents
-from knowledge.chunk import chunk_text
-from knowledge.embed import WordLlamaEmbedder
+from knowledge.documents.chunk import chunk_text
+from knowledge.embedding.registry import WordLlamaEmbedder
 from state.embedded import embedded_server_url, server_dsn, stop_embedded_server
 
 VARIANTS: dict[str, str | None] = {

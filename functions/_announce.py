@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from uuid import UUID
 
 from functions.events import EVENT_BATCH, EVENT_RETRY, EVENT_SYNC, EVENT_UPLOADED, MAX_BATCH_SOURCES
-from knowledge.sweep import RetriedSource
+from knowledge.ingestion.sweep import RetriedSource
 from state import outbox
 from state.db import Connection
 from state.outbox import OutboxEvent
@@ -45,7 +45,7 @@ def batch_events(source_ids: Sequence[UUID], organization_id: UUID | None) -> li
 
 
 class RetryAnnouncer:
-    """Writes a retry's event inside the transaction that resets the source (`knowledge.sweep.retry_source`).
+    """Writes a retry's event inside the transaction that resets the source (`knowledge.ingestion.sweep.retry_source`).
 
     A ready source gets no event (there is nothing to retry); a failed one that was reset, or a pending one,
     gets `knowledge/source.retry.requested`, one per attempt (a dedupe key).

@@ -16,7 +16,7 @@ from state.outbox import OutboxEntry
 
 if TYPE_CHECKING:
     from functions._services import Services, ServiceSlot
-    from knowledge.ingestion import Ingestion
+    from knowledge.ingestion.core import Ingestion
 
 __all__ = [
     "InProcessHandler",
@@ -38,7 +38,7 @@ def _source_id(entry: OutboxEntry) -> UUID:
 
 
 def _kit(services: Services) -> Ingestion:
-    from knowledge.ingestion import Ingestion
+    from knowledge.ingestion.core import Ingestion
 
     return Ingestion.configured(
         services.db, services.object_store, embedders=services.embedders.get, settings=services.settings
@@ -47,15 +47,15 @@ def _kit(services: Services) -> Ingestion:
 
 async def ingest_one(services: Services, entry: OutboxEntry) -> None:
     """An upload or a sync: `knowledge.ingestion.ingest_source`, as `knowledge-ingest` runs it."""
-    from knowledge.ingestion import ingest_source
+    from knowledge.ingestion.core import ingest_source
 
     await ingest_source(_kit(services), _source_id(entry))
 
 
 async def retry_and_ingest(services: Services, entry: OutboxEntry) -> None:
     """A retry: reset the failed source (a no-op when the sender already did), then ingest it."""
-    from knowledge.ingestion import ingest_source
-    from knowledge.sweep import retry_source
+    from knowledge.ingestion.core import ingest_source
+    from knowledge.ingestion.sweep import retry_source
 
     source_id = _source_id(entry)
     await retry_source(services.db, source_id, organization_id=entry.organization_id)
@@ -64,14 +64,14 @@ async def retry_and_ingest(services: Services, entry: OutboxEntry) -> None:
 
 async def ingest_batch_of(services: Services, entry: OutboxEntry) -> None:
     """A batch: `knowledge.ingestion.ingest_batch` over its source ids."""
-    from knowledge.ingestion import ingest_batch
+    from knowledge.ingestion.core import ingest_batch
 
     await ingest_batch(_kit(services), [UUID(str(s)) for s in entry.data["source_ids"]])
 
 
 async def switch_model(services: Services, entry: OutboxEntry) -> None:
     """A model switch: begin it and re-embed the scope here until it flips (what `switch-model` does inline)."""
-    from knowledge.settings import begin_switch
+    from knowledge.embedding.live_model import begin_switch
     from knowledge.switchover import run_switch
 
     raw = entry.data.get("organization_id")
@@ -84,7 +84,7 @@ async def switch_model(services: Services, entry: OutboxEntry) -> None:
 
 async def reembed_source(services: Services, entry: OutboxEntry) -> None:
     """One source under one model during a switch: `knowledge.ingestion.build_source_model`."""
-    from knowledge.ingestion import build_source_model
+    from knowledge.ingestion.core import build_source_model
 
     model = str(entry.data["model"])
     await build_source_model(services.db, services.object_store, _source_id(entry), services.embedders.get(model))

@@ -207,7 +207,7 @@ class EventOutbox:
                 return
 
     async def _fail_sources(self, entry: OutboxEntry, reason: str) -> None:
-        from knowledge.ingest import mark_failed
+        from knowledge.ingestion.steps import mark_failed
 
         ids = entry.data.get("source_ids") or [entry.data.get("source_id")]
         for source_id in ids:

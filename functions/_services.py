@@ -21,9 +21,9 @@ from context.registry import ContextSourceRegistry
 from functions._briefs import LimitedBuilder
 from functions._metrics import Metrics
 from functions.errors import ServiceNotReadyError
-from knowledge.embed import EmbedderRegistry
-from knowledge.embed import default_registry as default_embedders
-from knowledge.objects import LocalObjectStore, ObjectStore, object_store_from_url
+from knowledge.documents.objects import LocalObjectStore, ObjectStore, object_store_from_url
+from knowledge.embedding.registry import EmbedderRegistry
+from knowledge.embedding.registry import default_registry as default_embedders
 from state.db import Database
 from state.errors import DatabaseUnavailableError
 from state.settings import Settings
@@ -151,7 +151,7 @@ async def open_services(
 
 async def warm_live_embedder(services: Services) -> str | None:
     """Load the platform's live embedder before the first brief, so a cold model never times a search out."""
-    from knowledge.settings import live_model
+    from knowledge.embedding.live_model import live_model
 
     try:
         model = (await live_model(services.db, None)).model_id

@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from typing import Any
 from uuid import UUID
 
-from knowledge.settings import live_model, running_switch, switch_status, switch_waiting
+from knowledge.embedding.live_model import live_model, running_switch, switch_status, switch_waiting
 from state.db import Database
 
 __all__ = ["WAITING_LIMIT", "switch_view"]

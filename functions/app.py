@@ -53,8 +53,8 @@ from functions.inngest.catalog import build_functions
 from functions.inngest.client import create_client, is_dev_mode
 from functions.inngest.encryption import install_step_encryption, parse_keys
 from functions.inngest.serve import serve
-from knowledge.embed import EmbedderRegistry
-from knowledge.objects import ObjectStore
+from knowledge.documents.objects import ObjectStore
+from knowledge.embedding.registry import EmbedderRegistry
 from state.db import Database
 from state.settings import Settings, get_settings
 

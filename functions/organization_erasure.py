@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from uuid import UUID
 
-from knowledge.delete import erase_organization_knowledge
-from knowledge.objects import ObjectStore, organization_prefix
+from knowledge.documents.objects import ObjectStore, organization_prefix
+from knowledge.ingestion.delete import erase_organization_knowledge
 from memory.erasure import erase_organization_memories
 from state.db import Database
 from state.erasure import erase_organization_state

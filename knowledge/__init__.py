@@ -1,8 +1,21 @@
-"""Knowledge: extraction, chunking, embedding and object storage of documents (the database-free core).
+"""Knowledge: documents made searchable, in three rooms by concern, with search and the switchover on top.
 
-The database parts (ingestion steps, search, the live model and its switchover) build on these names.
+    knowledge/
+      errors.py db_errors.py reasons.py _sql.py queries.sql   the base every room uses (errors, the failure
+                                                               vocabulary, the named statements)
+      documents/   extract, limits, chunk, objects, object_deletes: a document's bytes and text
+      embedding/   embedder (the contract), providers, registry (get_embedder, EmbedderLookup), live_model
+      ingestion/   registration, core, steps, bulk, pool, failures, sources (the read model), sweep, delete, review
+      search.py    hybrid search with the live model
+      switchover.py the switch to a new model, sequenced over the ingestion core
+
+Who may import whom inside the package (tests/unit/test_layering.py): the base imports no room;
+`documents/` and `embedding/` import the base only, never each other nor `ingestion/`; `ingestion/` imports
+the base, `documents/` and `embedding/`; `search` imports the base and `embedding/` only (so a search, and
+the knowledge context source, load no extraction library); `switchover` may import every room. Nothing in
+a room imports `search` or `switchover`.
+
 `search_knowledge` is `knowledge.search.search`, renamed so the package attribute never hides the module.
-
 The names are re-exported lazily (`state.lazy`): `import knowledge` loads no module of the package until a
 name is read, and then only the module that name comes from.
 """
@@ -14,7 +27,6 @@ from typing import TYPE_CHECKING
 from state.lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from knowledge.chunk import DEFAULT_CHUNK_TOKENS, DEFAULT_OVERLAP_TOKENS, Chunk, chunk_text
     from knowledge.db_errors import (
         EmbedderMismatchError,
         EmbeddingModelConflictError,
@@ -25,10 +37,35 @@ if TYPE_CHECKING:
         SwitchConflictError,
         SwitchNotReadyError,
     )
-    from knowledge.embed import (
+    from knowledge.documents.chunk import DEFAULT_CHUNK_TOKENS, DEFAULT_OVERLAP_TOKENS, Chunk, chunk_text
+    from knowledge.documents.extract import ExtractedDocument, ExtractLimits, extract_text, extract_text_async
+    from knowledge.documents.objects import (
+        LocalObjectStore,
+        ObjectStore,
+        S3ObjectStore,
+        object_key_for,
+        object_prefix_for,
+        object_store_from_url,
+    )
+    from knowledge.embedding.live_model import (
+        FlipResult,
+        LiveModel,
+        SwitchPlan,
+        SwitchStatus,
+        begin_switch,
+        cancel_switch,
+        drop_unwanted_chunks,
+        flip_live_model,
+        live_model,
+        register_embedding_model,
+        switch_ready,
+        switch_status,
+    )
+    from knowledge.embedding.registry import (
         DEFAULT_EMBEDDING_MODEL,
         EMBEDDING_MODELS,
         Embedder,
+        EmbedderLookup,
         EmbedderRegistry,
         Embeddings,
         FakeEmbedder,
@@ -58,57 +95,24 @@ if TYPE_CHECKING:
         UnknownEmbeddingModelError,
         UnsupportedDocumentTypeError,
     )
-    from knowledge.extract import ExtractedDocument, ExtractLimits, extract_text, extract_text_async
-    from knowledge.ingest import (
+    from knowledge.ingestion.core import Ingestion, IngestOutcome, build_source_model, ingest_batch, ingest_source
+    from knowledge.ingestion.registration import RegisteredSource, register_upload, register_uri
+    from knowledge.ingestion.sources import SourceView, list_sources
+    from knowledge.ingestion.steps import (
         EmbeddedBatch,
-        EmbedderLookup,
         FailedMark,
         PreparedChunks,
         ReadyCheck,
-        RegisteredSource,
         embed_batch,
         mark_failed,
         mark_ready,
         models_to_build,
         prepare_chunks,
-        register_upload,
-        register_uri,
     )
-    from knowledge.ingestion import Ingestion, IngestOutcome, build_source_model, ingest_batch, ingest_source
-    from knowledge.objects import (
-        LocalObjectStore,
-        ObjectStore,
-        S3ObjectStore,
-        object_key_for,
-        object_prefix_for,
-        object_store_from_url,
-    )
+    from knowledge.ingestion.sweep import PENDING_LIMIT, RetriedSource, SweepResult, retry_source, sweep_pending
     from knowledge.search import DEFAULT_FUSION, MAX_SEARCH_LIMIT, Fusion, KnowledgeHit
     from knowledge.search import search as search_knowledge
-    from knowledge.settings import (
-        FlipResult,
-        LiveModel,
-        SwitchPlan,
-        SwitchStatus,
-        begin_switch,
-        cancel_switch,
-        drop_unwanted_chunks,
-        flip_live_model,
-        live_model,
-        reembed_source,
-        register_embedding_model,
-        switch_ready,
-        switch_status,
-    )
-    from knowledge.sweep import (
-        PENDING_LIMIT,
-        RetriedSource,
-        SourceView,
-        SweepResult,
-        list_sources,
-        retry_source,
-        sweep_pending,
-    )
+    from knowledge.switchover import reembed_source
 
 __all__ = [
     "DEFAULT_CHUNK_TOKENS",

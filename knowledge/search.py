@@ -30,8 +30,7 @@ from pgvector import Vector
 
 from knowledge._sql import QUERIES, translated
 from knowledge.db_errors import LiveModelChangedError, NoLiveModelError
-from knowledge.embed import get_embedder
-from knowledge.ingest import EmbedderLookup
+from knowledge.embedding.registry import EmbedderLookup, get_embedder
 from state.db import Database
 
 __all__ = [

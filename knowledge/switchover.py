@@ -17,7 +17,7 @@ flip (`stopped`, with the failures): the old model stays live and running the sw
 cancel from anywhere (`switch-model --cancel`, `DELETE /v1/knowledge/switch`) ends the run at its next
 check (inline, at its next source or batch) as `cancelled`; `run_switch` raises `SwitchCancelledError`;
 the cancel itself deleted what the run wrote. This module must never flip by itself
-(`knowledge.settings.flip_live_model` checks readiness in the statement that flips) and never build a
+(`knowledge.embedding.live_model.flip_live_model` checks readiness in the statement that flips) and never build a
 model the switch is not about.
 """
 
@@ -28,12 +28,11 @@ from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 from uuid import UUID
 
-from knowledge._switch_records import FlipResult, SwitchPlan
 from knowledge.db_errors import SwitchCancelledError, SwitchNotReadyError
-from knowledge.ingest import EmbedderLookup
-from knowledge.ingestion import Ingestion, ingest_source
-from knowledge.objects import ObjectStore
-from knowledge.settings import (
+from knowledge.documents.objects import ObjectStore
+from knowledge.embedding.live_model import (
+    FlipResult,
+    SwitchPlan,
     drop_unwanted_chunks,
     ensure_running,
     flip_live_model,
@@ -43,6 +42,9 @@ from knowledge.settings import (
     switch_status,
     switch_waiting,
 )
+from knowledge.embedding.registry import Embedder, EmbedderLookup
+from knowledge.ingestion.core import Ingestion, build_source_model, ingest_source
+from knowledge.ingestion.steps import ReadyCheck
 from state.db import Database
 
 __all__ = [
@@ -50,10 +52,19 @@ __all__ = [
     "SwitchDriver",
     "SwitchOutcome",
     "SwitchProgress",
+    "reembed_source",
     "run_switch",
     "switch_failures",
     "switch_over",
 ]
+
+
+async def reembed_source(
+    db: Database, store: ObjectStore, source_id: UUID, embedder: Embedder, *, batch_size: int | None = None
+) -> ReadyCheck:
+    """Chunk (copying another model's chunk texts when complete), embed and mark one source under a model."""
+    return await build_source_model(db, store, source_id, embedder, batch_size=batch_size)
+
 
 MAX_ROUNDS = 50
 """Passes over the scope (inline) before giving up on a scope that keeps growing faster than it is embedded."""

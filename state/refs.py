@@ -12,7 +12,7 @@ value), and reported, and the valid refs keep their order. An entry is malformed
 is not canonical (`state.ids`): a kind outside `ENTITY_KINDS` (a look-alike such as `crm\u2024company`, a
 fullwidth dot, a Cyrillic letter, padding) or an id that is not canonical UUID text (upper case, braces,
 no hyphens, a no-break space). No entity kind has an id that is not a UUID, so that is the whole rule.
-`ResourceRef` itself stays open: sources name their own rows (`agent.memory`, `knowledge.chunk`, ...) with it.
+`ResourceRef` itself stays open: sources name their own rows (`agent.memory`, `knowledge.documents.chunk`, ...) with it.
 
 It must never read the database, and it never changes the run input it normalises.
 """

@@ -40,9 +40,9 @@ __all__ = [
 
 _PREFIX = "AC_CONTEXT_"
 _TEST_MODEL_PREFIX = "test/"
-"""`knowledge.embed._TEST_MODEL_PREFIX`: the fakes' ids, refused as the default model outside the test suite."""
+"""`knowledge.embedding.registry._TEST_MODEL_PREFIX`: the fakes' ids, refused as the default model outside tests."""
 _REAL_MODELS = ("local/wordllama-l2-supercat-256", "openai/text-embedding-3-small")
-"""`knowledge.embed.offered_models` of the default registry, restated for the one-line refusal."""
+"""`knowledge.embedding.registry.offered_models` of the default registry, restated for the one-line refusal."""
 
 
 class Settings(BaseSettings):
@@ -183,7 +183,8 @@ class Settings(BaseSettings):
 
     @model_validator(mode="after")
     def _no_test_model(self) -> Settings:
-        # `knowledge.embed._TEST_MODEL_PREFIX`, restated: state never imports knowledge (a unit test holds them equal).
+        # `knowledge.embedding.registry._TEST_MODEL_PREFIX`, restated: state never imports knowledge (a unit test
+        # holds them equal).
         if self.embedding_model.startswith(_TEST_MODEL_PREFIX) and not self.allow_test_models:
             raise ValueError(
                 f"embedding_model {self.embedding_model} is a test model; real models: {', '.join(_REAL_MODELS)}"

@@ -31,7 +31,7 @@ CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
 # No test may reach a paid API by accident.
 os.environ.pop("OPENAI_API_KEY", None)
 os.environ["OPENAI_BASE_URL"] = "http://127.0.0.1:9/v1"
-# The `test/*` embedding models are accepted here only (knowledge.embed.require_real_model).
+# The `test/*` embedding models are accepted here only (knowledge.embedding.registry.require_real_model).
 os.environ["AC_CONTEXT_ALLOW_TEST_MODELS"] = "1"
 # A source that should answer is never failed by the clock of a loaded machine: the 1 s default is a
 # production figure, and every test that means a timeout builds its builder with its own.

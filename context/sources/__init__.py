@@ -22,7 +22,7 @@ from context.sources.outreach import OutreachContextSource
 from context.sources.outreach_thread import OutreachThreadContextSource
 from context.sources.personal_memory import PersonalMemoryContextSource
 from context.sources.run_history import RunHistoryContextSource
-from knowledge.embed import Embedder, get_embedder
+from knowledge.embedding.registry import Embedder, get_embedder
 from state.db import Database
 
 __all__ = ["default_registry", "default_sources"]

@@ -17,8 +17,7 @@ from typing import Final
 
 from context.models import ContextItem, ContextRequest, ContextSourceSpec, ResourceRef
 from context.options import KnowledgeOptions
-from knowledge.embed import get_embedder
-from knowledge.ingest import EmbedderLookup
+from knowledge.embedding.registry import EmbedderLookup, get_embedder
 from knowledge.search import DEFAULT_MIN_RELEVANCE, DEFAULT_PER_SOURCE, KnowledgeHit, search
 from state.db import Database
 
@@ -29,7 +28,7 @@ DEFAULT_KNOWLEDGE_LIMIT: Final = 8
 KNOWLEDGE_REF_KIND: Final = "knowledge_source"
 """The ref kind of a knowledge item: the source row the chunk belongs to."""
 MAX_TITLE_BYTES: Final = 80
-"""The longest title, in UTF-8 bytes, that the chunk size arithmetic of `knowledge.chunk` allows for."""
+"""The longest title, in UTF-8 bytes, that the chunk size arithmetic of `knowledge.documents.chunk` allows for."""
 
 
 class KnowledgeContextSource:

@@ -3,7 +3,7 @@
 JSON: `{organization_id | platform, items: [{uri?, content, filename?, title?, media_type?, owner?,
 review_by?}]}` (an item with a `uri` is that URI's fetched content; one without is an upload identified by
 its content), or multipart with many `file` fields plus `organization_id` or `platform` and an optional
-`owner` and `review_by` for every file. A review date is `YYYY-MM-DD` (`knowledge.review`); a bad one is a
+`owner` and `review_by` for every file. A review date is `YYYY-MM-DD` (`knowledge.ingestion.review`); a bad one is a
 422 naming its path (`items.3.review_by` in JSON, `review_by` in a form), and nothing is stored. Every
 item is bounded by `AC_CONTEXT_MAX_UPLOAD_BYTES`, the whole request by `MAX_BATCH_BYTES`. This module must
 never extract, chunk or embed.
@@ -23,8 +23,8 @@ from functions._wire import CleanText
 from functions.api._body import ParsedBody
 from functions.errors import ApiError
 from knowledge.errors import ReviewFieldInvalidError
-from knowledge.register import Document
-from knowledge.review import Review, clean_owner, parse_review_by
+from knowledge.ingestion.registration import Document
+from knowledge.ingestion.review import Review, clean_owner, parse_review_by
 
 __all__ = [
     "MAX_BATCH_BYTES",

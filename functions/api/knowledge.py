@@ -26,7 +26,7 @@ Events go through the outbox (`state.outbox`, `functions._outbox`): an upload's 
 transaction that registers the source, then sent at once; when Inngest cannot be reached the answer is
 still 202 with `event_status: queued` and the reason, and the service sends it when Inngest answers.
 
-`DELETE /v1/knowledge/sources/{id}` deletes a source (`knowledge.delete`) and answers its receipt; the id of
+`DELETE /v1/knowledge/sources/{id}` deletes a source (`knowledge.ingestion.delete`) and answers its receipt; the id of
 any version of a re-synced URI deletes every version (the receipt's `versions`): an
 organization key deletes its own organization's sources only (another's answers 404, as an unknown one);
 an operator key any source, a platform source included. This module must never extract, chunk or embed:
@@ -65,11 +65,11 @@ from functions.api.receipts import ReceiptOut
 from functions.errors import ApiError
 from functions.events import EVENT_RETRY
 from knowledge.db_errors import SourceNotFoundError
-from knowledge.delete import delete_source
-from knowledge.ingest import RegisteredSource, register_upload, register_uri
-from knowledge.register import register_many
+from knowledge.ingestion.delete import delete_source
+from knowledge.ingestion.registration import RegisteredSource, register_many, register_upload, register_uri
+from knowledge.ingestion.sources import get_source, list_sources
+from knowledge.ingestion.sweep import retry_source
 from knowledge.search import DEFAULT_MIN_RELEVANCE, DEFAULT_PER_SOURCE, MAX_SEARCH_LIMIT, search
-from knowledge.sweep import get_source, list_sources, retry_source
 from state import outbox
 from state.db import Connection
 from state.outbox import OutboxEvent

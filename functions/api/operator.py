@@ -26,8 +26,8 @@ from functions.api._params import PlatformScope, ScopeOrganization, SourceIdPath
 from functions.api._scopes import OPERATOR, ORGANIZATION
 from functions.errors import ApiError
 from knowledge.db_errors import SourceNotFoundError
-from knowledge.settings import cancel_running_switch, live_model
-from knowledge.sweep import ModelReadiness, SourceView, get_source, model_readiness
+from knowledge.embedding.live_model import cancel_running_switch, live_model
+from knowledge.ingestion.sources import ModelReadiness, SourceView, get_source, model_readiness
 
 __all__ = ["readiness_json", "router", "source_json"]
 

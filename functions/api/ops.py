@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict
 
 from functions._metrics import CONTENT_TYPE
 from functions._services import ServiceSlot
-from knowledge.sweep import overdue_source_counts
+from knowledge.ingestion.sources import overdue_source_counts
 from state import outbox
 from state.migrate import pending_migrations
 

@@ -1,7 +1,7 @@
 """What `ac-context ingest` reads and prints: the files under its paths, and the summary of a run.
 
 Directories are walked recursively and take only the files the extractor reads by their ending
-(`knowledge.extract.DOCUMENT_SUFFIXES`: PDF, Markdown, HTML, plain text); hidden files and folders, files
+(`knowledge.documents.extract.DOCUMENT_SUFFIXES`: PDF, Markdown, HTML, plain text); hidden files and folders, files
 without an ending (`LICENSE`) and other types are skipped and counted in one line (`Walk.skipped_line`).
 A file named on the command line is taken when the extractor reads its name (one without an ending is read
 as plain text), and refused otherwise (`document_type_unsupported`, one line). `--include` keeps only the
@@ -23,7 +23,6 @@ from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 from rich.text import Text
 
 from functions.cli.errors import CliError
@@ -58,7 +57,9 @@ class Walk:
 
     def skipped_line(self) -> str | None:
         """One line saying how many files the walk skipped and why; None when it skipped none."""
-        from knowledge.extract import DOCUMENT_SUFFIXES  # here: `ac-context --help` must not load the extractor
+        from knowledge.documents.extract import (
+            DOCUMENT_SUFFIXES,  # here: `ac-context --help` must not load the extractor
+        )
 
         total = sum(self.skipped.values())
         if not total:
@@ -76,7 +77,7 @@ class Walk:
 
 def _reason(relative: Path) -> str | None:
     """Why the walk skips this file (None: it takes it)."""
-    from knowledge.extract import DOCUMENT_SUFFIXES
+    from knowledge.documents.extract import DOCUMENT_SUFFIXES
 
     if any(part.startswith(".") for part in relative.parts):
         return "hidden"
@@ -91,7 +92,7 @@ def collect_files(paths: Sequence[Path], include: Sequence[str], exclude: Sequen
 
     A named file the extractor cannot read by its name is refused (`document_type_unsupported`).
     """
-    from knowledge.extract import read_by_name
+    from knowledge.documents.extract import read_by_name
 
     walk = Walk()
     found: dict[Path, None] = {}
@@ -138,6 +139,8 @@ def print_summary(console: Console, rows: Sequence[dict[str, Any]]) -> None:
     for row in rows:
         totals[row["status"]] = totals.get(row["status"], 0) + 1
     chunks = sum(int(row.get("chunks") or 0) for row in rows)
+    from rich.table import Table  # only a summary draws a table
+
     table = Table(title="ingestion summary", title_justify="left")
     for column in ("status", "documents", "chunks"):
         table.add_column(column)

@@ -2,8 +2,8 @@
 
 `ingest` registers files (directories recursively) and runs bulk ingestion in this process with a progress
 bar in documents and chunks (`--owner` and `--review-by YYYY-MM-DD` set every file's owner and review date,
-under the re-upload rule of `knowledge.review`), then prints a summary (or, with `--send-event`, leaves the work to the
-`knowledge-ingest-batch` function); `switch-model` runs a switchover in this process (or sends
+under the re-upload rule of `knowledge.ingestion.review`), then prints a summary (or, with `--send-event`,
+leaves the work to the `knowledge-ingest-batch` function); `switch-model` runs a switchover in this process (or sends
 `knowledge/model.switch.requested`) after one test call shows the model can embed, and
 `switch-model --status|--cancel` show or stop the running switch of a scope. This module must never
 hold ingestion logic.
@@ -29,6 +29,7 @@ from functions.cli._common import (
     OrgOption,
     OrgRequired,
     console,
+    open_cli_search,
     open_cli_services,
     plain,
     print_json,
@@ -41,9 +42,9 @@ from functions.cli._ingest_files import collect_files, print_summary
 
 if TYPE_CHECKING:
     from functions._services import Services
-    from knowledge.bulk import SourceOutcome
-    from knowledge.ingest import RegisteredSource
-    from knowledge.review import Review
+    from knowledge.ingestion.bulk import SourceOutcome
+    from knowledge.ingestion.registration import RegisteredSource
+    from knowledge.ingestion.review import Review
     from state.db import Database
 
 __all__ = ["DEFAULT_MIN_RELEVANCE", "DEFAULT_PER_SOURCE", "register"]
@@ -93,7 +94,7 @@ def ingest(
     as_json: JsonFlag = False,
 ) -> None:
     """Register documents and make them searchable; exits 1 when any document failed."""
-    from knowledge.review import Review, clean_owner, parse_review_by
+    from knowledge.ingestion.review import Review, clean_owner, parse_review_by
 
     scope = _scope(org, platform)
     review = Review(
@@ -135,8 +136,8 @@ async def _ingest_files(
     Registration holds one wave's bytes at a time; the bulk run's writes overlap its next waves' extraction.
     `stats`, when given, collects the seconds of each stage.
     """
-    from knowledge.ingestion import Ingestion, ingest_batch
-    from knowledge.register import Document, register_many
+    from knowledge.ingestion.core import Ingestion, ingest_batch
+    from knowledge.ingestion.registration import Document, register_many
 
     seconds = stats if stats is not None else {}
     registered: list[RegisteredSource] = []
@@ -213,7 +214,7 @@ def _row(
 async def _reasons(db: Database, rows: list[dict[str, Any]]) -> None:
     """Fill in the stored reason of the documents that had failed before this run (a retry resets them)."""
     from knowledge.db_errors import SourceNotFoundError
-    from knowledge.sweep import get_source
+    from knowledge.ingestion.sources import get_source
 
     for row in rows:
         if row["status"] == "failed (earlier)":
@@ -258,7 +259,7 @@ def search(
     from knowledge.search import search as search_knowledge
 
     async def main() -> list[dict[str, Any]]:
-        async with open_cli_services() as svc:
+        async with open_cli_search() as svc:
             hits = await search_knowledge(
                 svc.db, org, query, include_platform=platform, include_organization=True, limit=limit,
                 embedders=svc.embedders.get, min_relevance=min_relevance, per_source=per_source,
@@ -276,7 +277,7 @@ def search(
 
 def sweep(as_json: JsonFlag = False) -> None:
     """Fail the knowledge sources pending for more than an hour (what the hourly function does)."""
-    from knowledge.sweep import sweep_pending
+    from knowledge.ingestion.sweep import sweep_pending
 
     async def main() -> dict[str, int]:
         async with open_cli_services() as svc:
@@ -309,13 +310,13 @@ def switch_model(
         return
     if model is None:
         raise typer.BadParameter("name the model to switch to (or give --status or --cancel)", param_hint="MODEL")
-    from knowledge.embed import require_real_model
+    from knowledge.embedding.registry import require_real_model
 
     require_real_model(model)  # before anything opens or is sent: a `test/*` model only in the test suite
     if send_event:
         _request_switch(model, org, as_json=as_json)
         return
-    from knowledge.settings import begin_switch
+    from knowledge.embedding.live_model import begin_switch
     from knowledge.switchover import run_switch
 
     async def main() -> dict[str, Any]:
@@ -374,7 +375,7 @@ def _request_switch(model: str, org: UUID | None, *, as_json: bool) -> None:
 def _switch_status(org: UUID | None, *, cancel: bool, as_json: bool) -> None:
     """Show (or cancel) the running switch of a scope."""
     from functions._switch_view import switch_view
-    from knowledge.settings import cancel_running_switch, live_model
+    from knowledge.embedding.live_model import cancel_running_switch, live_model
 
     scope = "the platform default" if org is None else f"organization {org}"
 

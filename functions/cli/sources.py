@@ -6,7 +6,7 @@ width), with their status, failure reason, pending age, owner, review date and c
 and a page that stops early says `showing N of M sources`, `functions.cli._paging`); `show`
 one source in full; `retry` resets a failed source and runs its ingestion here (or, with `--send-event`,
 sends `knowledge/source.retry.requested` for the worker); `delete ID --yes` deletes one
-(`knowledge.delete`) and prints its receipt: `--org` limits it to that organization's sources, and a
+(`knowledge.ingestion.delete`) and prints its receipt: `--org` limits it to that organization's sources, and a
 platform source needs `--platform`, since the command line holds the database's rights. This module must
 never extract, chunk or embed itself: it calls the ingestion the `knowledge-ingest` function runs.
 """
@@ -26,7 +26,7 @@ from functions.cli._paging import AllFlag, limit_option, page_limit, print_page_
 from functions.cli.errors import CliError
 
 if TYPE_CHECKING:
-    from knowledge.sweep import ModelReadiness, SourceView
+    from knowledge.ingestion.sources import ModelReadiness, SourceView
     from state.db import Connection
 
 __all__ = ["sources_app"]
@@ -94,7 +94,7 @@ def list_cmd(
 
     One record per source, its id whole; a page that stops early says `showing N of M sources`.
     """
-    from knowledge.sweep import count_sources, list_sources, model_readiness
+    from knowledge.ingestion.sources import count_sources, list_sources, model_readiness
 
     scope = _scope(org, platform)
     if status is not None and status not in {"pending", "ready", "failed"}:
@@ -148,7 +148,7 @@ def show(
     as_json: JsonFlag = False,
 ) -> None:
     """One source: status, reason, attempts, pending age, and its readiness per model."""
-    from knowledge.sweep import get_source, model_readiness
+    from knowledge.ingestion.sources import get_source, model_readiness
 
     async def main() -> dict[str, Any]:
         async with open_cli_services() as svc:
@@ -186,8 +186,9 @@ def retry(
     """Reset a failed source to pending and ingest it again (here, or through the worker)."""
     from functions._announce import RetryAnnouncer
     from functions.cli._events import deliver
-    from knowledge.ingestion import Ingestion, ingest_source
-    from knowledge.sweep import RetriedSource, get_source, retry_source
+    from knowledge.ingestion.core import Ingestion, ingest_source
+    from knowledge.ingestion.sources import get_source
+    from knowledge.ingestion.sweep import RetriedSource, retry_source
 
     async def main() -> dict[str, Any]:
         async with open_cli_services() as svc:
@@ -245,7 +246,7 @@ def delete(
     as_json: JsonFlag = False,
 ) -> None:
     """Delete a source for good (with --yes): chunks of every model, statistics, object; prints the receipt."""
-    from knowledge.delete import delete_source
+    from knowledge.ingestion.delete import delete_source
 
     if not yes:
         raise CliError("confirmation_required", f"deleting source {source_id} removes it for good; add --yes")

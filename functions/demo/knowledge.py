@@ -17,17 +17,11 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 from rich.text import Text
 
-from knowledge.embed import get_embedder
+from knowledge.documents.objects import LocalObjectStore, ObjectStore, object_store_from_url
+from knowledge.embedding.registry import get_embedder
 from knowledge.errors import KnowledgeInputError
-from knowledge.ingest import (
-    embed_batch,
-    mark_ready,
-    models_to_build,
-    prepare_chunks,
-    record_failure,
-    register_upload,
-)
-from knowledge.objects import LocalObjectStore, ObjectStore, object_store_from_url
+from knowledge.ingestion.registration import register_upload
+from knowledge.ingestion.steps import embed_batch, mark_ready, models_to_build, prepare_chunks, record_failure
 from knowledge.search import search
 from state.db import Database
 from state.demo_tenant import DEMO

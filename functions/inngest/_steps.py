@@ -1,6 +1,6 @@
 """The Inngest side of the ingestion core: a driver that runs its sequences as durable steps.
 
-`knowledge.ingestion` holds the sequences (their step names, what each step does, which errors fail a
+`knowledge.ingestion.core` holds the sequences (their step names, what each step does, which errors fail a
 document) as generators of steps; `drive` runs each yielded step as `ctx.step.run`, so each is memoized
 and retried on its own, and the step's code is entered from here, never through a callback the core
 holds. A step reads the services of the process that runs it; a `SourceFailedError` (the core marked
@@ -27,8 +27,8 @@ import inngest
 
 from functions._services import ServiceSlot
 from knowledge.errors import KnowledgeError
-from knowledge.failures import SourceFailedError, code_of, fails_document, reason_of
-from knowledge.ingestion import Ingestion, Step, Steps
+from knowledge.ingestion.core import Ingestion, Step, Steps
+from knowledge.ingestion.failures import SourceFailedError, code_of, fails_document, reason_of
 
 __all__ = ["InngestRunner", "RunFailedError", "StepFaultError", "drive", "ingestion_of", "run_error", "source_id_of"]
 

@@ -7,7 +7,7 @@ needs, and which of them embed on this machine), then per model either one `inge
 model: the bulk core, with a large PDF's pages over the process pool and the chunks written with their
 vectors in one COPY) or the resumable chain `extract-and-chunk`, one `embed` step per batch, and
 `mark-ready` (a provider's model, whose batches cost quota). Each step returns only ids and counts; the
-text and the vectors stay in Postgres. The sequence is `knowledge.ingestion.ingest_source`, the one core
+text and the vectors stay in Postgres. The sequence is `knowledge.ingestion.core.ingest_source`, the one core
 every caller runs; this function drives its steps durably.
 
 One run at a time per source (a concurrency key), a limit per organization, retries for transient faults.
@@ -31,9 +31,9 @@ from functions._services import ServiceSlot
 from functions.event_routes import event_triggers
 from functions.events import EVENT_RETRY, EVENT_SYNC, EVENT_UPLOADED
 from functions.inngest._steps import RunFailedError, drive, run_error, source_id_of
-from knowledge.failures import after_retries
-from knowledge.ingest import mark_failed
-from knowledge.ingestion import ingest_source_steps
+from knowledge.ingestion.core import ingest_source_steps
+from knowledge.ingestion.failures import after_retries
+from knowledge.ingestion.steps import mark_failed
 
 __all__ = [
     "CONCURRENCY_PER_ORGANIZATION",
@@ -78,7 +78,7 @@ def make_knowledge_ingest(client: inngest.Inngest, slot: ServiceSlot) -> inngest
     async def knowledge_ingest(ctx: inngest.Context) -> dict[str, Any]:
         source_id = source_id_of(ctx.event.data)
         outcome = await drive(ctx, ingest_source_steps(source_id, durable=True), slot, subject=source_id)
-        if outcome.status == "deleted":  # deleted before or while it ran (knowledge.delete): nothing to do
+        if outcome.status == "deleted":  # deleted before or while it ran (knowledge.ingestion.delete): nothing to do
             return {"source_id": str(source_id), "deleted": True}
         if outcome.status == "missing":
             raise RunFailedError(run_error("source_not_found", source_id))

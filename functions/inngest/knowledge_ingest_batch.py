@@ -2,7 +2,7 @@
 
 Trigger: `knowledge/sources.batch.requested`, data `{organization_id, source_ids: [...]}` with at most
 `MAX_BATCH_SOURCES` ids (the batch route and `ac-context ingest --send-event` split larger sets). One
-durable step, `ingest`, runs bulk ingestion over the ids (`knowledge.ingestion.ingest_batch`, the core's
+durable step, `ingest`, runs bulk ingestion over the ids (`knowledge.ingestion.core.ingest_batch`, the core's
 batch sequence) and returns only counts. A document that can never be read fails itself with its reason
 inside the step and never its batch; a fault that may pass (the database, the object store, a provider)
 fails the step, which Inngest retries, and the retry resumes (ready sources are `unchanged`, an
@@ -25,9 +25,9 @@ from functions.event_routes import event_triggers
 from functions.events import EVENT_BATCH, MAX_BATCH_SOURCES
 from functions.inngest._steps import RunFailedError, drive, run_error
 from functions.inngest.knowledge_ingest import CONCURRENCY_PER_ORGANIZATION, RETRIES
-from knowledge.failures import after_retries
-from knowledge.ingest import mark_failed
-from knowledge.ingestion import ingest_batch_steps
+from knowledge.ingestion.core import ingest_batch_steps
+from knowledge.ingestion.failures import after_retries
+from knowledge.ingestion.steps import mark_failed
 
 __all__ = ["BATCH_FUNCTION_ID", "EVENT_BATCH", "MAX_BATCH_SOURCES", "make_knowledge_ingest_batch", "source_ids_of"]
 

@@ -24,7 +24,7 @@ with the sources and their reasons, the old model stays live, and the switch sta
 the failed source and sending the request again resumes it. The sequence is `knowledge.switchover.switch_over`,
 the one the CLI runs inline; this module gives it durable steps, a fan-out of events as its way to build
 and a durable sleep as its way to wait, and turns its outcome into the run's output. It must never flip by
-itself: `knowledge.settings.flip_live_model` checks readiness in the statement that flips.
+itself: `knowledge.embedding.live_model.flip_live_model` checks readiness in the statement that flips.
 """
 
 from __future__ import annotations
@@ -41,10 +41,10 @@ from functions.event_routes import event_triggers
 from functions.events import EVENT_REEMBED, EVENT_SWITCH
 from functions.inngest._steps import InngestRunner, RunFailedError, drive, source_id_of
 from knowledge.db_errors import SwitchCancelledError
-from knowledge.failures import after_retries
-from knowledge.ingest import mark_failed
-from knowledge.ingestion import build_model_steps
-from knowledge.settings import SwitchPlan, begin_switch
+from knowledge.embedding.live_model import SwitchPlan, begin_switch
+from knowledge.ingestion.core import build_model_steps
+from knowledge.ingestion.failures import after_retries
+from knowledge.ingestion.steps import mark_failed
 from knowledge.switchover import SwitchOutcome, switch_over
 
 __all__ = [

@@ -87,7 +87,7 @@ async def test_application_state_reads_only_explicit_distinct_supported_refs(db:
         _ref("crm.company", asked),
         _ref("crm.company", asked),
         _ref("agent.run", uuid4()),
-        _ref("knowledge.chunk", uuid4()),
+        _ref("knowledge.documents.chunk", uuid4()),
         query="Named only in the query",
     )
     with record_queries() as log:

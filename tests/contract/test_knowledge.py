@@ -9,11 +9,13 @@ import asyncpg
 import pytest
 from pgvector import Vector
 
-from knowledge.ingest import register_upload, register_uri
-from knowledge.objects import LocalObjectStore
+from knowledge.documents.objects import LocalObjectStore
+from knowledge.embedding.live_model import begin_switch, flip_live_model
+from knowledge.ingestion.registration import register_upload, register_uri
+from knowledge.ingestion.sources import list_sources
+from knowledge.ingestion.sweep import sweep_pending
 from knowledge.search import search
-from knowledge.settings import begin_switch, flip_live_model, reembed_source
-from knowledge.sweep import list_sources, sweep_pending
+from knowledge.switchover import reembed_source
 from state.db import Database
 from tests.factories import Factory
 from tests.integration.knowledge.helpers import FAKE, FAKE2, Kit

@@ -28,9 +28,10 @@ from typing import Any
 from uuid import UUID
 
 from functions.organization_erasure import erase_organization
-from knowledge.ingest import embed_batch, mark_ready, prepare_chunks, register_upload, register_uri
-from knowledge.ingestion import ingest_source
-from knowledge.objects import LocalObjectStore, object_prefix_for
+from knowledge.documents.objects import LocalObjectStore, object_prefix_for
+from knowledge.ingestion.core import ingest_source
+from knowledge.ingestion.registration import register_upload, register_uri
+from knowledge.ingestion.steps import embed_batch, mark_ready, prepare_chunks
 from memory.erasure import erase_user
 from memory.models import ToolInvocation
 from memory.service import MemoryService

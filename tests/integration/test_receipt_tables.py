@@ -9,10 +9,11 @@ from pathlib import Path
 from uuid import UUID, uuid4
 
 from functions.organization_erasure import erase_organization
-from knowledge.delete import delete_source
-from knowledge.ingest import embed_batch, mark_ready, prepare_chunks, register_upload, register_uri
-from knowledge.ingestion import ingest_source
-from knowledge.objects import LocalObjectStore
+from knowledge.documents.objects import LocalObjectStore
+from knowledge.ingestion.core import ingest_source
+from knowledge.ingestion.delete import delete_source
+from knowledge.ingestion.registration import register_upload, register_uri
+from knowledge.ingestion.steps import embed_batch, mark_ready, prepare_chunks
 from memory.service import MemoryService
 from memory.tools import MemoryTools
 from state.db import Database

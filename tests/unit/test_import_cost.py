@@ -55,6 +55,19 @@ def test_importing_a_core_package_and_every_public_name_loads_no_web_framework_o
     assert not _roots(loaded) & SDKS, f"import {module} loads {sorted(_roots(loaded) & SDKS)}"
 
 
+EXTRACTION = frozenset({"pypdf", "bs4", "semchunk"})
+"""The libraries only extraction and chunking need (`knowledge.documents`)."""
+
+
+@pytest.mark.parametrize("module", ["context.sources", "knowledge.search", "knowledge.embedding.registry"])
+def test_the_context_sources_and_search_load_no_extraction_library(module: str) -> None:
+    """A brief and a search read chunks already made: they never load what makes them (knowledge/__init__.py)."""
+    loaded = _modules_after(f"import {module}")
+    assert not _roots(loaded) & EXTRACTION, f"import {module} loads {sorted(_roots(loaded) & EXTRACTION)}"
+    rooms = {".".join(name.split(".")[:2]) for name in loaded if name.startswith("knowledge.")}
+    assert not rooms & {"knowledge.documents", "knowledge.ingestion"}, f"import {module} loads {sorted(rooms)}"
+
+
 @pytest.mark.parametrize("package", ["context", "knowledge", "memory", "functions.api", "functions.demo"])
 def test_a_package_init_imports_none_of_its_modules_until_a_name_is_read(package: str) -> None:
     loaded = _modules_after(f"import {package}")

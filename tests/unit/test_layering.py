@@ -202,3 +202,63 @@ def test_no_module_imports_another_packages_private_modules(path: Path) -> None:
     own = path.relative_to(ROOT).parts[0]
     foreign = [f"{line}: {name}" for line, name in _private_imports(path) if name.split(".")[0] != own]
     assert foreign == [], f"{path.relative_to(ROOT)} imports private modules of another package: {foreign}"
+
+
+# Inside `knowledge`, rooms by concern (knowledge/__init__.py draws them): the base (errors, the failure
+# vocabulary, the named statements) at the top of the folder; `documents/` (a document's bytes and text) and
+# `embedding/` (embedders and the live model) beside each other, each on the base only; `ingestion/` on both;
+# `search` on embedding only, so a search loads no extraction library; `switchover` drives ingestion.
+KNOWLEDGE_BASE = {"errors", "db_errors", "reasons", "_sql"}
+KNOWLEDGE_ALLOWED: dict[str, set[str]] = {
+    "base": set(),
+    "documents": set(),
+    "embedding": set(),
+    "ingestion": {"documents", "embedding"},
+    "search": {"embedding"},
+    "switchover": {"documents", "embedding", "ingestion"},
+}
+
+
+def _knowledge_room(parts: list[str]) -> str | None:
+    """The room of `knowledge.<parts>`: a room folder, `search`, `switchover`, the base, or None (the package)."""
+    if not parts:
+        return None
+    if parts[0] in KNOWLEDGE_BASE:
+        return "base"
+    if parts[0] in KNOWLEDGE_ALLOWED:
+        return parts[0]
+    raise AssertionError(f"knowledge.{'.'.join(parts)} is in no room: add it to KNOWLEDGE_ALLOWED or KNOWLEDGE_BASE")
+
+
+KNOWLEDGE_FILES = sorted(
+    p for p in (ROOT / "knowledge").rglob("*.py") if p.name != "__init__.py" or p.parent.name != "knowledge"
+)
+
+
+@pytest.mark.parametrize("path", KNOWLEDGE_FILES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_each_room_of_knowledge_imports_only_the_rooms_it_may_enter(path: Path) -> None:
+    parts = list(path.relative_to(ROOT / "knowledge").with_suffix("").parts)
+    room = _knowledge_room(parts if parts[-1] != "__init__" else parts[:-1])
+    assert room is not None
+    entered = {
+        _knowledge_room(name.split(".")[1:])
+        for name in _names(path)
+        if name.split(".")[0] == "knowledge" and _is_module_path(name)
+    } - {None}
+    foreign = entered - {room, "base"}
+    allowed = KNOWLEDGE_ALLOWED[room]
+    assert foreign <= allowed, f"{path.relative_to(ROOT)} ({room}) imports knowledge rooms {sorted(foreign - allowed)}"
+
+
+def _is_module_path(name: str) -> bool:
+    """Whether `name` (`knowledge.x.y`) names a module or package, not a name inside one."""
+    base = ROOT.joinpath(*name.split("."))
+    return base.with_suffix(".py").exists() or (base / "__init__.py").exists()
+
+
+def test_the_rooms_of_knowledge_hold_no_code_in_their_init() -> None:
+    """The rooms' `__init__`s are empty: a caller names the module (`knowledge.ingestion.core`), never the room."""
+    for room in ("documents", "embedding", "ingestion"):
+        init = ROOT / "knowledge" / room / "__init__.py"
+        tree = ast.parse(init.read_text(encoding="utf-8"))
+        assert all(isinstance(n, ast.Expr) for n in tree.body), f"knowledge/{room}/__init__.py holds code"

@@ -15,8 +15,8 @@ import pytest
 from typer.testing import CliRunner
 
 from functions.cli import app
-from knowledge.ingest import register_upload
-from knowledge.objects import LocalObjectStore
+from knowledge.documents.objects import LocalObjectStore
+from knowledge.ingestion.registration import register_upload
 from state.db import Database
 from state.settings import get_settings
 from tests.factories import Factory

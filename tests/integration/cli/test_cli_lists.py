@@ -19,7 +19,7 @@ import pytest
 from typer.testing import CliRunner
 
 from functions.cli import app
-from knowledge.objects import LocalObjectStore
+from knowledge.documents.objects import LocalObjectStore
 from state.api_keys import mint_key
 from state.db import Database
 from state.receipts import begin_receipt

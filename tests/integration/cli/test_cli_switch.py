@@ -24,10 +24,10 @@ from typer.testing import CliRunner
 
 import functions._services
 from functions.cli import app
-from knowledge.embed import EmbedderRegistry, FakeEmbedder, OpenAIEmbedder, WordLlamaEmbedder
-from knowledge.ingest import register_upload
-from knowledge.objects import LocalObjectStore
-from knowledge.settings import begin_switch, live_model, running_switch
+from knowledge.documents.objects import LocalObjectStore
+from knowledge.embedding.live_model import begin_switch, live_model, running_switch
+from knowledge.embedding.registry import EmbedderRegistry, FakeEmbedder, OpenAIEmbedder, WordLlamaEmbedder
+from knowledge.ingestion.registration import register_upload
 from state.db import Database
 from state.settings import get_settings
 from tests.factories import Factory

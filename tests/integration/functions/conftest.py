@@ -18,8 +18,8 @@ import functions._services
 from functions._services import Services, ServiceSlot
 from functions.app import create_app
 from functions.cli import app as cli_app
-from knowledge.embed import EmbedderRegistry, FakeEmbedder
-from knowledge.objects import LocalObjectStore
+from knowledge.documents.objects import LocalObjectStore
+from knowledge.embedding.registry import EmbedderRegistry, FakeEmbedder
 from state.db import Database
 from state.settings import get_settings, load_settings
 from tests.integration.functions.executor import InngestExecutor

@@ -27,7 +27,7 @@ from context.packer import ContextPacker
 from context.registry import ContextSourceRegistry
 from functions.inngest.client import create_client
 from functions.inngest.serve import serve
-from knowledge.embed import FakeEmbedder
+from knowledge.embedding.registry import FakeEmbedder
 from state.db import Connection
 
 ORG = UUID("00000000-0000-4000-8000-0000000000a1")

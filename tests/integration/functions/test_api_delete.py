@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from uuid import UUID, uuid4
 
-from knowledge.ingest import register_upload, register_uri
+from knowledge.ingestion.registration import register_upload, register_uri
 from state.api_keys import mint_key
 from tests.factories import Factory
 from tests.integration.functions.conftest import Service

@@ -19,7 +19,7 @@ from context.builder import ContextBuilder
 from context.models import ContextBrief, ContextPolicy, ContextRequest
 from context.policies import FRONT_DOOR
 from functions.api._scopes import route_scopes, undeclared_routes
-from knowledge.ingest import register_upload
+from knowledge.ingestion.registration import register_upload
 from state.api_keys import mint_key, revoke_key
 from tests.factories import Factory
 from tests.integration.functions.conftest import TOKEN, Service

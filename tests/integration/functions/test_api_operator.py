@@ -12,10 +12,10 @@ from functions.inngest.knowledge_ingest import EVENT_UPLOADED
 from functions.inngest.knowledge_ingest import FUNCTION_ID as INGEST
 from functions.inngest.knowledge_ingest import RETRIES as INGEST_RETRIES
 from functions.inngest.knowledge_switch import EVENT_SWITCH, SWITCH_FUNCTION_ID, SWITCH_RETRIES
-from knowledge.embed import FakeEmbedder
+from knowledge.embedding.live_model import begin_switch, running_switch
+from knowledge.embedding.registry import FakeEmbedder
 from knowledge.errors import EmbeddingAuthError, EmbeddingProviderError
-from knowledge.ingest import register_upload
-from knowledge.settings import begin_switch, running_switch
+from knowledge.ingestion.registration import register_upload
 from tests.factories import Factory
 from tests.integration.functions.conftest import FAKE_MODEL, Service
 from tests.integration.functions.support import error_code as code

@@ -21,7 +21,7 @@ import pytest
 from typer.testing import CliRunner
 
 from functions.cli import app
-from knowledge.settings import begin_switch, running_switch
+from knowledge.embedding.live_model import begin_switch, running_switch
 from state.db import Database
 from state.settings import get_settings
 from tests.factories import Factory

@@ -10,7 +10,7 @@ import pytest
 
 from functions.app import create_app
 from functions.errors import InngestConfigError
-from knowledge.objects import LocalObjectStore
+from knowledge.documents.objects import LocalObjectStore
 from state import outbox
 from state.db import Database
 from state.settings import load_settings

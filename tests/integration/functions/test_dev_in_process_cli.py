@@ -17,7 +17,7 @@ from functions.app import create_app
 from functions.cli import app as cli_app
 from functions.cli._events import EXIT_QUEUED
 from functions.events import EVENT_BATCH, EVENT_RETRY
-from knowledge.sweep import get_source
+from knowledge.ingestion.sources import get_source
 from state import outbox
 from state.db import Database
 from state.settings import get_settings, load_settings

@@ -22,7 +22,7 @@ import pytest
 from functions._holder import host_prefix, this_holder
 from functions._outbox import IN_PROCESS_LEASE_S
 from functions.app import create_app
-from knowledge.objects import LocalObjectStore
+from knowledge.documents.objects import LocalObjectStore
 from state import outbox
 from state.db import Database
 from state.outbox import OutboxEntry, OutboxEvent

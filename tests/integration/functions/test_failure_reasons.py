@@ -22,9 +22,9 @@ import pytest
 
 from functions.app import create_app
 from functions.inngest.knowledge_ingest import EVENT_UPLOADED, FUNCTION_ID, RETRIES
+from knowledge.documents.extract import extract_text
+from knowledge.documents.objects import LocalObjectStore
 from knowledge.errors import ExtractionError
-from knowledge.extract import extract_text
-from knowledge.objects import LocalObjectStore
 from knowledge.reasons import in_vocabulary
 from state.db import Database
 from state.settings import load_settings

@@ -1,4 +1,4 @@
-"""Every ingestion path runs the one core (`knowledge.ingestion`) and fails a bad document the same way.
+"""Every ingestion path runs the one core (`knowledge.ingestion.core`) and fails a bad document the same way.
 
 The paths: `ac-context ingest` (the real command group), an upload over HTTP played to `knowledge-ingest`
 over the real `/api/inngest`, a batch over HTTP played to `knowledge-ingest-batch`, a retry from the CLI
@@ -21,15 +21,15 @@ import pytest
 
 import functions._services
 import functions.inngest.knowledge_ingest
-import knowledge.ingestion
+import knowledge.ingestion.core
 from functions.inngest.knowledge_ingest import EVENT_RETRY, EVENT_SYNC, EVENT_UPLOADED, FUNCTION_ID, RETRIES
 from functions.inngest.knowledge_ingest_batch import BATCH_FUNCTION_ID, EVENT_BATCH
 from functions.inngest.knowledge_switch import EVENT_REEMBED, REEMBED_FUNCTION_ID, REEMBED_RETRIES
-from knowledge.embed import FakeEmbedder
-from knowledge.ingest import register_upload, register_uri
-from knowledge.ingestion import Step
-from knowledge.settings import begin_switch
-from knowledge.sweep import retry_source
+from knowledge.embedding.live_model import begin_switch
+from knowledge.embedding.registry import FakeEmbedder
+from knowledge.ingestion.core import Step
+from knowledge.ingestion.registration import register_upload, register_uri
+from knowledge.ingestion.sweep import retry_source
 from knowledge.switchover import run_switch
 from tests.factories import Factory
 from tests.integration.functions.conftest import FAKE_MODEL, Service
@@ -195,9 +195,9 @@ async def test_every_path_fails_the_same_bad_document_with_the_same_reason(
 async def test_a_retry_from_the_cli_and_from_inngest_run_the_same_core_sequence(
     service: Service, factory: Factory, cli: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Both enter `knowledge.ingestion.ingest_source_steps` and take the same steps, in the same order."""
+    """Both enter `knowledge.ingestion.core.ingest_source_steps` and take the same steps, in the same order."""
     taken: list[tuple[str, list[str]]] = []
-    core = knowledge.ingestion.ingest_source_steps
+    core = knowledge.ingestion.core.ingest_source_steps
 
     def spy(source_id: UUID, **options: Any) -> Any:
         names: list[str] = []
@@ -216,7 +216,7 @@ async def test_a_retry_from_the_cli_and_from_inngest_run_the_same_core_sequence(
         except StopIteration as done:
             return done.value
 
-    monkeypatch.setattr(knowledge.ingestion, "ingest_source_steps", spy)
+    monkeypatch.setattr(knowledge.ingestion.core, "ingest_source_steps", spy)
     monkeypatch.setattr(functions.inngest.knowledge_ingest, "ingest_source_steps", spy)
     name, data = _bytes("encrypted")
     sources = []
@@ -252,14 +252,15 @@ FEATURES = ROOT.parent / "shared" / "corpus" / "markdown" / "fastapi-docs" / "fe
 
 
 def _room(module: str) -> str | None:
-    """The room of a module: `functions.<interface>`, `functions`, `knowledge.ingestion`, `knowledge`, `state`,
-    `context` or `memory`; None outside the project's packages (the SDK, FastAPI, asyncpg, the tests)."""
+    """The room of a module: `functions.<interface>`, `functions`, `knowledge.ingestion` (the core, its steps, bulk,
+    the pool), `knowledge`, `state`, `context` or `memory`; None outside the project's packages (the SDK, FastAPI,
+    asyncpg, the tests)."""
     top, _, rest = module.partition(".")
     if top == "functions":
         interface = rest.partition(".")[0]
         return f"functions.{interface}" if interface in ("inngest", "api", "cli", "demo") else "functions"
     if top == "knowledge":
-        return "knowledge.ingestion" if rest == "ingestion" else "knowledge"
+        return "knowledge.ingestion" if rest.partition(".")[0] == "ingestion" else "knowledge"
     return top if top in ("state", "context", "memory") else None
 
 

@@ -15,9 +15,9 @@ from inngest.experimental import mocked
 
 from functions.inngest.knowledge_ingest import EVENT_SYNC, EVENT_UPLOADED, FUNCTION_ID, RETRIES, make_knowledge_ingest
 from functions.inngest.knowledge_ingest_batch import BATCH_FUNCTION_ID, EVENT_BATCH
-from knowledge.embed import EmbedderRegistry, FakeEmbedder
+from knowledge.embedding.registry import EmbedderRegistry, FakeEmbedder
 from knowledge.errors import EmbeddingProviderError
-from knowledge.ingest import register_upload
+from knowledge.ingestion.registration import register_upload
 from tests.factories import Factory
 from tests.integration.functions.conftest import FAKE_BATCH, FAKE_MODEL, Service
 
@@ -169,7 +169,7 @@ async def test_retries_exhausted_reach_on_failure(
     assert row["failure_reason"] == (
         "failed_after_retries: ingestion failed after its retries; the last error was "
         "embedding_provider_unavailable. Retry the source to ingest it again."
-    ), "the last error's code, never its message (knowledge.failures.after_retries)"
+    ), "the last error's code, never its message (knowledge.ingestion.failures.after_retries)"
     if embedder is BrokenLocalEmbedder:
         assert row["chunks"] == 0, "every attempt of the one step rolled back whole"
 
@@ -316,7 +316,7 @@ async def test_a_uri_resynced_over_http_answers_old_until_its_sync_event_ran_the
 async def test_an_ingestion_run_of_a_source_deleted_under_it_completes_as_deleted_without_retries(
     service: Service, factory: Factory
 ) -> None:
-    from knowledge.delete import delete_source
+    from knowledge.ingestion.delete import delete_source
 
     org = await factory.organization()
     source_id = await upload(service, org, FEATURES)

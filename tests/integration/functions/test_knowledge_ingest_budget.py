@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from functions.inngest.knowledge_ingest import EVENT_UPLOADED, FUNCTION_ID, RETRIES
-from knowledge.embed import EmbedderRegistry, FakeEmbedder
+from knowledge.embedding.registry import EmbedderRegistry, FakeEmbedder
 from tests.factories import Factory
 from tests.integration.functions.conftest import FAKE_BATCH, FAKE_MODEL, Service
 from tests.unit.knowledge.pdf_bombs import shared_stream_bomb

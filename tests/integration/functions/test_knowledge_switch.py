@@ -22,10 +22,11 @@ from functions.inngest.knowledge_switch import (
     SWITCH_RETRIES,
     make_knowledge_switch,
 )
-from knowledge.embed import FakeEmbedder
+from knowledge.embedding.live_model import SWITCH_PROBE_TEXT, begin_switch, live_model
+from knowledge.embedding.registry import FakeEmbedder
 from knowledge.errors import EmbeddingAuthError
-from knowledge.ingest import register_upload
-from knowledge.settings import SWITCH_PROBE_TEXT, begin_switch, live_model, reembed_source
+from knowledge.ingestion.registration import register_upload
+from knowledge.switchover import reembed_source
 from tests.factories import Factory
 from tests.integration.functions.conftest import FAKE_MODEL, Service
 

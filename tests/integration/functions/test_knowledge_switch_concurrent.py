@@ -23,8 +23,8 @@ from functions.inngest.knowledge_switch import (
     SWITCH_FUNCTION_ID,
     SWITCH_RETRIES,
 )
-from knowledge.ingest import register_upload
-from knowledge.settings import live_model, running_switch
+from knowledge.embedding.live_model import live_model, running_switch
+from knowledge.ingestion.registration import register_upload
 from tests.factories import Factory
 from tests.integration.functions.conftest import FAKE_MODEL, Service
 from tests.integration.knowledge.helpers import GATE, GateEmbedder, chunk_counts, ensure_gate_registered

@@ -23,7 +23,7 @@ from functions.app import create_app
 from functions.cli import app as cli_app
 from functions.inngest.catalog import build_functions
 from functions.inngest.memory_expiry import CRON, FUNCTION_ID
-from knowledge.objects import LocalObjectStore
+from knowledge.documents.objects import LocalObjectStore
 from state.db import Database
 from state.settings import get_settings, load_settings
 from tests.factories import Factory

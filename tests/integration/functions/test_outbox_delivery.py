@@ -19,7 +19,7 @@ import pytest
 from fastapi import FastAPI
 
 from functions.app import create_app
-from knowledge.objects import LocalObjectStore
+from knowledge.documents.objects import LocalObjectStore
 from state import outbox
 from state.db import Database
 from state.outbox import OutboxEvent

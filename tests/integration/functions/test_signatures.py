@@ -30,7 +30,7 @@ from functions.inngest.catalog import build_functions
 from functions.inngest.context_segment import FUNCTION_ID as SEGMENT
 from functions.inngest.knowledge_sweep import CRON
 from functions.inngest.knowledge_sweep import FUNCTION_ID as SWEEP
-from knowledge.objects import LocalObjectStore
+from knowledge.documents.objects import LocalObjectStore
 from state.db import Database
 from state.settings import load_settings
 from tests.integration.functions.conftest import TOKEN, fake_embedders

@@ -15,7 +15,7 @@ from functions.errors import InngestConfigError
 from functions.inngest.client import create_client, is_dev_mode
 from functions.inngest.knowledge_sweep import CRON, make_knowledge_sweep
 from functions.inngest.knowledge_sweep import FUNCTION_ID as SWEEP
-from knowledge.ingest import register_upload
+from knowledge.ingestion.registration import register_upload
 from state.settings import load_settings
 from tests.factories import Factory
 from tests.integration.functions.conftest import Service
@@ -108,7 +108,7 @@ async def test_the_sweep_function_deletes_the_objects_a_crash_left_queued(servic
     """Rule: the hourly sweep drains `agent.knowledge_object_deletes` (a replaced object a crash stranded)."""
     from uuid import uuid4
 
-    from knowledge.objects import object_key_for
+    from knowledge.documents.objects import object_key_for
 
     org = await factory.organization()
     store = service.services.object_store

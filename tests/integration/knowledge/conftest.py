@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from knowledge.objects import LocalObjectStore
+from knowledge.documents.objects import LocalObjectStore
 from state.db import Database
 from tests.integration.knowledge.helpers import Kit
 

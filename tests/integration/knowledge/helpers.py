@@ -8,11 +8,12 @@ from uuid import UUID
 
 import numpy as np
 
-from knowledge.embed import Embedder, EmbedderRegistry, Embeddings, FakeEmbedder
-from knowledge.ingest import embed_batch, prepare_chunks, register_upload
-from knowledge.ingestion import Ingestion, ingest_source
-from knowledge.objects import LocalObjectStore
-from knowledge.settings import SWITCH_PROBE_TEXT, register_embedding_model
+from knowledge.documents.objects import LocalObjectStore
+from knowledge.embedding.live_model import SWITCH_PROBE_TEXT, register_embedding_model
+from knowledge.embedding.registry import Embedder, EmbedderRegistry, Embeddings, FakeEmbedder
+from knowledge.ingestion.core import Ingestion, ingest_source
+from knowledge.ingestion.registration import register_upload
+from knowledge.ingestion.steps import embed_batch, prepare_chunks
 from state.db import Database
 
 FAKE = FakeEmbedder.model_id  # test/hash-64

@@ -5,8 +5,9 @@ from __future__ import annotations
 import math
 from uuid import UUID
 
+from knowledge.embedding.live_model import begin_switch
 from knowledge.search import DEFAULT_MIN_RELEVANCE, DEFAULT_PER_SOURCE, Fusion, KnowledgeHit, search
-from knowledge.settings import begin_switch, reembed_source
+from knowledge.switchover import reembed_source
 from tests.factories import Factory
 from tests.integration.knowledge.helpers import FAKE, FAKE2, Kit
 from tests.integration.knowledge.lexical import kept

@@ -17,8 +17,8 @@ from uuid import UUID
 
 import asyncpg
 
-from knowledge.bulk import ingest_sources
-from knowledge.ingest import mark_ready
+from knowledge.ingestion.bulk import ingest_sources
+from knowledge.ingestion.steps import mark_ready
 from tests.factories import Factory
 from tests.integration.knowledge.helpers import FAKE, Kit
 from tests.integration.knowledge.lexical import assert_consistent

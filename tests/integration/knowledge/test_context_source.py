@@ -11,9 +11,9 @@ from pydantic import ValidationError
 from context.models import ContextPolicy, ContextRequest, ContextSourceSpec, ContextSubject
 from context.packer import ContextPacker
 from context.sources.knowledge import MAX_TITLE_BYTES, KnowledgeContextSource, _title
-from knowledge.embed import get_embedder
-from knowledge.ingest import register_upload
-from knowledge.objects import LocalObjectStore
+from knowledge.documents.objects import LocalObjectStore
+from knowledge.embedding.registry import get_embedder
+from knowledge.ingestion.registration import register_upload
 from knowledge.search import DEFAULT_MIN_RELEVANCE
 from state.db import Database
 from tests.factories import Factory
@@ -98,7 +98,7 @@ async def test_wordllama_finds_the_fastapi_page_a_question_is_about(
     pages = corpus / "markdown" / "fastapi-docs"
     names = ["query-params.md", "path-params.md", "body.md", "cookie-params.md"]
     paths = {p.name: p for p in pages.rglob("*.md") if p.name in names and "tutorial" in str(p)}
-    from knowledge.ingestion import Ingestion, ingest_source
+    from knowledge.ingestion.core import Ingestion, ingest_source
 
     ids = {}
     for name, path in sorted(paths.items()):

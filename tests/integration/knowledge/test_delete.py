@@ -7,8 +7,8 @@ from uuid import UUID, uuid4
 
 import pytest
 
-from knowledge.delete import delete_source, erase_organization_knowledge
 from knowledge.errors import PlatformSourceForbiddenError, SourceDeletedError, UnknownSourceError
+from knowledge.ingestion.delete import delete_source, erase_organization_knowledge
 from knowledge.search import search
 from state.db import Database
 from state.receipts import begin_receipt, finish_receipt, get_receipt
@@ -230,7 +230,7 @@ async def test_a_deleted_sources_object_is_gone_from_an_s3_bucket_too(db: Databa
     import boto3
     from moto.server import ThreadedMotoServer
 
-    from knowledge.objects import S3ObjectStore
+    from knowledge.documents.objects import S3ObjectStore
 
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()

@@ -7,10 +7,9 @@ from uuid import UUID
 
 from context.models import ContextRequest, ContextSourceSpec, ContextSubject
 from context.sources.knowledge import KnowledgeContextSource
-from knowledge.delete import delete_source
-from knowledge.embed import FakeEmbedder
-from knowledge.ingest import register_uri
-from knowledge.ingestion import (
+from knowledge.embedding.live_model import begin_switch, switch_ready
+from knowledge.embedding.registry import FakeEmbedder
+from knowledge.ingestion.core import (
     Ingestion,
     Step,
     build_model_steps,
@@ -18,7 +17,8 @@ from knowledge.ingestion import (
     ingest_source,
     ingest_source_steps,
 )
-from knowledge.settings import begin_switch, switch_ready
+from knowledge.ingestion.delete import delete_source
+from knowledge.ingestion.registration import register_uri
 from tests.factories import Factory
 from tests.integration.knowledge.helpers import FAKE, FAKE2, Kit
 from tests.integration.knowledge.lexical import assert_consistent

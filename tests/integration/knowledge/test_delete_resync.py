@@ -8,10 +8,10 @@ from uuid import UUID
 
 import pytest
 
-from knowledge.delete import delete_source
 from knowledge.errors import SourceDeletedError, SourceDeletingError, UnknownSourceError
-from knowledge.ingest import register_uri
-from knowledge.ingestion import ingest_source
+from knowledge.ingestion.core import ingest_source
+from knowledge.ingestion.delete import delete_source
+from knowledge.ingestion.registration import register_uri
 from state.receipts import Receipt
 from tests.factories import Factory
 from tests.integration.knowledge.helpers import Kit

@@ -18,11 +18,11 @@ from uuid import UUID
 
 import pytest
 
-from knowledge._extract_pool import POOLED_PDF_BYTES
-from knowledge.bulk import ingest_sources
-from knowledge.ingest import register_upload
-from knowledge.ingestion import ingest_source
-from knowledge.pool import IngestPool
+from knowledge.ingestion._pooled_extract import POOLED_PDF_BYTES
+from knowledge.ingestion.bulk import ingest_sources
+from knowledge.ingestion.core import ingest_source
+from knowledge.ingestion.pool import IngestPool
+from knowledge.ingestion.registration import register_upload
 from state.settings import get_settings
 from tests.factories import Factory
 from tests.integration.knowledge.helpers import Kit

@@ -8,9 +8,10 @@ from uuid import UUID
 import pytest
 
 from knowledge.db_errors import EmbedderMismatchError
-from knowledge.ingest import embed_batch, mark_failed, mark_ready, prepare_chunks, register_upload, register_uri
-from knowledge.ingestion import ingest_source
-from knowledge.objects import LocalObjectStore
+from knowledge.documents.objects import LocalObjectStore
+from knowledge.ingestion.core import ingest_source
+from knowledge.ingestion.registration import register_upload, register_uri
+from knowledge.ingestion.steps import embed_batch, mark_failed, mark_ready, prepare_chunks
 from state.db import Database
 from tests.factories import Factory
 from tests.integration.knowledge.helpers import FAKE, FAKE2, FlakyEmbedder, Kit, SecondFakeEmbedder
@@ -151,7 +152,7 @@ async def test_the_encrypted_image_only_and_malformed_corpus_pdfs_fail_with_thre
 async def test_failing_a_ready_source_under_a_new_model_keeps_it_serving(kit: Kit, db: Database) -> None:
     source = await kit.ingest(None, LONG)
     await kit.use_platform_model(FAKE)  # already live; registers nothing new
-    from knowledge.settings import begin_switch
+    from knowledge.embedding.live_model import begin_switch
 
     await begin_switch(db, None, FAKE2, dimensions=32)  # a source is written only under a model it is wanted under
     await prepare_chunks(db, kit.store, source, FAKE2)

@@ -9,13 +9,12 @@ from uuid import UUID
 import numpy as np
 import pytest
 
-from knowledge import bulk
-from knowledge.bulk import ingest_sources
-from knowledge.chunk import chunk_text
-from knowledge.embed import FakeEmbedder
-from knowledge.ingest import register_upload, register_uri
-from knowledge.pool import IngestPool
-from knowledge.register import Document, register_many
+from knowledge.documents.chunk import chunk_text
+from knowledge.embedding.registry import FakeEmbedder
+from knowledge.ingestion import bulk
+from knowledge.ingestion.bulk import ingest_sources
+from knowledge.ingestion.pool import IngestPool
+from knowledge.ingestion.registration import Document, register_many, register_upload, register_uri
 from state.db import Database
 from tests.factories import Factory
 from tests.integration.knowledge.helpers import FAKE, Kit

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from knowledge.bulk import ingest_sources
+from knowledge.ingestion.bulk import ingest_sources
 from tests.factories import Factory
 from tests.integration.knowledge.helpers import FAKE, Kit
 from tests.integration.knowledge.lexical import assert_consistent

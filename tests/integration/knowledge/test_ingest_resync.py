@@ -5,11 +5,12 @@ from __future__ import annotations
 import asyncio
 from uuid import UUID
 
-from knowledge.bulk import ingest_sources
-from knowledge.ingest import embed_batch, mark_ready, prepare_chunks, register_uri
-from knowledge.ingestion import ingest_source
+from knowledge.ingestion.bulk import ingest_sources
+from knowledge.ingestion.core import ingest_source
+from knowledge.ingestion.registration import register_uri
+from knowledge.ingestion.sources import list_sources
+from knowledge.ingestion.steps import embed_batch, mark_ready, prepare_chunks
 from knowledge.search import search
-from knowledge.sweep import list_sources
 from tests.factories import Factory
 from tests.integration.knowledge.helpers import FAKE, Kit
 from tests.support import eventually

@@ -9,7 +9,7 @@ from typing import Any
 
 import asyncpg
 
-from knowledge.objects import LocalObjectStore
+from knowledge.documents.objects import LocalObjectStore
 from state.db import Database
 from state.embedded import server_dsn
 from state.migrate import MIGRATIONS_DIR, apply_migrations

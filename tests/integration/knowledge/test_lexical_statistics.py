@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from uuid import UUID
 
+from knowledge.embedding.live_model import begin_switch, flip_live_model
 from knowledge.search import Fusion, search
-from knowledge.settings import begin_switch, flip_live_model, reembed_source
+from knowledge.switchover import reembed_source
 from tests.factories import Factory
 from tests.integration.knowledge.helpers import FAKE, FAKE2, Kit
 from tests.integration.knowledge.lexical import assert_consistent

@@ -9,13 +9,13 @@ from pathlib import Path
 from uuid import UUID
 
 from functions.organization_erasure import erase_organization
-from knowledge.bulk import ingest_sources
-from knowledge.delete import delete_source
-from knowledge.ingest import embed_batch, mark_ready, prepare_chunks, register_upload, register_uri
-from knowledge.ingestion import build_source_model, ingest_source
-from knowledge.object_deletes import drain_object_deletes
-from knowledge.objects import object_key_for, object_prefix_for
-from knowledge.register import Document, register_many
+from knowledge.documents.object_deletes import drain_object_deletes
+from knowledge.documents.objects import object_key_for, object_prefix_for
+from knowledge.ingestion.bulk import ingest_sources
+from knowledge.ingestion.core import build_source_model, ingest_source
+from knowledge.ingestion.delete import delete_source
+from knowledge.ingestion.registration import Document, register_many, register_upload, register_uri
+from knowledge.ingestion.steps import embed_batch, mark_ready, prepare_chunks
 from tests.factories import Factory
 from tests.integration.knowledge.helpers import FAKE, Kit
 
@@ -178,7 +178,7 @@ async def test_a_refused_registration_leaves_no_object(kit: Kit, factory: Factor
     org = await factory.organization()
     live = await _sync(kit, org, V1)
     await ingest_source(kit.ingestion(), live)
-    async with kit.db.connection() as conn:  # a delete's first step (knowledge/delete.py)
+    async with kit.db.connection() as conn:  # a delete's first step (knowledge/ingestion/delete.py)
         await conn.execute(QUERIES["mark_sources_deleting"], [live])
     with pytest.raises(SourceDeletingError):
         await _sync(kit, org, V2)

@@ -13,7 +13,7 @@ USES = re.compile(r'QUERIES\["([a-z_]+)"\]')
 
 
 def test_every_query_name_the_code_uses_is_defined_and_every_defined_query_is_used() -> None:
-    sources = [*ROOT.glob("knowledge/*.py"), ROOT / "context" / "sources" / "knowledge.py"]
+    sources = [*ROOT.glob("knowledge/**/*.py"), ROOT / "context" / "sources" / "knowledge.py"]
     used = {name for path in sources for name in USES.findall(path.read_text())}
     assert used, "the pattern must find the uses"
     assert used - set(QUERIES) == set()

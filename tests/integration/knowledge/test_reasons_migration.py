@@ -15,7 +15,7 @@ from pathlib import Path
 import asyncpg
 import pytest
 
-from knowledge.failures import stored_reason
+from knowledge.ingestion.failures import stored_reason
 from state.embedded import server_dsn
 from state.migrate import MIGRATIONS_DIR, apply_migrations
 from tests.unit.knowledge.test_reasons import all_filled

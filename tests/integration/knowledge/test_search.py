@@ -59,7 +59,7 @@ async def test_a_pending_or_failed_source_is_never_searched(kit: Kit, factory: F
     org = await factory.organization()
     pending = await kit.register(org, "lifecycle pending document")
     failed = await kit.register(org, "lifecycle failed document")
-    from knowledge.ingest import mark_failed
+    from knowledge.ingestion.steps import mark_failed
 
     await mark_failed(kit.db, failed, "broken")
     hits = await search(kit.db, org, "lifecycle", include_organization=True, embedders=kit.lookup)

@@ -6,9 +6,10 @@ chunk, so the remembered model can save a read but never mix two models' vectors
 
 from __future__ import annotations
 
-from knowledge.embed import Embedder
+from knowledge.embedding.live_model import begin_switch, flip_live_model
+from knowledge.embedding.registry import Embedder
 from knowledge.search import search
-from knowledge.settings import begin_switch, flip_live_model, reembed_source
+from knowledge.switchover import reembed_source
 from tests.factories import Factory
 from tests.integration.knowledge.helpers import FAKE, FAKE2, Kit
 

@@ -22,11 +22,10 @@ from context.registry import ContextSourceRegistry
 from context.sources.knowledge import KnowledgeContextSource
 from knowledge._sql import QUERIES
 from knowledge.errors import ReviewFieldInvalidError
-from knowledge.ingest import register_upload, register_uri
-from knowledge.ingestion import ingest_source
-from knowledge.register import Document, register_many
+from knowledge.ingestion.core import ingest_source
+from knowledge.ingestion.registration import Document, register_many, register_upload, register_uri
+from knowledge.ingestion.sources import get_source, list_sources, overdue_source_counts
 from knowledge.search import search
-from knowledge.sweep import get_source, list_sources, overdue_source_counts
 from tests.factories import Factory
 from tests.integration.knowledge.helpers import Kit
 

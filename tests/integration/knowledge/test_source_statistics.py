@@ -10,8 +10,10 @@ from __future__ import annotations
 from typing import Any
 from uuid import UUID
 
-from knowledge.ingest import embed_batch, mark_ready, prepare_chunks, register_uri
-from knowledge.settings import begin_switch, flip_live_model, reembed_source
+from knowledge.embedding.live_model import begin_switch, flip_live_model
+from knowledge.ingestion.registration import register_uri
+from knowledge.ingestion.steps import embed_batch, mark_ready, prepare_chunks
+from knowledge.switchover import reembed_source
 from tests.factories import Factory
 from tests.integration.knowledge.helpers import FAKE, FAKE2, Kit
 from tests.integration.knowledge.lexical import assert_consistent, assert_sources_consistent

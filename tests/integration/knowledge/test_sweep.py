@@ -8,10 +8,11 @@ from uuid import UUID
 import pytest
 
 from knowledge.db_errors import SourceNotFoundError
-from knowledge.ingestion import ingest_source
+from knowledge.embedding.live_model import begin_switch
+from knowledge.ingestion.core import ingest_source
+from knowledge.ingestion.sources import list_sources
+from knowledge.ingestion.sweep import retry_source, sweep_pending
 from knowledge.reasons import in_vocabulary
-from knowledge.settings import begin_switch
-from knowledge.sweep import list_sources, retry_source, sweep_pending
 from tests.factories import Factory
 from tests.integration.knowledge.helpers import FAKE2, Kit
 

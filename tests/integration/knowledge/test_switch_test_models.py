@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from knowledge.embed import ALLOW_TEST_MODELS_ENV
+from knowledge.embedding.live_model import begin_switch, live_model, running_switch
+from knowledge.embedding.registry import ALLOW_TEST_MODELS_ENV
 from knowledge.errors import UnknownEmbeddingModelError
-from knowledge.settings import begin_switch, live_model, running_switch
 from tests.factories import Factory
 from tests.integration.knowledge.helpers import FAKE, FAKE2, Kit
 

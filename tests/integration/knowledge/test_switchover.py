@@ -7,17 +7,17 @@ from uuid import UUID
 import pytest
 
 from knowledge.db_errors import SwitchConflictError, SwitchNotReadyError
-from knowledge.embed import Embedder
-from knowledge.search import search
-from knowledge.settings import (
+from knowledge.embedding.live_model import (
     begin_switch,
     cancel_switch,
     flip_live_model,
     live_model,
-    reembed_source,
     switch_ready,
     switch_status,
 )
+from knowledge.embedding.registry import Embedder
+from knowledge.search import search
+from knowledge.switchover import reembed_source
 from state.db import Database
 from tests.factories import Factory
 from tests.integration.knowledge.helpers import FAKE, FAKE2, Kit
@@ -127,8 +127,8 @@ async def test_a_new_model_gets_its_own_partial_hnsw_index(kit: Kit, factory: Fa
 
 
 async def test_a_failed_re_embed_holds_the_flip_back_until_it_is_retried(kit: Kit, factory: Factory) -> None:
-    from knowledge.ingest import mark_failed
-    from knowledge.sweep import retry_source
+    from knowledge.ingestion.steps import mark_failed
+    from knowledge.ingestion.sweep import retry_source
 
     org = await factory.organization()
     source = await kit.ingest(org, "lifecycle")

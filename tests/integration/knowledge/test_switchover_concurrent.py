@@ -11,11 +11,8 @@ from uuid import UUID
 import pytest
 
 from knowledge._sql import QUERIES
-from knowledge.bulk import ingest_sources
 from knowledge.db_errors import ModelNotWantedError, SwitchCancelledError
-from knowledge.ingest import prepare_chunks, register_upload
-from knowledge.search import search
-from knowledge.settings import (
+from knowledge.embedding.live_model import (
     begin_switch,
     cancel_running_switch,
     cancel_switch,
@@ -25,6 +22,10 @@ from knowledge.settings import (
     running_switch,
     switch_state,
 )
+from knowledge.ingestion.bulk import ingest_sources
+from knowledge.ingestion.registration import register_upload
+from knowledge.ingestion.steps import prepare_chunks
+from knowledge.search import search
 from knowledge.switchover import run_switch
 from state.db import Database
 from tests.factories import Factory

@@ -8,8 +8,8 @@ from uuid import UUID
 
 import pytest
 
-from knowledge.ingest import register_upload
-from knowledge.settings import begin_switch, live_model, running_switch
+from knowledge.embedding.live_model import begin_switch, live_model, running_switch
+from knowledge.ingestion.registration import register_upload
 from knowledge.switchover import run_switch
 from tests.factories import Factory
 from tests.integration.knowledge.helpers import FAKE2, Kit

@@ -20,7 +20,7 @@ from context.packer import ContextPacker
 from context.policies import FRONT_DOOR
 from context.sources import default_registry
 from functions.demo.sources import demo_request
-from knowledge.objects import LocalObjectStore
+from knowledge.documents.objects import LocalObjectStore
 from state.db import Database
 from state.demo_tenant import DEMO, seed_demo_sources, seed_demo_tenant
 from state.settings import load_settings

@@ -12,9 +12,8 @@ from uuid import UUID
 import pytest
 
 from functions.organization_erasure import erase_organization
-from knowledge.ingest import register_upload, register_uri
-from knowledge.objects import LocalObjectStore
-from knowledge.register import Document, register_many
+from knowledge.documents.objects import LocalObjectStore
+from knowledge.ingestion.registration import Document, register_many, register_upload, register_uri
 from memory.erasure import erase_user
 from memory.models import ToolInvocation
 from memory.service import MemoryService

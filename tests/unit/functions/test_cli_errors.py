@@ -20,7 +20,7 @@ from context.models import ContextBrief, ExplainedItem, ResourceRef
 from context.packer import ContextPacker
 from functions.cli import _common, _show, app
 from functions.cli.errors import CliError, error_line
-from knowledge.embed import EMBEDDING_MODELS, offered_models
+from knowledge.embedding.registry import EMBEDDING_MODELS, offered_models
 from knowledge.errors import UnknownEmbeddingModelError
 from state.errors import OrganizationNotFoundError
 from tests.unit.context.helpers import item, policy, spec
@@ -129,7 +129,7 @@ def test_test_models_are_usable_but_never_offered() -> None:
     assert "test/hash-64" in EMBEDDING_MODELS
     assert offered_models(EMBEDDING_MODELS) == ["local/wordllama-l2-supercat-256", "openai/text-embedding-3-small"]
     with pytest.raises(UnknownEmbeddingModelError) as info:
-        from knowledge.embed import get_embedder
+        from knowledge.embedding.registry import get_embedder
 
         get_embedder("nope/x")
     assert "test/" not in str(info.value)

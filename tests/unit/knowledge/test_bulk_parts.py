@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from uuid import uuid4
 
-from knowledge.bulk import _parts
-from knowledge.pool import Prepared
+from knowledge.ingestion.bulk import _parts
+from knowledge.ingestion.pool import Prepared
 
 
 def test_parts_keep_each_source_whole_and_in_order() -> None:

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from context.tokens import estimate_tokens
-from knowledge.chunk import (
+from knowledge.documents.chunk import (
     DEFAULT_CHUNK_TOKENS,
     DEFAULT_OVERLAP_TOKENS,
     FRAME_TOKENS,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from knowledge.chunk import BLOCK_CHARS, DEFAULT_CHUNK_TOKENS, TooManyChunksError, _blocks, chunk_text
+from knowledge.documents.chunk import BLOCK_CHARS, DEFAULT_CHUNK_TOKENS, TooManyChunksError, _blocks, chunk_text
 from knowledge.errors import ExtractionError
 from state.tokens import estimate_tokens
 

@@ -18,8 +18,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from context.tokens import estimate_tokens
-from knowledge import _embed_providers
-from knowledge.embed import (
+from knowledge.embedding import providers as _embed_providers
+from knowledge.embedding.registry import (
     DEFAULT_EMBEDDING_MODEL,
     EMBEDDING_MODELS,
     Embedder,
@@ -374,7 +374,7 @@ def test_loading_wordllama_leaves_the_root_logger_as_it_was() -> None:
     import sys
 
     script = (
-        "import logging; from knowledge._embed_providers import _import_wordllama; _import_wordllama(); "
+        "import logging; from knowledge.embedding.providers import _import_wordllama; _import_wordllama(); "
         "root = logging.getLogger(); print(len(root.handlers), root.level)"
     )
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout

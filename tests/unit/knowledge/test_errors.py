@@ -67,7 +67,9 @@ def test_the_tree_in_the_docstring_names_every_error_and_code() -> None:
         assert error.__name__ in doc and error.code in doc, error
 
 
-@pytest.mark.parametrize("module", ["errors", "extract", "chunk", "embed", "objects"])
+@pytest.mark.parametrize(
+    "module", ["errors", "documents.extract", "documents.chunk", "embedding.registry", "documents.objects"]
+)
 def test_module_exports_exist(module: str) -> None:
     loaded = importlib.import_module(f"knowledge.{module}")
     assert all(hasattr(loaded, name) for name in loaded.__all__)

@@ -6,6 +6,13 @@ from pathlib import Path
 
 import pytest
 
+from knowledge.documents.extract import (
+    ExtractedDocument,
+    ExtractLimits,
+    extract_text,
+    extract_text_async,
+    normalise_text,
+)
 from knowledge.errors import (
     DocumentTooLargeError,
     EmptyDocumentError,
@@ -17,7 +24,6 @@ from knowledge.errors import (
     TooManyPagesError,
     UnsupportedDocumentTypeError,
 )
-from knowledge.extract import ExtractedDocument, ExtractLimits, extract_text, extract_text_async, normalise_text
 
 CORPUS = Path(__file__).resolve().parents[3] / ".." / "shared" / "corpus"
 PDF_DIR = CORPUS / "pdf"

@@ -10,9 +10,10 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from knowledge._budget import TextBudget
-from knowledge._extract_pool import extract_pooled
-from knowledge.chunk import DEFAULT_CHUNK_TOKENS, TooManyChunksError, chunk_text
+from knowledge.documents.chunk import DEFAULT_CHUNK_TOKENS, TooManyChunksError, chunk_text
+from knowledge.documents.extract import EXPANSION_FLOOR, ExtractLimits, extract_limits, extract_text, open_pdf_checked
+from knowledge.documents.extract import pdf_pages_text as read_pages
+from knowledge.documents.limits import TextBudget
 from knowledge.errors import (
     DocumentTextTooLargeError,
     ExtractionError,
@@ -21,9 +22,8 @@ from knowledge.errors import (
     NoTextLayerError,
     PdfContentTooLargeError,
 )
-from knowledge.extract import EXPANSION_FLOOR, ExtractLimits, extract_limits, extract_text, open_pdf_checked
-from knowledge.extract import pdf_pages_text as read_pages
-from knowledge.pool import Failure, IngestPool, pdf_pages, prepare_documents
+from knowledge.ingestion._pooled_extract import extract_pooled
+from knowledge.ingestion.pool import Failure, IngestPool, pdf_pages, prepare_documents
 from state.settings import load_settings
 from tests.unit.knowledge.pdf_bombs import FIGURE, form_bomb, shared_stream_bomb, text_pages
 from tests.unit.knowledge.test_extract import GEOTOPO

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from knowledge._extract_pool import extract_pooled
+from knowledge.documents.extract import ExtractedDocument, ExtractLimits, extract_text
 from knowledge.errors import ExtractionError
-from knowledge.extract import ExtractedDocument, ExtractLimits, extract_text
-from knowledge.pool import IngestPool
+from knowledge.ingestion._pooled_extract import extract_pooled
+from knowledge.ingestion.pool import IngestPool
 from tests.unit.knowledge.test_extract import PDF_DIR, PDFS, extracted
 
 

@@ -11,8 +11,7 @@ import boto3
 import pytest
 from moto.server import ThreadedMotoServer
 
-from knowledge.errors import InvalidObjectKeyError, ObjectNotFoundError, ObjectStoreError
-from knowledge.objects import (
+from knowledge.documents.objects import (
     LocalObjectStore,
     ObjectStore,
     S3ObjectStore,
@@ -21,6 +20,7 @@ from knowledge.objects import (
     object_store_from_url,
     organization_prefix,
 )
+from knowledge.errors import InvalidObjectKeyError, ObjectNotFoundError, ObjectStoreError
 
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client

@@ -7,11 +7,11 @@ from collections.abc import AsyncIterator
 import numpy as np
 import pytest
 
-from knowledge.chunk import DEFAULT_CHUNK_TOKENS
-from knowledge.embed import FakeEmbedder
+from knowledge.documents.chunk import DEFAULT_CHUNK_TOKENS
+from knowledge.documents.extract import DEFAULT_EXTRACT_LIMITS
+from knowledge.embedding.registry import FakeEmbedder
 from knowledge.errors import EmptyDocumentError, UnsupportedDocumentTypeError
-from knowledge.extract import DEFAULT_EXTRACT_LIMITS
-from knowledge.pool import Failure, IngestPool, Prepared, prepare_documents
+from knowledge.ingestion.pool import Failure, IngestPool, Prepared, prepare_documents
 
 
 @pytest.fixture(scope="module")

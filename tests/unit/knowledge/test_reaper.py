@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from knowledge import _reaper
-from knowledge.pool import IngestPool, _start_reaper
+from knowledge.ingestion import _reaper
+from knowledge.ingestion.pool import IngestPool, _start_reaper
 from tests.support import HANG_S
 
 SLEEPER = [sys.executable, "-I", "-S", "-c", "import time; time.sleep(3600)"]  # killed by the reaper or the test

@@ -1,5 +1,5 @@
 """The failure reasons' closed vocabulary (`knowledge.reasons`) and the one gate to the reason columns
-(`knowledge.failures`): a reason is a code and a detail the layer wrote, never a message it was handed."""
+(`knowledge.ingestion.failures`): a reason is a code and a detail the layer wrote, never a message it was handed."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import string
 
 import pytest
 
-import knowledge.chunk  # noqa: F401  (TooManyChunksError joins the error tree)
+import knowledge.documents.chunk  # noqa: F401  (TooManyChunksError joins the error tree)
 from knowledge.errors import ExtractionError, KnowledgeError, MalformedDocumentError
-from knowledge.failures import after_retries, reason_of, stored_reason
+from knowledge.ingestion.failures import after_retries, reason_of, stored_reason
 from knowledge.reasons import FALLBACK, VOCABULARY, Reason, fixed_reason, in_vocabulary
 
 MARKER = "ZQXMARKER7731"

@@ -1,11 +1,11 @@
-"""`knowledge.sweep.SourceView.identity_json`: the one JSON of a source that the API and the CLI extend."""
+"""`knowledge.ingestion.sweep.SourceView.identity_json`: the one JSON of a source that the API and the CLI extend."""
 
 from __future__ import annotations
 
 from datetime import UTC, date, datetime
 from uuid import uuid4
 
-from knowledge.sweep import SourceView
+from knowledge.ingestion.sources import SourceView
 
 
 def test_the_identity_holds_the_eleven_fields_every_interface_shows_as_json_values() -> None:

@@ -11,7 +11,7 @@ from pydantic import ValidationError
 from typer.testing import CliRunner
 
 from functions.cli import app
-from knowledge.embed import (
+from knowledge.embedding.registry import (
     ALLOW_TEST_MODELS_ENV,
     EMBEDDING_MODELS,
     TEST_MODEL_PREFIX,

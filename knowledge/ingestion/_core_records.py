@@ -1,6 +1,6 @@
 """The records of the ingestion core: what it runs against, its steps, and the outcomes it answers.
 
-`knowledge.ingestion` re-exports them. This module must never hold a query, a step's work or a
+`knowledge.ingestion.core` re-exports them. This module must never hold a query, a step's work or a
 document's text.
 """
 
@@ -11,14 +11,13 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 from uuid import UUID
 
-from knowledge.bulk import BulkResult
-from knowledge.chunk import DEFAULT_MAX_CHUNKS
-from knowledge.embed import get_embedder
+from knowledge.documents.chunk import DEFAULT_MAX_CHUNKS
+from knowledge.documents.extract import ExtractLimits, extract_limits
+from knowledge.documents.objects import ObjectStore
+from knowledge.embedding.registry import EmbedderLookup, get_embedder
 from knowledge.errors import KnowledgeError
-from knowledge.extract import ExtractLimits, extract_limits
-from knowledge.ingest import EmbedderLookup
-from knowledge.objects import ObjectStore
-from knowledge.pool import IngestPool, shared_pool
+from knowledge.ingestion.bulk import BulkResult
+from knowledge.ingestion.pool import IngestPool, shared_pool
 from state.db import Database
 from state.settings import Settings
 

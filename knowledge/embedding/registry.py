@@ -22,8 +22,7 @@ import threading
 from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType
 
-from knowledge._embed_providers import OpenAIEmbedder, WordLlamaEmbedder, wordllama_cache_dir
-from knowledge._embedder_base import (
+from knowledge.embedding.embedder import (
     Embedder,
     Embeddings,
     FakeEmbedder,
@@ -31,6 +30,7 @@ from knowledge._embedder_base import (
     normalise_rows,
     plan_batches,
 )
+from knowledge.embedding.providers import OpenAIEmbedder, WordLlamaEmbedder, wordllama_cache_dir
 from knowledge.errors import EmbeddingDimensionError, UnknownEmbeddingModelError
 
 __all__ = [
@@ -39,6 +39,7 @@ __all__ = [
     "EMBEDDING_MODELS",
     "Embedder",
     "EmbedderFactory",
+    "EmbedderLookup",
     "EmbedderRegistry",
     "Embeddings",
     "FakeEmbedder",
@@ -58,6 +59,8 @@ __all__ = [
 
 EmbedderFactory = Callable[[], Embedder]
 """Builds the embedder of one model; called at most once per registry."""
+EmbedderLookup = Callable[[str], Embedder]
+"""Model id -> embedder, e.g. `get_embedder`: what search, ingestion and the switchover are handed."""
 
 DEFAULT_EMBEDDING_MODEL = WordLlamaEmbedder.model_id
 """The offline default model, seeded in the platform `knowledge_settings` row."""

@@ -17,8 +17,7 @@ import asyncio
 from pathlib import PurePath
 from typing import Final
 
-from knowledge._budget import TextBudget
-from knowledge.extract import (
+from knowledge.documents.extract import (
     DEFAULT_EXTRACT_LIMITS,
     ExtractedDocument,
     ExtractLimits,
@@ -29,7 +28,8 @@ from knowledge.extract import (
     pdf_capture_end,
     pdf_title,
 )
-from knowledge.pool import IngestPool, pdf_pages, raise_failure
+from knowledge.documents.limits import TextBudget
+from knowledge.ingestion.pool import IngestPool, pdf_pages, raise_failure
 
 __all__ = ["POOLED_PDF_BYTES", "POOLED_PDF_PAGES", "extract_pooled"]
 

@@ -7,7 +7,7 @@ platform row names the default for everyone else. To change model:
    mistyped or keyless model is refused before anything opens), register the model (and its partial HNSW
    index), record the running switch (its id is the handle of whoever runs it), and give every source in
    scope a pending readiness row under the new model; the old chunks keep serving.
-2. re-embed each of those sources (`reembed_source`, `knowledge.switchover.run_switch`, or the Inngest
+2. re-embed each of those sources (`knowledge.switchover.reembed_source` or `run_switch`, or the Inngest
    fan-out), new sources included: a source registered during the switch is wanted under the new model
    too (`rescan_switch` lists it), so the flip waits for it.
 3. `flip_live_model`: one row, one instant, only for the running switch and only when every source in
@@ -31,7 +31,6 @@ from typing import Any
 from uuid import UUID
 
 from knowledge._sql import QUERIES, translated
-from knowledge._switch_records import FlipResult, LiveModel, RunningSwitch, SwitchPlan, SwitchStatus, WaitingSource
 from knowledge.db_errors import (
     EmbeddingModelConflictError,
     NoLiveModelError,
@@ -39,11 +38,16 @@ from knowledge.db_errors import (
     SwitchConflictError,
     SwitchNotReadyError,
 )
-from knowledge.embed import EMBEDDING_MODELS, Embedder, require_real_model
+from knowledge.embedding._switch_records import (
+    FlipResult,
+    LiveModel,
+    RunningSwitch,
+    SwitchPlan,
+    SwitchStatus,
+    WaitingSource,
+)
+from knowledge.embedding.registry import EMBEDDING_MODELS, Embedder, require_real_model
 from knowledge.errors import UnknownEmbeddingModelError
-from knowledge.ingest import ReadyCheck
-from knowledge.ingestion import build_source_model
-from knowledge.objects import ObjectStore
 from state.db import Database
 
 __all__ = [
@@ -62,7 +66,6 @@ __all__ = [
     "ensure_running",
     "flip_live_model",
     "live_model",
-    "reembed_source",
     "register_embedding_model",
     "rescan_switch",
     "running_switch",
@@ -201,13 +204,6 @@ def _closed_error(row: Any, switch_id: UUID) -> SwitchCancelledError:
         f"the switch to {row['to_model']} was cancelled while it ran: {row['from_model']} stays live and the "
         f"chunks written under {row['to_model']} were deleted"
     )
-
-
-async def reembed_source(
-    db: Database, store: ObjectStore, source_id: UUID, embedder: Embedder, *, batch_size: int | None = None
-) -> ReadyCheck:
-    """Chunk (copying another model's chunk texts when complete), embed and mark one source under a model."""
-    return await build_source_model(db, store, source_id, embedder, batch_size=batch_size)
 
 
 async def switch_status(db: Database, organization_id: UUID | None, new_model: str) -> SwitchStatus:

@@ -9,7 +9,7 @@ chunks and vectors arrive together, so no chunk row is ever rewritten by an UPDA
 loses at most the wave in flight, whose transaction rolls back; a rerun merges under the unique key, so no
 chunk is duplicated or lost. A document that can never be read fails itself with its reason, never its
 wave; a fault that may pass (the database, the object store, a provider outage) propagates and leaves the
-sources pending for a retry or the sweep (`knowledge.failures` tells one from the other, on every path). A
+sources pending for a retry or the sweep (`knowledge.ingestion.failures` tells one from the other, on every path). A
 write takes the model's write lock and writes only the sources still wanted under the model (a switch
 cancelled meanwhile wants none), so a cancel never races it into leaving chunks behind. This module must never
 mark a source ready except through `mark_staged_ready`, and never search.
@@ -24,17 +24,17 @@ from dataclasses import dataclass, field
 from typing import Any
 from uuid import UUID
 
-from knowledge._extract_pool import POOLED_PDF_BYTES, extract_pooled
 from knowledge._sql import QUERIES, translated
-from knowledge.chunk import DEFAULT_CHUNK_TOKENS, DEFAULT_MAX_CHUNKS, chunk_text
-from knowledge.embed import Embedder, Embeddings, get_embedder
+from knowledge.documents.chunk import DEFAULT_CHUNK_TOKENS, DEFAULT_MAX_CHUNKS, chunk_text
+from knowledge.documents.extract import ExtractLimits, extract_limits
+from knowledge.documents.object_deletes import drain_quietly
+from knowledge.documents.objects import ObjectStore
+from knowledge.embedding.registry import Embedder, EmbedderLookup, Embeddings, get_embedder
 from knowledge.errors import EmptyDocumentError, KnowledgeError, KnowledgeInputError
-from knowledge.extract import ExtractLimits, extract_limits
-from knowledge.failures import fails_document
-from knowledge.ingest import EmbedderLookup, record_failure
-from knowledge.object_deletes import drain_quietly
-from knowledge.objects import ObjectStore
-from knowledge.pool import Failure, IngestPool, Prepared, prepare_document, prepare_documents
+from knowledge.ingestion._pooled_extract import POOLED_PDF_BYTES, extract_pooled
+from knowledge.ingestion.failures import fails_document
+from knowledge.ingestion.pool import Failure, IngestPool, Prepared, prepare_document, prepare_documents
+from knowledge.ingestion.steps import record_failure
 from state.db import Database
 
 __all__ = ["BulkResult", "Progress", "SourceOutcome", "ingest_sources"]
@@ -117,7 +117,7 @@ async def ingest_sources(
     with translated():
         async with db.connection() as conn:
             planned = await conn.fetch(QUERIES["bulk_plan"], list(dict.fromkeys(source_ids)))
-    # A source being deleted (`knowledge.delete`) is no work: it answers no outcome, as a deleted one.
+    # A source being deleted (`knowledge.ingestion.delete`) is no work: it answers no outcome, as a deleted one.
     rows = {r["id"]: r for r in planned if r["status"] != "deleting"}
     result = BulkResult()
     final: dict[UUID, SourceOutcome] = {}
@@ -313,6 +313,6 @@ class _Run:
             self.on_progress(self.done, self.chunks)
 
     async def fail(self, source_id: UUID, exc: KnowledgeError, model: str | None) -> None:
-        reason = await record_failure(self.db, source_id, exc, model)  # the one taxonomy: knowledge.failures
+        reason = await record_failure(self.db, source_id, exc, model)  # the one taxonomy: knowledge.ingestion.failures
         self.final[source_id] = SourceOutcome(source_id, "failed", reason)
         self.done += 1

@@ -3,7 +3,7 @@
 Every embedder returns one float32 row per input text, shape `(len(texts), dimensions)`, unit length
 (so cosine distance equals 1 - dot product); the base class batches the texts, and checks every batch
 against the model's dimensions before anyone can store it. This module must never load a model or reach
-a network; the providers live in `knowledge._embed_providers`.
+a network; the providers live in `knowledge.embedding.providers`.
 """
 
 from __future__ import annotations

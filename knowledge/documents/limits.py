@@ -1,7 +1,7 @@
 """The bounds of one extraction, and the running account that enforces them while a PDF's pages are read.
 
 `ExtractLimits` holds every bound (the operator sets them through `AC_CONTEXT_*`, read by
-`extract_limits`). Size, page count and drawn content are checked before any page is read (knowledge._drawn
+`extract_limits`). Size, page count and drawn content are checked before any page is read (knowledge.documents._drawn
 measures the content); the text, the chunk cap and the time are checked by a `TextBudget` while the pages
 are read: between pages, and inside a page through pypdf's visitor callbacks, so one page that draws far
 too much text is stopped as soon as it passes a bound rather than when it is done.
@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass, replace
 from typing import Any, Final
 
-from knowledge.chunk import DEFAULT_CHUNK_TOKENS, TooManyChunksError
+from knowledge.documents.chunk import DEFAULT_CHUNK_TOKENS, TooManyChunksError
 from knowledge.errors import DocumentTextTooLargeError, ExtractionError, ExtractionTimeoutError
 from state.settings import Settings, get_settings
 

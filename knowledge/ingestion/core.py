@@ -13,11 +13,11 @@ and `ingest_batch`: the CLI, the in-process switchover, the benchmarks, the test
 drive the same generators with `ctx.step.run`, so each step is memoized and retried on its own, and a
 step's code is entered from the driver, never from the core calling back into the interface.
 
-Failures follow `knowledge.failures` on every path: a non-retryable error is marked (the whole source for
+Failures follow `knowledge.ingestion.failures` on every path: a non-retryable error is marked (the whole source for
 an unreadable document, else the model's readiness row) and raised as `SourceFailedError` from the step;
 thrown back into the sequence, it ends it with the outcome `failed` and the stored reason (a durable
 driver makes it non-retriable instead). A retryable error propagates; a model no longer wanted (a
-cancelled switch) ends its steps with `not_wanted`; a source deleted (or being deleted, `knowledge.delete`)
+cancelled switch) ends its steps with `not_wanted`; a source deleted (or being deleted, `knowledge.ingestion.delete`)
 while its steps run ends them with the outcome `deleted`, recording no failure. With `durable=True`, a
 source left not ready raises `SourceNotReadyError` inside its step, for the engine to retry. This module
 must never import Inngest, hold SQL, or mark a source ready except through `mark_ready` and the bulk core.
@@ -30,15 +30,24 @@ from collections.abc import Awaitable, Callable, Collection, Sequence
 from typing import TypeVar
 from uuid import UUID
 
-from knowledge._ingestion_records import BatchOutcome, Ingestion, IngestOutcome, Json, SourceNotReadyError, Step, Steps
-from knowledge.bulk import BulkResult, Progress, ingest_sources
 from knowledge.db_errors import ModelNotWantedError, SourceNotFoundError
-from knowledge.delete import was_deleted
-from knowledge.embed import Embedder
+from knowledge.documents.objects import ObjectStore
+from knowledge.embedding.registry import Embedder, EmbedderLookup
 from knowledge.errors import KnowledgeError
-from knowledge.failures import SourceFailedError, fails_document
-from knowledge.ingest import (
-    EmbedderLookup,
+from knowledge.ingestion._core_records import (
+    BatchOutcome,
+    Ingestion,
+    IngestOutcome,
+    Json,
+    SourceNotReadyError,
+    Step,
+    Steps,
+)
+from knowledge.ingestion.bulk import BulkResult, Progress, ingest_sources
+from knowledge.ingestion.delete import was_deleted
+from knowledge.ingestion.failures import SourceFailedError, fails_document
+from knowledge.ingestion.sources import get_source
+from knowledge.ingestion.steps import (
     ReadyCheck,
     embed_batch,
     mark_ready,
@@ -47,8 +56,6 @@ from knowledge.ingest import (
     prepare_chunks,
     record_failure,
 )
-from knowledge.objects import ObjectStore
-from knowledge.sweep import get_source
 from state.db import Database
 
 __all__ = [
@@ -154,7 +161,7 @@ def build_model_steps(source_id: UUID, model: str, *, one_step: bool, durable: b
 
 
 async def _failing(k: Ingestion, source_id: UUID, model: str, call: Callable[[], Awaitable[T]]) -> T:
-    """`call()`; an error that fails the document is marked (`knowledge.failures`) and raised as failed."""
+    """`call()`; an error that fails the document is marked (`knowledge.ingestion.failures`) and raised as failed."""
     try:
         return await call()
     except KnowledgeError as exc:
@@ -176,7 +183,7 @@ def _deleted(model: str) -> Json:
 
 
 async def _gone(k: Ingestion, source_id: UUID) -> bool:
-    """Whether the source is deleted or being deleted (`knowledge.delete`)."""
+    """Whether the source is deleted or being deleted (`knowledge.ingestion.delete`)."""
     try:
         return (await get_source(k.db, source_id)).status == "deleting"
     except SourceNotFoundError:

@@ -8,7 +8,7 @@ only the call that was running: the pool is rebuilt and the call fails with a re
 
 Workers die with this process at any moment, their start included: each receives the read end of a
 lifeline pipe whose write end only this process holds, and leaves when it reads end-of-file; a worker
-killed before it can watch (still importing) is killed by the reaper (`knowledge._reaper`), a tiny
+killed before it can watch (still importing) is killed by the reaper (`knowledge.ingestion._reaper`), a tiny
 process started before the first worker that waits on the same pipe. The resource tracker then ends by
 itself. See docs/decisions.md, "How do the ingestion workers die with their parent?".
 
@@ -34,10 +34,10 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from knowledge._embedder_base import Embedder, Embeddings
-from knowledge.chunk import chunk_text
+from knowledge.documents.chunk import chunk_text
+from knowledge.documents.extract import ExtractLimits, extract_text, pdf_pages_text_of
+from knowledge.embedding.embedder import Embedder, Embeddings
 from knowledge.errors import EmptyDocumentError, KnowledgeError, KnowledgeRuntimeError
-from knowledge.extract import ExtractLimits, extract_text, pdf_pages_text_of
 from knowledge.reasons import Reason
 
 __all__ = [

@@ -1,6 +1,6 @@
 """The small records of the live model and its switchover: ids, model ids and counts.
 
-`knowledge.settings` re-exports them. This module must never hold a query or a document's text.
+`knowledge.embedding.live_model` re-exports them. This module must never hold a query or a document's text.
 """
 
 from __future__ import annotations

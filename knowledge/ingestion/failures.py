@@ -5,7 +5,7 @@ Every ingestion path (the in-process core, its Inngest steps, the bulk core) dec
 - a retryable `KnowledgeError` (a provider outage, the database, the object store) is no failure: it
   propagates, and the source stays pending for a retry or the sweep;
 - `ModelNotWantedError` is no failure either: a switch toward the model was cancelled, nothing is marked;
-- nor is `SourceNotFoundError`: the source is gone or being deleted (`knowledge.delete`), the steps end;
+- nor is `SourceNotFoundError`: the source is gone or being deleted (`knowledge.ingestion.delete`), the steps end;
 - every other `KnowledgeError` fails: its stored reason is its `reason` (`knowledge.reasons`: a code and a
   detail the layer wrote), else its code's fixed reason, never its message; an `ExtractionError` (the
   document itself cannot be read) fails the whole source, any other error only the readiness row of the

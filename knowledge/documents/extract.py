@@ -4,7 +4,7 @@ Every failure is an `ExtractionError` subclass with a reason an admin can act on
 Its reason comes from the closed vocabulary (`knowledge.reasons`): the parser's own exception, whose
 message quotes the bytes it choked on, is dropped (`from None`), never quoted, never chained.
 A PDF is bounded before its pages are read (size, pages, the decompressed content they draw) and while
-they are (text per page and in all, the chunk cap, processor time): see `knowledge._budget`.
+they are (text per page and in all, the chunk cap, processor time): see `knowledge.documents.limits`.
 The text is safe for a Postgres `text` column (no NUL, no lone surrogate). pypdf's log records about
 documents it repaired are captured per call into `ExtractedDocument.warnings` instead of reaching the
 process log as noise. This module must never touch the database, the network or the object store, and
@@ -27,7 +27,8 @@ import pypdf
 from bs4 import BeautifulSoup
 from pypdf.errors import DependencyError, FileNotDecryptedError, LimitReachedError
 
-from knowledge._budget import (
+from knowledge.documents._drawn import TEXT_OPERATOR, drawn_content_bytes
+from knowledge.documents.limits import (
     DEFAULT_EXTRACT_LIMITS,
     EXPANSION_FLOOR,
     BudgetStop,
@@ -35,7 +36,6 @@ from knowledge._budget import (
     TextBudget,
     extract_limits,
 )
-from knowledge._drawn import TEXT_OPERATOR, drawn_content_bytes
 from knowledge.errors import (
     DocumentTooLargeError,
     EmptyDocumentError,

@@ -16,8 +16,8 @@ from typing import Final, Literal
 from uuid import UUID
 
 from knowledge._sql import QUERIES, translated
+from knowledge.documents.objects import ObjectStore
 from knowledge.errors import ObjectStoreError
-from knowledge.objects import ObjectStore
 from state.db import Database
 from state.receipts import add_to_receipt
 

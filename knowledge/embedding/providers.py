@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 import numpy as np
 
-from knowledge._embedder_base import Embedder, Embeddings, normalise_rows
+from knowledge.embedding.embedder import Embedder, Embeddings, normalise_rows
 from knowledge.errors import EmbeddingAuthError, EmbeddingProviderError
 
 if TYPE_CHECKING:
