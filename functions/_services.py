@@ -32,6 +32,7 @@ __all__ = [
     "ServiceSlot",
     "Services",
     "close_services",
+    "default_embedders",
     "default_object_store",
     "open_services",
     "warm_live_embedder",

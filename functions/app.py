@@ -56,6 +56,7 @@ from functions.inngest.serve import serve
 from knowledge.documents.objects import ObjectStore
 from knowledge.embedding.registry import EmbedderRegistry
 from state.db import Database
+from state.errors import SettingsError
 from state.settings import Settings, get_settings
 
 __all__ = ["INNGEST_PATH", "create_app"]
@@ -184,7 +185,7 @@ def __getattr__(name: str) -> Any:
                 if not is_dev_mode(inngest_mode=settings.inngest_mode):
                     check_production(settings)
                 _app = create_app(settings)
-            except InngestConfigError as exc:  # `uvicorn functions.app:app` prints one line, not a traceback
+            except (InngestConfigError, SettingsError) as exc:  # `uvicorn functions.app:app`: one line, no traceback
                 raise SystemExit(f"error: {exc.code}: {exc}") from None
         return _app
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -177,6 +177,8 @@ CODE_STATUS: Mapping[str, int] = MappingProxyType(
         "rate_limited": 429,
         # functions
         "service_not_ready": 503,
+        "migrations_pending": 503,
+        "events_undeliverable": 503,
         "overloaded": 503,
         "event_send_failed": 502,
     }

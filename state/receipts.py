@@ -35,6 +35,7 @@ __all__ = [
     "get_receipt",
     "latest_receipt",
     "list_receipts",
+    "organization_erased",
     "receipt_object_key",
     "record_physical",
 ]
@@ -207,6 +208,13 @@ async def latest_receipt(
     with translated_db_errors():
         row = await conn.fetchrow(QUERIES["latest_removal_receipt"], kind, organization_id, target_id, subject)
     return None if row is None else Receipt.from_row(row)
+
+
+async def organization_erased(db: Database, organization_id: UUID) -> bool:
+    """Whether a completed organization erasure's receipt exists for this id (its row may be gone)."""
+    async with db.connection() as conn:
+        receipt = await latest_receipt(conn, "organization", organization_id=organization_id, target_id=organization_id)
+    return receipt is not None and receipt.status == "complete"
 
 
 async def count_receipts(db: Database, *, organization_id: UUID | None = None) -> int:

@@ -15,7 +15,10 @@ Three scopes, one per route (`undeclared_routes` names a route with none or two;
 
 An operator may name any organization; an operator's request naming one that does not exist answers 404
 `organization_not_found` before the route runs (an organization key's own organization always exists: its
-keys are deleted with it). The route receives the `Caller` where it needs it (the brief route refuses an
+keys are deleted with it). The routes that answer about an erasure (`ERASED_OPERATOR`,
+`organization_scope(erased=True)`: repeating an organization erasure, reading receipts) also let an
+operator name an organization whose row is gone when a completed erasure receipt exists for its id, so the
+route can answer that receipt. The route receives the `Caller` where it needs it (the brief route refuses an
 organization key's own policy). This module must never hold a business rule beyond who may call what.
 """
 
@@ -37,14 +40,18 @@ from functions.api._body import FORM_LIMITS, parsed_body
 from functions.api._deps import services
 from functions.api._http import bearer
 from functions.errors import ApiError
+from state.errors import OrganizationNotFoundError
 from state.ids import UUID_RULE, is_canonical_uuid
 from state.organizations import require_organization
+from state.receipts import organization_erased
 
 __all__ = [
     "ANY_KEY",
+    "ERASED_OPERATOR",
     "OPERATOR",
     "ORGANIZATION",
     "AnyCaller",
+    "ErasedOperatorCaller",
     "OperatorCaller",
     "OrganizationCaller",
     "Scope",
@@ -160,7 +167,7 @@ def _bound(caller: Caller, named: _Named, *, required: bool) -> None:
         raise ApiError(422, "organization_required", "an organization key names its organization in organization_id")
 
 
-async def _authorize(request: Request, scope: Scope) -> Caller:
+async def _authorize(request: Request, scope: Scope, *, erased: bool = False) -> Caller:
     caller = _caller(request)
     if scope == "any":
         return caller
@@ -176,7 +183,11 @@ async def _authorize(request: Request, scope: Scope) -> Caller:
     if ids:
         svc = await services(request)
         for organization_id in ids:
-            await require_organization(svc.db, organization_id)
+            try:
+                await require_organization(svc.db, organization_id)
+            except OrganizationNotFoundError:
+                if not (erased and await organization_erased(svc.db, organization_id)):
+                    raise
     return caller
 
 
@@ -185,17 +196,25 @@ async def operator_scope(request: Request, _: Credentials = None) -> Caller:
     return await _authorize(request, "operator")
 
 
+async def erased_operator_scope(request: Request, _: Credentials = None) -> Caller:
+    """Scope `operator`, for a route that also answers for an erased organization (its receipt)."""
+    return await _authorize(request, "operator", erased=True)
+
+
 async def any_key_scope(request: Request, _: Credentials = None) -> Caller:
     """Scope `any`: every valid key (the route reads no tenant's data)."""
     return await _authorize(request, "any")
 
 
-def organization_scope(*, max_files: int = 1) -> DependsParam:
-    """Scope `organization` for a route whose multipart body may carry up to `max_files` files."""
+def organization_scope(*, max_files: int = 1, erased: bool = False) -> DependsParam:
+    """Scope `organization` for a route whose multipart body may carry up to `max_files` files.
+
+    With `erased`, an operator may also name an erased organization (one with a completed erasure receipt).
+    """
 
     async def organization_scoped(request: Request, _: Credentials = None) -> Caller:
         """Scope `organization`: an organization key inside its organization, or an operator."""
-        return await _authorize(request, "organization")
+        return await _authorize(request, "organization", erased=erased)
 
     _SCOPES[organization_scoped] = "organization"
     FORM_LIMITS[organization_scoped] = max_files
@@ -204,16 +223,21 @@ def organization_scope(*, max_files: int = 1) -> DependsParam:
 
 
 _SCOPES[operator_scope] = "operator"
+_SCOPES[erased_operator_scope] = "operator"
 _SCOPES[any_key_scope] = "any"
 
 OPERATOR = Depends(operator_scope)
 """Declare scope `operator` (`dependencies=[OPERATOR]`)."""
+ERASED_OPERATOR = Depends(erased_operator_scope)
+"""Declare scope `operator` for a route that answers for an erased organization too."""
 ORGANIZATION = organization_scope()
 """Declare scope `organization`."""
 ANY_KEY = Depends(any_key_scope)
 """Declare scope `any`."""
 OperatorCaller = Annotated[Caller, OPERATOR]
 """The caller of an operator route, as a route parameter (declares the scope)."""
+ErasedOperatorCaller = Annotated[Caller, ERASED_OPERATOR]
+"""The caller of an operator route that answers for an erased organization too (declares the scope)."""
 OrganizationCaller = Annotated[Caller, ORGANIZATION]
 """The caller of an organization route, as a route parameter (declares the scope)."""
 AnyCaller = Annotated[Caller, ANY_KEY]

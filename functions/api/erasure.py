@@ -3,7 +3,9 @@
 `/organizations` (operator only) erases everything this layer holds for one organization through
 `functions.organization_erasure.erase_organization`, inline, in bounded batches, and answers the complete receipt; a
 request cut off (client gone, process killed) is finished by sending it again, which resumes the running
-receipt. 404 `organization_not_found` for an organization that neither exists nor was erased.
+receipt. A repeat after the organization row is gone answers the completed receipt (the scope check lets
+this route name an erased organization); 404 `organization_not_found` for one that neither exists nor was
+erased.
 
 The body names the organization (`organization_id`: an organization key names its own, as on every
 organization route; an operator names any), the user, and optionally the person's subject ref
@@ -25,7 +27,7 @@ from functions.api._auth import Caller
 from functions.api._body import BodyRoute
 from functions.api._deps import ServicesDep
 from functions.api._http import ERROR_RESPONSES, ErrorEnvelope, error_responses
-from functions.api._scopes import OperatorCaller, OrganizationCaller
+from functions.api._scopes import ErasedOperatorCaller, OrganizationCaller
 from functions.api.receipts import ReceiptOut, receipt_out
 from functions.errors import ApiError
 from functions.organization_erasure import erase_organization
@@ -94,7 +96,9 @@ class OrganizationErasureIn(BaseModel):
     "/organizations",
     responses={**error_responses(400), 404: {"model": ErrorEnvelope, "description": "`organization_not_found`."}},
 )
-async def erase_organization_route(body: OrganizationErasureIn, caller: OperatorCaller, svc: ServicesDep) -> ReceiptOut:
+async def erase_organization_route(
+    body: OrganizationErasureIn, caller: ErasedOperatorCaller, svc: ServicesDep
+) -> ReceiptOut:
     """Erase an organization (operator only); a repeat answers the same receipt, an interrupted one resumes."""
     receipt = await erase_organization(svc.db, svc.object_store, body.organization_id, requested_by=requester(caller))
     return receipt_out(receipt)

@@ -1,7 +1,9 @@
 """The operational endpoints: `/healthz`, `/readyz` and `/metrics`.
 
 `/healthz` says the process answers, `/readyz` that the database is reachable and the migrations current (503
-with a readable `reason` while it is not, including a process that started without it) and that the events
+in the error envelope while it is not, including a process that started without it: `error.code` is
+`service_not_ready` while starting, else the readiness `status`; `error.message` the reason in words; and
+`error.details` the readiness body the 200 answers, with its `reason`) and that the events
 leave: one event stuck (waiting five minutes with a send error, an oversized one say) is reported under
 `outbox` and in the `ac_context_outbox_stuck_events` gauge without failing readiness, and only when no
 event gets through (two or more stuck and none left for five minutes: a rejected event key, an event API
@@ -16,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Final
+from typing import Any, Final
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
@@ -24,6 +26,8 @@ from pydantic import BaseModel, ConfigDict
 
 from functions._metrics import CONTENT_TYPE
 from functions._services import ServiceSlot
+from functions.api._http import ErrorEnvelope, error_response
+from functions.errors import http_status
 from knowledge.ingestion.sources import overdue_source_counts
 from state import outbox
 from state.migrate import pending_migrations
@@ -103,13 +107,20 @@ async def healthz() -> dict[str, str]:
     return {"status": "ok"}
 
 
+def _not_ready(details: dict[str, Any], message: str) -> JSONResponse:
+    """503 in the error envelope; the code is the readiness status (`service_not_ready` while starting)."""
+    code = "service_not_ready" if details["status"] == "starting" else details["status"]
+    return error_response(http_status(code), code, message, details=details)
+
+
 @router.get(
     "/readyz",
     response_model=ReadyOut,
-    responses={503: {"model": ReadyOut, "description": "Not ready: `starting`, `database_unavailable`, "
-                     "`migrations_pending` or `events_undeliverable` (two or more events stuck five minutes with a "
-                     "send error and none delivered meanwhile, such as an event key Inngest rejects), with the "
-                     "reason or the pending files."}},
+    responses={503: {"model": ErrorEnvelope, "description": "Not ready, in the error envelope: `service_not_ready` "
+                     "(starting), `database_unavailable`, `migrations_pending` or `events_undeliverable` (two or more "
+                     "events stuck five minutes with a send error and none delivered meanwhile, such as an event key "
+                     "Inngest rejects); `details` is the readiness body (`ReadyOut`), with the reason or the pending "
+                     "files."}},
 )  # fmt: skip
 async def readyz(request: Request) -> JSONResponse:
     """Ready when the database answers and no migration is pending; 503 with a readable reason otherwise."""
@@ -117,25 +128,21 @@ async def readyz(request: Request) -> JSONResponse:
     if not slot.ready:
         status = "database_unavailable" if slot.reason else "starting"
         reason = slot.reason or "the service is opening its database"
-        return JSONResponse(status_code=503, content={"status": status, "database": False, "reason": reason})
+        return _not_ready({"status": status, "database": False, "reason": reason}, reason)
     services = slot.get()
     health = getattr(request.app.state, "health", None)
     if health is not None and not await health.probe():
-        return JSONResponse(
-            status_code=503, content={"status": "database_unavailable", "database": False, "reason": health.reason}
-        )
+        details = {"status": "database_unavailable", "database": False, "reason": health.reason}
+        return _not_ready(details, health.reason or "the database does not answer")
     try:
         async with asyncio.timeout(2.0):
             pending = await pending_migrations(services.db.url)
     except Exception as exc:  # any failure here means not ready; say why in words
         reason = f"cannot read the migrations: {type(exc).__name__}: {str(exc)[:200]}"
-        return JSONResponse(
-            status_code=503, content={"status": "database_unavailable", "database": False, "reason": reason}
-        )
+        return _not_ready({"status": "database_unavailable", "database": False, "reason": reason}, reason)
     if pending:
-        return JSONResponse(
-            status_code=503, content={"status": "migrations_pending", "database": True, "pending_migrations": pending}
-        )
+        message = f"{len(pending)} migration(s) not applied: {', '.join(pending)}; run `ac-context migrate`"
+        return _not_ready({"status": "migrations_pending", "database": True, "pending_migrations": pending}, message)
     waiting = await outbox.backlog(services.db, stuck_after_s=UNDELIVERABLE_AFTER_S)
     request.app.state.metrics.set_outbox(waiting)
     events = {"waiting": waiting.waiting, "oldest_s": round(waiting.oldest_s, 3), "last_error": waiting.last_error}
@@ -146,11 +153,9 @@ async def readyz(request: Request) -> JSONResponse:
             f"{waiting.stuck} event(s) could not be sent to Inngest for {waiting.oldest_stuck_s:.0f} s and none "
             f"was delivered meanwhile: {waiting.stuck_error}"
         )
-        return JSONResponse(
-            status_code=503,
-            content={"status": "events_undeliverable", "database": True, "reason": reason, "pending_migrations": [],
-                     "events": events, "outbox": stuck},
-        )  # fmt: skip
+        details = {"status": "events_undeliverable", "database": True, "reason": reason, "pending_migrations": [],
+                   "events": events, "outbox": stuck}  # fmt: skip
+        return _not_ready(details, reason)
     return JSONResponse(
         content={"status": "ready", "database": True, "pending_migrations": [], "events": events, "outbox": stuck}
     )

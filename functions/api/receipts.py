@@ -4,7 +4,8 @@ A receipt says what was asked (kind, organization, target, subject), by whom, wh
 what left the layer: counts per table or store and the object keys removed, without file names. It holds no
 content. An organization key names its organization (`organization_id`, as on every organization route) and
 sees only that organization's receipts: another organization's receipt, or a platform source's, answers 404
-`receipt_not_found` exactly as an unknown id does, so an id reveals nothing. This module must never change a
+`receipt_not_found` exactly as an unknown id does, so an id reveals nothing. An operator may name an erased
+organization (its row gone, its erasure receipt complete) and reads its receipts. This module must never change a
 receipt.
 """
 
@@ -16,15 +17,19 @@ from uuid import UUID
 from fastapi import APIRouter, Query
 from pydantic import BaseModel, ConfigDict
 
+from functions.api._auth import Caller
 from functions.api._body import BodyRoute
 from functions.api._deps import ServicesDep
 from functions.api._http import ERROR_RESPONSES, ErrorEnvelope
 from functions.api._params import NamedOrganization, ReceiptIdPath
-from functions.api._scopes import OrganizationCaller
+from functions.api._scopes import organization_scope
 from state.errors import ReceiptNotFoundError
 from state.receipts import Receipt, get_receipt, list_receipts
 
 __all__ = ["ReceiptList", "ReceiptOut", "receipt_out", "router"]
+
+_ReceiptsCaller = Annotated[Caller, organization_scope(erased=True)]
+"""Scope `organization`; an operator may also name an erased organization, whose receipts stay readable."""
 
 router = APIRouter(prefix="/v1/receipts", tags=["receipts"], responses=ERROR_RESPONSES, route_class=BodyRoute)
 
@@ -88,7 +93,7 @@ NOT_FOUND: dict[int | str, dict[str, Any]] = {
 @router.get("/{receipt_id}", responses=NOT_FOUND)
 async def show(
     receipt_id: ReceiptIdPath,
-    caller: OrganizationCaller,
+    caller: _ReceiptsCaller,
     svc: ServicesDep,
     organization_id: NamedOrganization = None,
 ) -> ReceiptOut:
@@ -102,7 +107,7 @@ async def show(
 
 @router.get("", responses={404: {"model": ErrorEnvelope, "description": "`organization_not_found`."}})
 async def list_all(
-    caller: OrganizationCaller,
+    caller: _ReceiptsCaller,
     svc: ServicesDep,
     organization_id: NamedOrganization = None,
     limit: Annotated[int, Query(ge=1, le=1000, description="The most receipts to answer.")] = 100,

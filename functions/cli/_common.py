@@ -53,6 +53,7 @@ __all__ = [
     "progress",
     "run",
     "safe",
+    "snippet",
 ]
 
 console = Console()
@@ -93,6 +94,20 @@ def safe(value: object) -> str:
 def plain(value: object, style: str = "") -> Text:
     """`value` as a rich `Text`: printed as is (no markup, no highlighting), control characters removed."""
     return Text(_CONTROL.sub("", str(value)), style=style)
+
+
+def snippet(text: str, limit: int) -> str:
+    """`text` on one line, cut at the last word boundary within `limit` characters with an ellipsis.
+
+    A first word longer than `limit` alone is cut inside it (there is no boundary to cut at).
+    """
+    flat = " ".join(text.split())
+    if len(flat) <= limit:
+        return flat
+    head = flat[: limit - 1]  # room for the ellipsis
+    if flat[limit - 1] != " ":  # the cut falls inside a word: drop that word's start
+        head = head.rpartition(" ")[0] or head
+    return head.rstrip() + "…"
 
 
 def run(factory: Callable[[], Awaitable[T]]) -> T:

@@ -36,6 +36,7 @@ from functions.cli._common import (
     progress,
     run,
     safe,
+    snippet,
 )
 from functions.cli._events import end_if_queued
 from functions.cli._ingest_files import collect_files, print_summary
@@ -53,6 +54,8 @@ DEFAULT_MIN_RELEVANCE: Final = 0.3
 """`knowledge.search.DEFAULT_MIN_RELEVANCE`, restated for the help text."""
 DEFAULT_PER_SOURCE: Final = 3
 """`knowledge.search.DEFAULT_PER_SOURCE`, restated for the help text."""
+SNIPPET_CHARS: Final = 240
+"""The most characters of a hit's text `search` prints, cut at a word boundary with an ellipsis."""
 
 PlatformFlag = Annotated[bool, typer.Option("--platform", help="A platform document (shared by every organization).")]
 
@@ -264,15 +267,21 @@ def search(
                 svc.db, org, query, include_platform=platform, include_organization=True, limit=limit,
                 embedders=svc.embedders.get, min_relevance=min_relevance, per_source=per_source,
             )  # fmt: skip
-        return [{"score": h.score, "source": h.source_title, "ordinal": h.ordinal, "text": h.text} for h in hits]
+        return [
+            {"score": h.score, "source_id": str(h.source_id), "source": h.source_title, "ordinal": h.ordinal,
+             "text": h.text}
+            for h in hits
+        ]  # fmt: skip
 
     hits = run(main)
     if as_json:
         print_json(hits)
         return
     for n, hit in enumerate(hits, 1):
-        console.print(f"[bold]{n}. {safe(hit['source'])}[/] #{hit['ordinal']} ({hit['score']:.4f})")
-        console.print(plain(f"   {hit['text'][:240]}"))
+        console.print(
+            f"[bold]{n}. {safe(hit['source'])}[/] #{hit['ordinal']} ({hit['score']:.4f})  source {hit['source_id']}"
+        )
+        console.print(plain(f"   {snippet(hit['text'], SNIPPET_CHARS)}"))
 
 
 def sweep(as_json: JsonFlag = False) -> None:

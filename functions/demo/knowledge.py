@@ -1,9 +1,11 @@
 """The knowledge part of `ac-context demo`: ingest a few documents with a progress bar, then search them.
 
 The demo tenant gets two FastAPI tutorial pages and one PDF of the shared corpus when it is there, else a
-small built-in Markdown page; the platform scope gets a built-in CRM glossary. Every step is the real
-ingestion path (register, extract and chunk, embed batch by batch, mark ready) under the live model, and
-running the demo twice registers nothing new. This module must never bypass the ingestion steps.
+small built-in Markdown page; the platform scope gets a built-in CRM glossary. Each document is registered
+and then made ready by the one ingestion core (`knowledge.ingestion.ingest_source`, configured as the
+service configures it, over the service's object store), so its steps and its failure rule are the ones
+every other path runs; running the demo twice registers nothing new. This module must never run an
+ingestion step, decide a failure or open an object store of its own.
 """
 
 from __future__ import annotations
@@ -17,11 +19,10 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 from rich.text import Text
 
-from knowledge.documents.objects import LocalObjectStore, ObjectStore, object_store_from_url
-from knowledge.embedding.registry import get_embedder
-from knowledge.errors import KnowledgeInputError
+from functions import _services
+from knowledge.documents.extract import extract_limits
 from knowledge.ingestion.registration import register_upload
-from knowledge.ingestion.steps import embed_batch, mark_ready, models_to_build, prepare_chunks, record_failure
+from knowledge.ingestion.core import Ingestion, ingest_source
 from knowledge.search import search
 from state.db import Database
 from state.demo_tenant import DEMO
@@ -69,49 +70,43 @@ def _documents() -> list[_Document]:
     return docs + [_Document(DEMO.organization_id, p.name, p.read_bytes()) for p in found]
 
 
-def _store() -> ObjectStore:
-    settings = get_settings()
-    if settings.object_store_url:
-        return object_store_from_url(settings.object_store_url)
-    return LocalObjectStore(settings.data_dir / "objects")
-
-
-async def _ingest(db: Database, store: ObjectStore, doc: _Document, progress: Progress) -> str:
-    """Run one document through the steps; returns how it ended."""
+async def _ingest(kit: Ingestion, doc: _Document, progress: Progress) -> str:
+    """Register one document and run it through the one core; returns how it ended."""
     registered = await register_upload(
-        db, store, organization_id=doc.organization_id, data=doc.data, filename=doc.filename, title=doc.title
+        kit.db, kit.store, organization_id=doc.organization_id, data=doc.data, filename=doc.filename, title=doc.title
     )
     task = progress.add_task(doc.filename, total=None)
-    models = await models_to_build(db, registered.source_id)
-    if not models:
+    outcome = await ingest_source(kit, registered.source_id)
+    if outcome.status == "failed":
+        progress.update(task, total=1, completed=1)
+        return f"failed: {outcome.failed_reason}"
+    if not outcome.built:
         progress.update(task, description=f"{doc.filename} (already ready)", total=1, completed=1)
         return "already ready"
-    for model in models:
-        embedder = get_embedder(model)
-        try:
-            prepared = await prepare_chunks(db, store, registered.source_id, model)
-        except KnowledgeInputError as exc:
-            await record_failure(db, registered.source_id, exc, model)
-            progress.update(task, total=1, completed=1)
-            return f"failed: {exc.message}"
-        progress.update(task, total=prepared.chunk_count, completed=prepared.embedded_count)
-        while (batch := await embed_batch(db, registered.source_id, embedder)).embedded:
-            progress.advance(task, batch.embedded)
-            if batch.remaining == 0:
-                break
-        await mark_ready(db, registered.source_id, model, store=store)
-    return f"ready ({', '.join(models)})"
+    progress.update(task, total=outcome.chunk_count, completed=outcome.chunk_count)
+    if not outcome.ready:
+        return f"{outcome.status}: not ready yet"
+    return f"ready ({', '.join(outcome.ready_models)})"
 
 
 async def demo_knowledge(db: Database, console: Console) -> None:
     """Ingest the demo documents for the demo tenant and the platform, then print one search's hits."""
-    store = _store()
+    settings = get_settings()
+    # The service's store, embedders, chunk cap and extraction bounds; one thread, no worker pool: four small
+    # documents do not pay back starting worker processes (the README's first command stays fast).
+    kit = Ingestion(
+        db,
+        _services.default_object_store(settings),
+        _services.default_embedders.get,
+        max_chunks=settings.max_chunks_per_source,
+        limits=extract_limits(settings),
+    )
     outcomes: list[tuple[str, str, str]] = []
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("chunks"))
     with Progress(*columns, console=console, transient=False) as progress:
         for doc in _documents():
             scope = "platform" if doc.organization_id is None else "demo tenant"
-            outcomes.append((doc.filename, scope, await _ingest(db, store, doc, progress)))
+            outcomes.append((doc.filename, scope, await _ingest(kit, doc, progress)))
     table = Table("document", "scope", "outcome")
     for row in outcomes:
         table.add_row(*(Text(cell) for cell in row))

@@ -102,13 +102,18 @@ async def test_health_readiness_metrics_and_openapi_need_no_token(service: Servi
             assert path in spec["paths"], f"{path} is missing from the OpenAPI document"
 
 
-async def test_readyz_reports_pending_migrations(service: Service) -> None:
+async def test_readyz_reports_pending_migrations_in_the_error_envelope(service: Service) -> None:
     async with service.db.connection() as conn:
-        await conn.execute(
-            "DELETE FROM public.schema_migrations WHERE name = (SELECT max(name) FROM public.schema_migrations)"
+        last = await conn.fetchval(
+            "DELETE FROM public.schema_migrations WHERE name = (SELECT max(name) FROM public.schema_migrations) "
+            "RETURNING name"
         )
     ready = await service.http.get("/readyz")
-    assert ready.status_code == 503 and ready.json()["status"] == "migrations_pending"
+    assert ready.status_code == 503, ready.text
+    assert set(ready.json()) == {"error"}, "a 503 is the one error envelope"
+    error = ready.json()["error"]
+    assert error["code"] == "migrations_pending" and last in error["message"]
+    assert error["details"] == {"status": "migrations_pending", "database": True, "pending_migrations": [last]}
 
 
 # --- context ----------------------------------------------------------------------------------------------
@@ -483,7 +488,8 @@ async def test_readyz_reports_an_event_key_inngest_rejects(service: Service, fac
     async with service.db.connection() as conn:
         await conn.execute("UPDATE agent.event_outbox SET created_at = now() - interval '10 minutes'")
     stuck = await service.http.get("/readyz")
-    body = stuck.json()
-    assert stuck.status_code == 503 and body["status"] == "events_undeliverable", body
-    assert "Event key not found" in body["reason"] and body["events"]["waiting"] == 2
+    error = stuck.json()["error"]
+    body = error["details"]
+    assert stuck.status_code == 503 and error["code"] == body["status"] == "events_undeliverable", error
+    assert "Event key not found" in error["message"] == body["reason"] and body["events"]["waiting"] == 2
     assert body["outbox"]["stuck"] == 2

@@ -35,7 +35,8 @@ async def _answers(url: str, tmp_path: Path) -> tuple[dict[str, object], dict[st
         route = await http.get("/v1/knowledge/sources", params={"organization_id": str(uuid4())}, headers=AUTH)
     assert route.status_code == 503, route.text
     assert ready.status_code == 503, ready.text
-    return ready.json(), route.json()
+    assert ready.json()["error"]["code"] == "database_unavailable", "readiness answers in the error envelope"
+    return ready.json()["error"]["details"], route.json()
 
 
 @pytest.mark.parametrize(

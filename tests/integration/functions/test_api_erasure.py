@@ -120,3 +120,33 @@ async def test_refusals_are_envelope_errors_and_change_nothing(service: Service,
     assert missing.status_code == 404 and error_code(missing) == "receipt_not_found"
     async with service.db.connection() as conn:
         assert await conn.fetchval("SELECT count(*) FROM agent.removal_receipts") == 0
+
+
+async def test_a_repeated_organization_erasure_answers_its_receipt_and_its_receipts_stay_listed(
+    service: Service,
+) -> None:
+    """The organization row is gone after the first erasure; the repeat and the receipts still answer."""
+    created = await service.http.post("/v1/organizations", json={"name": "Gone GmbH"}, headers=service.auth)
+    assert created.status_code == 201, created.text
+    org = created.json()["id"]
+    body = {"organization_id": org}
+    first = await service.http.post("/v1/erasures/organizations", json=body, headers=service.auth)
+    assert first.status_code == 200, first.text
+    receipt = first.json()
+    assert receipt["kind"] == "organization" and receipt["status"] == "complete"
+    gone = await service.http.get(f"/v1/organizations/{org}", headers=service.auth)
+    assert gone.status_code == 404 and error_code(gone) == "organization_not_found", "the row was erased"
+
+    again = await service.http.post("/v1/erasures/organizations", json=body, headers=service.auth)
+    assert again.status_code == 200, again.text
+    assert again.json() == receipt, "a repeat answers the completed receipt"
+    params = {"organization_id": org}
+    listed = await service.http.get("/v1/receipts", params=params, headers=service.auth)
+    assert listed.status_code == 200, listed.text
+    assert [r["id"] for r in listed.json()["receipts"]] == [receipt["id"]]
+    shown = await service.http.get(f"/v1/receipts/{receipt['id']}", params=params, headers=service.auth)
+    assert shown.status_code == 200 and shown.json() == receipt
+
+    # Only an erased organization is let through: its neighbours on other routes still answer 404.
+    sources = await service.http.get("/v1/knowledge/sources", params=params, headers=service.auth)
+    assert sources.status_code == 404 and error_code(sources) == "organization_not_found"

@@ -213,6 +213,33 @@ def test_document_text_with_markup_prints_as_text(cli: Invoke, org: UUID, tmp_pa
     assert listed.exit_code == 0 and "ready" in listed.stdout, listed.output
 
 
+def test_search_prints_each_hits_source_id_and_cuts_its_text_at_a_word_boundary(
+    cli: Invoke, org: UUID, tmp_path: Path
+) -> None:
+    words = " ".join(f"renewal{n} clause{n * 7} notice" for n in range(40))  # long enough to be cut
+    doc = write(tmp_path, "contract.md", f"# Contract terms\n\nThe renewal notice period: {words}.")
+    assert cli("ingest", doc, "--org", str(org)).exit_code == 0
+    found = cli("search", "renewal notice period", "--org", str(org), env={"COLUMNS": "1000"})
+    assert found.exit_code == 0, found.output
+    hits = json.loads(cli("search", "renewal notice period", "--org", str(org), "--json").stdout)
+    assert hits, "the document is found"
+    lines = found.stdout.splitlines()
+    assert len(lines) == 2 * len(hits), found.stdout
+    cut = 0
+    for n, hit in enumerate(hits):
+        head, text = lines[2 * n], lines[2 * n + 1].strip()
+        assert head.endswith(f"source {hit['source_id']}"), head
+        flat = " ".join(hit["text"].split())
+        if len(flat) <= 240:
+            assert text == flat, "a short text prints whole"
+            continue
+        cut += 1
+        assert text.endswith("…") and len(text) <= 240, text
+        kept = text.removesuffix("…")
+        assert flat.startswith(kept) and flat[len(kept)] == " ", f"cut mid-word: {kept[-20:]!r}"
+    assert cut, "a hit's text was long enough to be cut"
+
+
 def test_memory_tool_refusals_are_one_line(
     cli: Invoke, factory: Factory, session_loop: asyncio.AbstractEventLoop
 ) -> None:

@@ -3,9 +3,9 @@
 The paths: `ac-context ingest` (the real command group), an upload over HTTP played to `knowledge-ingest`
 over the real `/api/inngest`, a batch over HTTP played to `knowledge-ingest-batch`, a retry from the CLI
 (`ac-context sources retry`) and from Inngest (`knowledge/source.retry.requested`), a re-sync of a URI
-(`knowledge/source.sync.requested`), a re-embed (`knowledge-reembed-source`) and the in-process switch
-(`knowledge.switchover.run_switch`). For each bad document (encrypted, empty, a PDF with no text layer)
-the reason stored, and the one each path reports, is one string.
+(`knowledge/source.sync.requested`), a re-embed (`knowledge-reembed-source`), the in-process switch
+(`knowledge.switchover.run_switch`) and `ac-context demo` (what `make demo` runs). For each bad document
+(encrypted, empty, a PDF with no text layer) the reason stored, and the one each path reports, is one string.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from uuid import UUID
 import pytest
 
 import functions._services
+import functions.demo.knowledge
 import functions.inngest.knowledge_ingest
 import knowledge.ingestion.core
 from functions.inngest.knowledge_ingest import EVENT_RETRY, EVENT_SYNC, EVENT_UPLOADED, FUNCTION_ID, RETRIES
@@ -31,6 +32,7 @@ from knowledge.ingestion.core import Step
 from knowledge.ingestion.registration import register_upload, register_uri
 from knowledge.ingestion.sweep import retry_source
 from knowledge.switchover import run_switch
+from state.demo_tenant import DEMO
 from tests.factories import Factory
 from tests.integration.functions.conftest import FAKE_MODEL, Service
 
@@ -89,13 +91,24 @@ _REASONS = {
 }
 
 
+async def _demo_source(service: Service, filename: str, organization_id: UUID | None = DEMO.organization_id) -> UUID:
+    """The source the demo registered for `filename` in its scope (the demo tenant, or None: the platform)."""
+    async with service.db.connection() as conn:
+        found = await conn.fetchval(
+            "SELECT id FROM agent.knowledge_sources WHERE organization_id IS NOT DISTINCT FROM $1 AND filename = $2",
+            organization_id, filename,
+        )  # fmt: skip
+    assert found is not None, f"the demo registered no {filename}"
+    return UUID(str(found))
+
+
 def _data(source_id: UUID, org: UUID, **extra: Any) -> dict[str, Any]:
     return {"source_id": str(source_id), "organization_id": str(org), **extra}
 
 
 @pytest.mark.parametrize("kind", list(BAD))
 async def test_every_path_fails_the_same_bad_document_with_the_same_reason(
-    service: Service, factory: Factory, cli: Any, tmp_path: Path, kind: str
+    service: Service, factory: Factory, cli: Any, tmp_path: Path, kind: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     name, data = _bytes(kind)
     reasons: dict[str, str] = {}  # what each path stored
@@ -185,6 +198,16 @@ async def test_every_path_fails_the_same_bad_document_with_the_same_reason(
     assert flipped.to_model == Fake32.model_id, "an unreadable upload never stops the switch"
     reasons["switch (in process)"] = await _failed(service, waiting.source_id)
 
+    # The demo: `ac-context demo` with this document as its only one, in the demo tenant.
+    demo_doc = functions.demo.knowledge._Document(DEMO.organization_id, name, data)
+    monkeypatch.setattr(functions.demo.knowledge, "_documents", lambda: [demo_doc])
+    monkeypatch.setenv("COLUMNS", "400")  # one table row per line: the reason is printed whole
+    done = await cli("demo")
+    assert done.exit_code == 0, done.output
+    (line,) = [line for line in done.output.splitlines() if f"│ {name} " in line]
+    reported["demo"] = line.split("│")[3].strip().removeprefix("failed: ")
+    reasons["demo"] = await _failed(service, await _demo_source(service, name))
+
     assert len(set(reasons.values())) == 1, reasons
     reason = reasons["upload"]
     assert reason.startswith(f"{CODES[kind]}: "), reason
@@ -192,11 +215,8 @@ async def test_every_path_fails_the_same_bad_document_with_the_same_reason(
     assert reported == dict.fromkeys(reported, reason), "every path tells its caller the stored reason"
 
 
-async def test_a_retry_from_the_cli_and_from_inngest_run_the_same_core_sequence(
-    service: Service, factory: Factory, cli: Any, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Both enter `knowledge.ingestion.core.ingest_source_steps` and take the same steps, in the same order."""
-    taken: list[tuple[str, list[str]]] = []
+def _spy_on_the_core(taken: list[tuple[str, list[str]]]) -> Any:
+    """A stand-in for `ingest_source_steps` that runs the core and records the names of the steps it took."""
     core = knowledge.ingestion.core.ingest_source_steps
 
     def spy(source_id: UUID, **options: Any) -> Any:
@@ -216,6 +236,15 @@ async def test_a_retry_from_the_cli_and_from_inngest_run_the_same_core_sequence(
         except StopIteration as done:
             return done.value
 
+    return spy
+
+
+async def test_a_retry_from_the_cli_and_from_inngest_run_the_same_core_sequence(
+    service: Service, factory: Factory, cli: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Both enter `knowledge.ingestion.core.ingest_source_steps` and take the same steps, in the same order."""
+    taken: list[tuple[str, list[str]]] = []
+    spy = _spy_on_the_core(taken)
     monkeypatch.setattr(knowledge.ingestion.core, "ingest_source_steps", spy)
     monkeypatch.setattr(functions.inngest.knowledge_ingest, "ingest_source_steps", spy)
     name, data = _bytes("encrypted")
@@ -245,6 +274,24 @@ async def test_a_retry_from_the_cli_and_from_inngest_run_the_same_core_sequence(
     assert inline == replayed == ["plan", f"ingest {FAKE_MODEL}"]
     assert _json(done.output)["failure_reason"].partition(":")[0] == run.output["message"].partition(":")[0]
     assert run.output["message"] == f"pdf_encrypted: source {sources[1][0]}"
+
+
+async def test_the_demo_makes_each_of_its_documents_ready_through_the_core_sequence(
+    service: Service, cli: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`ac-context demo` registers its documents and runs `ingest_source_steps` on each: no loop of its own."""
+    taken: list[tuple[str, list[str]]] = []
+    monkeypatch.setattr(knowledge.ingestion.core, "ingest_source_steps", _spy_on_the_core(taken))
+    docs = functions.demo.knowledge._documents()
+    done = await cli("demo")
+    assert done.exit_code == 0, done.output
+    assert [names for _how, names in taken] == [["plan", f"ingest {FAKE_MODEL}"]] * len(docs), taken
+    for doc in docs:
+        assert await _stored(service, await _demo_source(service, doc.filename, doc.organization_id)) == ("ready", None)
+    taken.clear()
+    again = await cli("demo")
+    assert again.exit_code == 0, again.output
+    assert [names for _how, names in taken] == [["plan"]] * len(docs), "a second run builds nothing"
 
 
 ROOT = Path(__file__).resolve().parents[3]

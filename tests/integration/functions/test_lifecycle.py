@@ -122,8 +122,9 @@ async def test_the_service_starts_without_its_database_answers_503_and_recovers_
     async with app.router.lifespan_context(app), asgi_client(app) as http:
         assert (await http.get("/healthz")).status_code == 200
         ready = await http.get("/readyz")
-        assert ready.status_code == 503 and ready.json()["status"] == "database_unavailable"
-        assert "cannot reach the database" in ready.json()["reason"]
+        error = ready.json()["error"]
+        assert ready.status_code == 503 and error["code"] == error["details"]["status"] == "database_unavailable"
+        assert "cannot reach the database" in error["details"]["reason"] == error["message"]
         assert_unavailable(await every_route(http))
 
         start(server)
@@ -136,7 +137,8 @@ async def test_the_service_starts_without_its_database_answers_503_and_recovers_
         assert stop_embedded_server(server)
         assert_unavailable(await every_route(http))
         down = await http.get("/readyz")
-        assert down.status_code == 503 and down.json()["reason"].startswith("the database does not answer")
+        assert down.status_code == 503 and down.json()["error"]["code"] == "database_unavailable"
+        assert down.json()["error"]["details"]["reason"].startswith("the database does not answer")
 
         start(server)
         await wait_ready(http)

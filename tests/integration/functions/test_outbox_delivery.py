@@ -175,7 +175,7 @@ async def test_readyz_fails_when_no_event_can_be_delivered(db: Database, tmp_pat
         assert event_api.requests == [12, 1, 1], "after the batch, two rows refused alone and none sent: it stops"
         assert all(r.attempts == 1 and r.sent_at is None for r in await outbox.rows(db, ids))
         down = await http.get("/readyz")
-        body = down.json()
+        body = down.json()["error"]["details"]
         assert down.status_code == 503 and body["status"] == "events_undeliverable", body
         assert "Event key not found" in body["reason"] and body["outbox"]["stuck"] == 12
 

@@ -96,6 +96,19 @@ def test_the_app_module_refuses_production_without_its_keys(tmp_path: Path) -> N
     assert "production mode needs INNGEST_SIGNING_KEY, INNGEST_EVENT_KEY, AC_CONTEXT_API_TOKEN" in done.stderr
 
 
+def test_uvicorn_with_a_misspelled_setting_refuses_in_one_line_naming_it(tmp_path: Path) -> None:
+    """`uvicorn functions.app:app` (the Dockerfile's command) reads the settings at import: one coded line."""
+    env = fresh_env(tmp_path, AC_CONTEXT_INGEST_WORKRS="2")
+    uvicorn = [sys.executable, "-m", "uvicorn", "functions.app:app", "--port", str(free_port())]
+    done = subprocess.run(uvicorn, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert done.stderr.startswith(
+        "error: settings_invalid: invalid settings: AC_CONTEXT_INGEST_WORKRS is not a setting"
+    )
+    assert "did you mean AC_CONTEXT_INGEST_WORKERS?" in done.stderr
+
+
 def _answer_on(sock: socket.socket) -> bytes:
     sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n")
     data = b""

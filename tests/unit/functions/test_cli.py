@@ -49,3 +49,12 @@ def test_ingest_needs_exactly_one_of_an_organization_and_the_platform(tmp_path: 
     both = runner.invoke(app, ["ingest", str(doc), "--platform", "--org", "00000000-0000-4000-8000-000000000001"])
     assert neither.exit_code == both.exit_code == 2
     assert "exactly one" in neither.output and "exactly one" in both.output
+
+
+def test_a_search_snippet_is_cut_at_a_word_boundary_with_an_ellipsis() -> None:
+    from functions.cli._common import snippet
+
+    assert snippet("short  text\n here", 40) == "short text here", "a short text prints whole, on one line"
+    assert snippet("alpha beta gamma delta", 14) == "alpha beta…", "never `alpha beta ga…`"
+    assert snippet("alpha beta gamma", 11) == "alpha beta…", "a cut that falls on a space keeps the word before it"
+    assert snippet("x" * 30, 10) == "x" * 9 + "…", "one word longer than the limit is cut inside it"
