@@ -21,8 +21,8 @@ from rich.text import Text
 
 from functions import _services
 from knowledge.documents.extract import extract_limits
-from knowledge.ingestion.registration import register_upload
 from knowledge.ingestion.core import Ingestion, ingest_source
+from knowledge.ingestion.registration import register_upload
 from knowledge.search import search
 from state.db import Database
 from state.demo_tenant import DEMO
