@@ -27,6 +27,8 @@ from context.models import (
     ContextRequest,
     ContextSource,
     ContextSourceSpec,
+    CutCandidate,
+    ExplainingContextSource,
 )
 from context.packer import ContextPacker
 from context.registry import ContextSourceRegistry
@@ -50,6 +52,7 @@ class _Outcome:
 
     items: list[ContextItem]
     failure: str | None = None
+    cut: tuple[CutCandidate, ...] = ()
 
 
 class DefaultContextBuilder:
@@ -75,26 +78,31 @@ class DefaultContextBuilder:
 
     async def build(self, request: ContextRequest, policy: ContextPolicy) -> ContextBrief:
         """Read the enabled sources of `policy` for `request` and pack their items into one brief."""
-        gathered = await self._gather(request, policy)
+        gathered = await self._gather(request, policy, explain=False)
         if gathered is None:
             return ContextBrief.empty()
-        items, failed = gathered
+        items, failed, _ = gathered
         return self._packer.pack(items, policy, failed_sources=failed)
 
     async def build_explained(
         self, request: ContextRequest, policy: ContextPolicy
     ) -> tuple[ContextBrief, BriefExplanation]:
-        """Build like `build`, with the packer's explanation of every item it was given (the same one pack)."""
-        gathered = await self._gather(request, policy)
+        """Build like `build`, with the packer's explanation of every item it was given (the same one pack).
+
+        A source that can say what it cut before the packer (`ExplainingContextSource`) is read through
+        `retrieve_explained`, and its cuts join the explanation's `cut`; the brief is the one `build` makes.
+        """
+        gathered = await self._gather(request, policy, explain=True)
         if gathered is None:
             return ContextBrief.empty(), BriefExplanation.empty(policy.total_token_budget)
-        items, failed = gathered
-        return self._packer.pack_explained(items, policy, failed_sources=failed)
+        items, failed, cut = gathered
+        brief, explanation = self._packer.pack_explained(items, policy, failed_sources=failed)
+        return brief, explanation.model_copy(update={"cut": cut}) if cut else explanation
 
     async def _gather(
-        self, request: ContextRequest, policy: ContextPolicy
-    ) -> tuple[list[ContextItem], list[str]] | None:
-        """The items of every source that answered and the names of those that failed; None with none enabled."""
+        self, request: ContextRequest, policy: ContextPolicy, *, explain: bool
+    ) -> tuple[list[ContextItem], list[str], list[CutCandidate]] | None:
+        """Every answering source's items, the failed sources' names and (explaining) the cuts; None if none."""
         specs: list[ContextSourceSpec] = []
         for spec in policy.sources:
             if spec.enabled and all(spec.name != s.name for s in specs):
@@ -108,7 +116,9 @@ class DefaultContextBuilder:
             if source is None:
                 reads.append(_Outcome([], "not in the process registry"))
             else:
-                reads.append(asyncio.create_task(self._read(source, request, spec), name=f"context:{spec.name}"))
+                reads.append(
+                    asyncio.create_task(self._read(source, request, spec, explain), name=f"context:{spec.name}")
+                )
         tasks = [read for read in reads if isinstance(read, asyncio.Task)]
         try:
             if tasks:
@@ -123,6 +133,7 @@ class DefaultContextBuilder:
         failed: list[str] = []
         required_failed: list[str] = []
         items: list[ContextItem] = []
+        cut: list[CutCandidate] = []
         for spec, outcome in zip(specs, outcomes, strict=True):
             if outcome.failure is not None:
                 logger.warning("context source %s failed: %s", spec.name, outcome.failure)
@@ -131,14 +142,20 @@ class DefaultContextBuilder:
                     required_failed.append(spec.name)
             else:
                 items.extend(outcome.items)
+                cut.extend(outcome.cut)
         if required_failed:
             raise RequiredContextSourceError(required_failed)
-        return items, failed
+        return items, failed, cut
 
-    async def _read(self, source: ContextSource, request: ContextRequest, spec: ContextSourceSpec) -> _Outcome:
+    async def _read(
+        self, source: ContextSource, request: ContextRequest, spec: ContextSourceSpec, explain: bool
+    ) -> _Outcome:
         """One read under its own timeout; every exception but an outer cancellation is a failure."""
         try:
             async with asyncio.timeout(self._timeout):
+                if explain and isinstance(source, ExplainingContextSource):
+                    answer, cut = await source.retrieve_explained(request, spec)
+                    return _Outcome(_checked(answer, spec.name), cut=_checked_cut(cut, spec.name))
                 answer = await source.retrieve(request, spec)
             return _Outcome(_checked(answer, spec.name))
         except TimeoutError:
@@ -162,3 +179,10 @@ def _checked(answer: object, name: str) -> list[ContextItem]:
         if item.source != name:
             raise SourceItemMismatchError(f"source {name!r} returned an item that names {item.source!r}")
     return list(answer)
+
+
+def _checked_cut(cut: object, name: str) -> tuple[CutCandidate, ...]:
+    """The cut candidates of an explained read, or SourceItemMismatchError when one is not this source's."""
+    if not isinstance(cut, list) or not all(isinstance(c, CutCandidate) and c.source == name for c in cut):
+        raise SourceItemMismatchError(f"source {name!r} returned cut candidates that are not its own")
+    return tuple(cut)

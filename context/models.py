@@ -33,8 +33,11 @@ __all__ = [
     "ContextSource",
     "ContextSourceSpec",
     "ContextSubject",
+    "CutCandidate",
+    "CutRule",
     "DropReason",
     "ExplainedItem",
+    "ExplainingContextSource",
     "ResourceRef",
     "SourceSpend",
     "make_subject_key",
@@ -287,6 +290,36 @@ class SourceSpend(BaseModel):
     """Items dropped."""
 
 
+CutRule = Literal["relevance_floor", "per_source_cap", "beyond_limit"]
+"""Why a source cut a candidate before the packer saw it: under the relevance floor, past the per-source
+cap of one document, or ranked past the source's item limit."""
+
+
+class CutCandidate(BaseModel):
+    """A candidate a source found and cut before the packer, and the rule that cut it (explain mode only)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+    source: str
+    """The source that found it."""
+    kind: ContextKind
+    """The class the item would have had."""
+    ref: ResourceRef | None
+    """The row behind it, if any."""
+    title: str
+    """Its title, as the item would have carried it."""
+    tokens: int
+    """Its measured token count."""
+    rank: int
+    """Its 1-based place in the source's candidate order (best first)."""
+    score: float | None = None
+    """The source's score for it (knowledge: the fused score), when the source has one."""
+    rule: CutRule
+    """The rule that cut it."""
+    message: str
+    """The rule in words, e.g. `fused score 0.21 under the relevance floor 0.30`."""
+
+
 class BriefExplanation(BaseModel):
     """Why a brief holds what it holds: one entry per item given to the packer, in the order given.
 
@@ -304,6 +337,8 @@ class BriefExplanation(BaseModel):
     """The policy's total token budget."""
     total_used: int
     """The brief's tokens (headings and the unavailable-source line included)."""
+    cut: list[CutCandidate] = []
+    """Candidates the sources found and cut before the packer, in policy order, each source's best first."""
 
     @classmethod
     def empty(cls, total_budget: int = 0) -> BriefExplanation:
@@ -327,4 +362,15 @@ class ContextSource(Protocol):
 
     async def retrieve(self, request: ContextRequest, spec: ContextSourceSpec) -> list[ContextItem]:
         """Return this source's items for the request's subject."""
+        ...
+
+
+@runtime_checkable
+class ExplainingContextSource(ContextSource, Protocol):
+    """A source that can also say which candidates it cut before the packer (used by explain mode only)."""
+
+    async def retrieve_explained(
+        self, request: ContextRequest, spec: ContextSourceSpec
+    ) -> tuple[list[ContextItem], list[CutCandidate]]:
+        """Return the same items as `retrieve`, and the candidates it cut, each with its rule."""
         ...

@@ -8,7 +8,7 @@ import pytest
 
 from context.builder import DefaultContextBuilder, RequiredContextSourceError
 from context.errors import ContextSourceFailure
-from context.models import ContextItem, ContextRequest, ContextSourceSpec
+from context.models import ContextItem, ContextRequest, ContextSourceSpec, CutCandidate
 from context.options import EmptyOptions
 from context.packer import ContextPacker
 from context.registry import ContextSourceRegistry
@@ -110,3 +110,45 @@ async def test_the_required_error_survives_pickling_for_a_step_retry() -> None:
         await _builder(broken).build(request(), policy(spec("application", required=True)))
     again = pickle.loads(pickle.dumps(caught.value))
     assert again.sources == ["application"] and again.code == "required_context_source_failed"
+
+
+class _CuttingSource(ScriptedSource):
+    """A source that also says what it cut before the packer, as the knowledge source does in explain mode."""
+
+    def __init__(self, name: str, cut_source: str | None = None) -> None:
+        super().__init__(name, answer=[item(name, "kept one")])
+        self.explained_calls = 0
+        self._cut_source = cut_source or name
+
+    async def retrieve_explained(
+        self, request: ContextRequest, spec: ContextSourceSpec
+    ) -> tuple[list[ContextItem], list[CutCandidate]]:
+        self.explained_calls += 1
+        cut = CutCandidate(
+            source=self._cut_source,
+            kind="knowledge",
+            ref=None,
+            title="below the floor",
+            tokens=12,
+            rank=2,
+            score=0.1,
+            rule="relevance_floor",
+            message="fused score 0.10 under the relevance floor 0.30",
+        )
+        return await self.retrieve(request, spec), [cut]
+
+
+async def test_explain_mode_carries_the_cuts_of_a_source_that_reports_them() -> None:
+    source = _CuttingSource("knowledge")
+    brief, why = await _builder(source).build_explained(request(), policy(spec("knowledge")))
+    assert [(c.title, c.rule) for c in why.cut] == [("below the floor", "relevance_floor")]
+    assert [e.title for e in why.items] == ["kept one"], "a cut candidate is never given to the packer"
+    assert brief == await _builder(source).build(request(), policy(spec("knowledge")))
+    assert source.explained_calls == 1, "a plain build never asks a source for its cuts"
+
+
+async def test_a_cut_that_names_another_source_fails_its_source() -> None:
+    brief, why = await _builder(_CuttingSource("knowledge", cut_source="memory")).build_explained(
+        request(), policy(spec("knowledge"))
+    )
+    assert brief.failed_sources == ["knowledge"] and why.cut == []
