@@ -152,7 +152,7 @@ class Metrics:
         )
 
     def set_standbys(self, router: ReadRouter | None) -> None:
-        """Copy the standby reads and fallbacks of `router` (counted in `state.replicas`) into the counters."""
+        """Bring the standby counters up to the reads and fallbacks `router` counted (`state.replicas`)."""
         if router is None:
             return
         for reason, count in router.fallbacks.items():

@@ -18,11 +18,12 @@ import subprocess
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from state.errors import DatabaseUnavailableError
 
-__all__ = ["StandbyStatus", "bin_dir", "standby_status", "standby_url", "start_standby", "stop_standby"]
+__all__ = ["StandbyStatus", "bin_dir", "standby_lag", "standby_status", "standby_url", "start_standby", "stop_standby"]
 
 _CONF = "ac_context_standby.conf"
 """The standby's own settings, included at the end of its postgresql.conf."""
@@ -167,6 +168,24 @@ def standby_status(folder: Path) -> StandbyStatus:
         pid = None
     made = (pgdata / "PG_VERSION").exists() and (folder / _PORT_FILE).exists()
     return StandbyStatus(folder, made, pid is not None, pid, standby_url(folder) if made else None)
+
+
+async def standby_lag(primary_url: str, standby_url: str) -> dict[str, Any]:
+    """Whether the standby is still in recovery (`in_recovery`), and the WAL bytes it is behind (`lag_bytes`)."""
+    from state._connect import connect
+
+    standby = await connect(standby_url)
+    try:
+        row = await standby.fetchrow("SELECT pg_is_in_recovery(), pg_last_wal_replay_lsn()::text")
+    finally:
+        await standby.close()
+    in_recovery, replayed = (row[0], row[1]) if row is not None else (False, None)
+    primary = await connect(primary_url)
+    try:
+        behind = await primary.fetchval("SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), $1::text::pg_lsn)", replayed)
+    finally:
+        await primary.close()
+    return {"in_recovery": bool(in_recovery), "lag_bytes": None if behind is None else int(behind)}
 
 
 def stop_standby(folder: Path, *, mode: str = "fast") -> bool:
