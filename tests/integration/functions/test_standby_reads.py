@@ -139,17 +139,20 @@ async def test_briefs_searches_and_lists_are_served_by_the_standby_and_writes_by
     assert await service.db.on_standby(org, as_tenant) is True, "a tenant session on the standby too"
     assert await service.db.fetchval("SELECT pg_is_in_recovery()") is False, "outside a standby read: the primary"
 
+    host = standby.standbys[0].host()
     await _remember(service, org, user, agent, runs[0], "Answer in Basque")  # a write: the primary's (or it fails)
+    before = standby.served[host]
     brief = await _brief(service, org, user)
     assert "Answer in Basque" in brief["text"] and brief["failed_sources"] == []
+    assert standby.served[host] == before + 1, "the brief ran on the standby"
     search = await service.http.post(
         "/v1/knowledge/search", headers=service.auth, json={"organization_id": str(org), "query": "language"}
     )
     assert search.status_code == 200, search.text
+    assert standby.served[host] == before + 2, "the search ran on the standby"
     listed = await service.http.get("/v1/knowledge/sources", headers=service.auth, params={"organization_id": str(org)})
     assert listed.status_code == 200, listed.text
-    host = standby.standbys[0].host()
-    assert standby.served[host] >= 3, f"the brief, the search and the list ran on the standby: {standby.served}"
+    assert standby.served[host] == before + 3, "the list ran on the standby"
     assert sum(standby.fallbacks.values()) == 0, f"nothing fell back: {standby.fallbacks}"
     metrics = (await service.http.get("/metrics")).text
     assert f'ac_context_standby_reads_total{{standby="{host}"}}' in metrics
