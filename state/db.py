@@ -232,8 +232,8 @@ class Database:
     ) -> T:
         """Run the read `call` on a standby that has what this organization wrote, else on the primary.
 
-        A read that raises on the standby, or whose answer `failed` says is incomplete, runs once more on the
-        primary (`state.replicas`: each fallback counted by reason). Without standbys it is `call()`.
+        A read that a statement on the standby failed, or whose answer `failed` says is incomplete, runs once
+        more on the primary (`state.replicas`: each fallback counted by reason). Without standbys it is `call()`.
         """
         router = self.replicas
         if router is None or _ON_STANDBY.get() is not None:
@@ -247,8 +247,10 @@ class Database:
         token = _ON_STANDBY.set(scope)
         try:
             result = await call()
-        except Exception as exc:
-            router.failed(choice.standby, scope.error or exc)
+        except Exception:
+            if scope.error is None:
+                raise  # no statement failed on the standby: the read's own answer, the same on the primary
+            router.failed(choice.standby, scope.error)
         else:
             if failed is None or not failed(result):
                 router.served[choice.standby.host()] += 1
