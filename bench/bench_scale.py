@@ -377,7 +377,7 @@ async def _ingestion(
     await asyncio.gather(ingest(), watch(), read())
     seconds = time.perf_counter() - started
     end_lsn = await primary_conn.fetchval("SELECT pg_current_wal_lsn()::text")
-    wal = int(await primary_conn.fetchval("SELECT pg_wal_lsn_diff($1::pg_lsn, $2::pg_lsn)", end_lsn, start_lsn))
+    wal = int(await primary_conn.fetchval("SELECT pg_wal_lsn_diff($1::text::pg_lsn, $2::text::pg_lsn)", end_lsn, start_lsn))
     await writer.close()
     return {
         "documents": INGEST_DOCS,
