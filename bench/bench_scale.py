@@ -377,7 +377,8 @@ async def _ingestion(
     await asyncio.gather(ingest(), watch(), read())
     seconds = time.perf_counter() - started
     end_lsn = await primary_conn.fetchval("SELECT pg_current_wal_lsn()::text")
-    wal = int(await primary_conn.fetchval("SELECT pg_wal_lsn_diff($1::text::pg_lsn, $2::text::pg_lsn)", end_lsn, start_lsn))
+    diff = "SELECT pg_wal_lsn_diff($1::text::pg_lsn, $2::text::pg_lsn)"
+    wal = int(await primary_conn.fetchval(diff, end_lsn, start_lsn))
     await writer.close()
     return {
         "documents": INGEST_DOCS,
