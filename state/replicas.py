@@ -25,6 +25,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Final
+from urllib.parse import parse_qs, urlsplit
 from uuid import UUID
 
 import asyncpg
@@ -138,8 +139,10 @@ class Standby:
     """Why it is down, in one line."""
 
     def host(self) -> str:
-        """Its `host:port` or socket, without a password (for `/readyz`)."""
-        return self.url.rpartition("@")[2] if "@" in self.url else self.url.partition("://")[2]
+        """Its `host:port` (or socket folder), never its user or password (for `/readyz` and `/metrics`)."""
+        parts = urlsplit(self.url)
+        host = parts.netloc.rpartition("@")[2]
+        return host or parse_qs(parts.query).get("host", ["local"])[-1]
 
 
 @dataclass(frozen=True)
