@@ -21,13 +21,17 @@ from uuid import UUID
 import asyncpg
 import pytest
 
+from context.models import ContextPolicy, ContextSourceSpec
 from functions.app import create_app
+from functions.inngest.context_segment import FUNCTION_ID as SEGMENT
+from functions.inngest.context_segment import RETRIES
 from state.db import Database
 from state.replicas import ReadRouter
 from state.settings import load_settings
 from state.standby import standby_status, standby_url, start_standby, stop_standby
 from tests.factories import Factory
 from tests.integration.functions.conftest import TOKEN, Service, fake_embedders
+from tests.integration.functions.executor import InngestExecutor
 from tests.integration.functions.support import RecordingInngest, asgi_client, new_signing_key
 from tests.integration.memory.helpers import raw_memory
 from tests.support import HANG_S, embedded_test_dir
@@ -37,6 +41,22 @@ pytestmark = pytest.mark.skipif(
 )
 
 PREFERENCE = "preference.language"
+
+
+def _segment(org: UUID, user: UUID, agent: UUID, run: UUID, token: str) -> dict[str, Any]:
+    """A `context/segment.brief.requested` event of the person's run, reading their preferences."""
+    policy = ContextPolicy(
+        sources=[ContextSourceSpec(name="personal_memory", required=True, token_budget=400)], total_token_budget=800
+    )
+    subject = {"organization_id": str(org), "user_id": str(user), "definition_id": str(agent)}
+    return {
+        "name": "context/segment.brief.requested",
+        "data": {
+            "run_id": str(run), "segment": 0, "waited": False, "consistency_token": token,
+            "request": {"subject": subject, "query": "language", "entities": [], "run_id": str(run)},
+            "policy": policy.model_dump(mode="json"),
+        },
+    }  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -291,13 +311,16 @@ async def test_a_consistency_token_from_another_instance_is_honoured(
         read_your_writes_wait_ms=60_000, read_max_lag_ms=3_600_000,
     )  # fmt: skip
     other_db = await Database.open(settings, url=db_url, migrate=False)
-    client = RecordingInngest(app_id="ac-context", is_production=True, signing_key=new_signing_key())
+    key = new_signing_key()
+    client = RecordingInngest(app_id="ac-context", is_production=True, signing_key=key)
     other = create_app(settings, db=other_db, inngest_client=client, embedders=fake_embedders())
     try:
         async with other.router.lifespan_context(other), asgi_client(other) as http:
-            peer = Service(other, http, client, service.executor, other_db, service.signing_key)
+            peer = Service(other, http, client, InngestExecutor(http, signing_key=key), other_db, key)
             stale = await _brief(peer, org, user)
             fresh = await _brief(peer, org, user, headers={"AC-Consistency-Token": token})
+            # The turn's segment brief, on the other instance, with the token its event carries.
+            segment = await peer.executor.run(SEGMENT, _segment(org, user, agent, runs[0], token), retries=RETRIES)
             bad = await http.post(
                 "/v1/context/briefs", headers={**service.auth, "AC-Consistency-Token": "yesterday"},
                 json={"organization_id": str(org), "user_id": str(user), "query": "q"},
@@ -306,4 +329,6 @@ async def test_a_consistency_token_from_another_instance_is_honoured(
         await other_db.close()
     assert "Answer in Scots" not in stale["text"], "without the token the delayed standby has not got it yet"
     assert "Answer in Scots" in fresh["text"], "with the token the read waits for the write"
+    assert segment.status == "completed", segment.output
+    assert "Answer in Scots" in segment.output["brief"]["text"], "the segment event's token is honoured too"
     assert bad.status_code == 400 and bad.json()["error"]["code"] == "invalid_consistency_token"
