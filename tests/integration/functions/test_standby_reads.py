@@ -319,8 +319,10 @@ async def test_a_consistency_token_from_another_instance_is_honoured(
             peer = Service(other, http, client, InngestExecutor(http, signing_key=key), other_db, key)
             stale = await _brief(peer, org, user)
             fresh = await _brief(peer, org, user, headers={"AC-Consistency-Token": token})
-            # The turn's segment brief, on the other instance, with the token its event carries.
-            segment = await peer.executor.run(SEGMENT, _segment(org, user, agent, runs[0], token), retries=RETRIES)
+            # The next turn's write, and its segment brief on the other instance with the token its event carries.
+            again = await _remember(service, org, user, agent, runs[0], "Answer in Irish")
+            event = _segment(org, user, agent, runs[0], again.headers["AC-Consistency-Token"])
+            segment = await peer.executor.run(SEGMENT, event, retries=RETRIES)
             bad = await http.post(
                 "/v1/context/briefs", headers={**service.auth, "AC-Consistency-Token": "yesterday"},
                 json={"organization_id": str(org), "user_id": str(user), "query": "q"},
@@ -330,5 +332,5 @@ async def test_a_consistency_token_from_another_instance_is_honoured(
     assert "Answer in Scots" not in stale["text"], "without the token the delayed standby has not got it yet"
     assert "Answer in Scots" in fresh["text"], "with the token the read waits for the write"
     assert segment.status == "completed", segment.output
-    assert "Answer in Scots" in segment.output["brief"]["text"], "the segment event's token is honoured too"
+    assert "Answer in Irish" in segment.output["brief"]["text"], "the segment event's token is honoured too"
     assert bad.status_code == 400 and bad.json()["error"]["code"] == "invalid_consistency_token"
