@@ -12,6 +12,8 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
+import subprocess
+import sys
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -19,6 +21,7 @@ from urllib.parse import urlsplit
 from uuid import UUID
 
 import asyncpg
+import httpx
 import pytest
 
 from context.models import ContextPolicy, ContextSourceSpec
@@ -34,13 +37,14 @@ from tests.integration.functions.conftest import TOKEN, Service, fake_embedders
 from tests.integration.functions.executor import InngestExecutor
 from tests.integration.functions.support import RecordingInngest, asgi_client, new_signing_key
 from tests.integration.memory.helpers import raw_memory
-from tests.support import HANG_S, embedded_test_dir
+from tests.support import HANG_S, READ_S, embedded_test_dir, free_port, wait_until_answering
 
 pytestmark = pytest.mark.skipif(
     bool(os.environ.get("DATABASE_URL")), reason="the standby is made of the embedded server"
 )
 
 PREFERENCE = "preference.language"
+SERVE = [sys.executable, "-c", "from functions.cli import main; main()", "serve"]
 
 
 def _segment(org: UUID, user: UUID, agent: UUID, run: UUID, token: str) -> dict[str, Any]:
@@ -334,3 +338,40 @@ async def test_a_consistency_token_from_another_instance_is_honoured(
     assert segment.status == "completed", segment.output
     assert "Answer in Irish" in segment.output["brief"]["text"], "the segment event's token is honoured too"
     assert bad.status_code == 400 and bad.json()["error"]["code"] == "invalid_consistency_token"
+
+
+async def test_a_consistency_token_is_honoured_by_another_serve_process(
+    service: Service, standby: ReadRouter, standby_dir: Path, factory: Factory, db_url: str, tmp_path: Path
+) -> None:
+    org, user, agent, runs = await _person(factory)
+    await _remember(service, org, user, agent, runs[0], "Answer in Latin")
+    await _brief(service, org, user)  # replayed: the standby is caught up
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AC_CONTEXT_", "INNGEST_"))}
+    env.update({
+        "HOME": str(tmp_path), "AC_CONTEXT_DATA_DIR": str(tmp_path / "serve"), "AC_CONTEXT_ALLOW_TEST_MODELS": "1",
+        "AC_CONTEXT_API_TOKEN": TOKEN, "AC_CONTEXT_RUN_FUNCTIONS": "in-process", "INNGEST_DEV": "1",
+        "INNGEST_BASE_URL": "http://127.0.0.1:9", "DATABASE_URL": db_url,
+        "AC_CONTEXT_READ_DATABASE_URLS": standby.standbys[0].url, "AC_CONTEXT_READ_YOUR_WRITES_WAIT_MS": "60000",
+        "AC_CONTEXT_READ_MAX_LAG_MS": "3600000", "AC_CONTEXT_SOURCE_TIMEOUT_S": "300",
+    })  # fmt: skip
+    log = tmp_path / "serve.out"
+    with log.open("wb") as out:
+        other = subprocess.Popen([*SERVE, "--port", str(port)], env=env, stdout=out, stderr=subprocess.STDOUT)
+    try:
+        base = f"http://127.0.0.1:{port}"
+        await asyncio.to_thread(wait_until_answering, other, f"{base}/readyz", exited=log.read_text)
+        await _standby_setting(standby_dir, recovery_min_apply_delay="3s")
+        token = (await _remember(service, org, user, agent, runs[0], "Answer in Greek")).headers["AC-Consistency-Token"]
+        body = {"organization_id": str(org), "user_id": str(user), "query": "What language?"}
+        async with httpx.AsyncClient(base_url=base, timeout=READ_S, headers=service.auth) as http:
+            stale = await http.post("/v1/context/briefs", json=body)
+            fresh = await http.post("/v1/context/briefs", json=body, headers={"AC-Consistency-Token": token})
+            ready = (await http.get("/readyz")).json()
+    finally:
+        other.terminate()
+        other.wait(timeout=60)
+    assert stale.status_code == fresh.status_code == 200, log.read_text()
+    assert "Answer in Greek" not in stale.json()["brief"]["text"], "the other process read the delayed standby"
+    assert "Answer in Greek" in fresh.json()["brief"]["text"], "with the token it waited for the write"
+    assert ready["standbys"][0]["state"] == "streaming"
