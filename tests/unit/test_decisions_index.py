@@ -76,3 +76,9 @@ def test_every_superseded_entry_points_at_an_earlier_entry_of_its_subject_or_ano
                 elif where[0] == number and where[1] >= position:
                     problems.append((entry.partition("\n")[0], f"placed before {target}"))
     assert problems == []
+
+
+def test_the_decisions_stay_within_a_third_of_the_size_they_had_when_filed_by_history() -> None:
+    # 396 KB when the file was filed by issue; a subject's entry is the question, the choice, the reason, the
+    # figure and the test, and a decision that grows past this budget is a sign an old one should go.
+    assert len(TEXT.encode("utf-8")) <= 132_000
