@@ -22,8 +22,8 @@ content again is a no-op that says so (`outcome: unchanged`).
 with its content or an upload's content with a file name; or multipart with many `file` fields) and sends
 `knowledge/sources.batch.requested` events of at most `MAX_BATCH_SOURCES` ids each.
 
-Events go through the outbox (`state.outbox`, `functions._outbox`): an upload's event is written in the
-transaction that registers the source, then sent at once; when Inngest cannot be reached the answer is
+Events go through the outbox (`state.outbox`, `functions._outbox`): an upload's or a batch's events are
+written in the transaction that registers the sources, then sent at once; when Inngest cannot be reached the answer is
 still 202 with `event_status: queued` and the reason, and the service sends it when Inngest answers.
 
 `DELETE /v1/knowledge/sources/{id}` deletes a source (`knowledge.ingestion.delete`) and answers its receipt; the id of
@@ -35,6 +35,7 @@ the functions do.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Annotated, Any
 from uuid import UUID
 
@@ -297,10 +298,12 @@ async def create_sources_batch(request: Request, svc: ServicesDep) -> JSONRespon
     """Register many documents of one scope at once and send their ingestion events in batches."""
     organization_id, platform, docs = await read_batch(parsed_body(request), svc.settings.max_upload_bytes)
     scope = _scope(organization_id, platform)
-    registered = await register_many(svc.db, svc.object_store, organization_id=scope, documents=docs)
-    pending = list(dict.fromkeys(r.source_id for r in registered if r.status == "pending"))
-    async with svc.db.connection() as conn, conn.transaction():
-        ids = await outbox.enqueue(conn, batch_events(pending, scope))
+    ids: list[UUID] = []
+
+    async def announce(conn: Connection, pending: Sequence[UUID]) -> None:  # in the transaction that made them
+        ids.extend(await outbox.enqueue(conn, batch_events(pending, scope)))
+
+    registered = await register_many(svc.db, svc.object_store, organization_id=scope, documents=docs, announce=announce)
     delivery = await request.app.state.outbox.deliver(ids)
     body = {
         "sources": [_registered_json(r) for r in registered],
