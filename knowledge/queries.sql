@@ -237,8 +237,6 @@ RETURNING source_id, embedding_model;
 -- name: retry_source
 -- Reset a failed source of this scope to pending. $1 source id, $2 organization_id (NULL = platform).
 -- Returns the id and status whether or not it was failed, or nothing when no such source is in scope.
--- `previous_reason` is the reason it failed with, so `undo_retry` can put it back when the retry's event
--- cannot be sent.
 WITH old AS (
     SELECT id, failure_reason FROM agent.knowledge_sources
      WHERE id = $1 AND organization_id IS NOT DISTINCT FROM $2 AND status = 'failed'
@@ -249,39 +247,18 @@ WITH old AS (
            updated_at = now()
       FROM old
      WHERE s.id = old.id
-    RETURNING s.id, s.status, s.attempts, old.failure_reason AS previous_reason
+    RETURNING s.id, s.status, s.attempts
 )
-SELECT id, status, attempts, true AS reset, previous_reason FROM reset
+SELECT id, status, attempts, true AS reset FROM reset
 UNION ALL
-SELECT id, status, attempts, false, NULL FROM agent.knowledge_sources
+SELECT id, status, attempts, false FROM agent.knowledge_sources
  WHERE id = $1 AND organization_id IS NOT DISTINCT FROM $2 AND NOT EXISTS (SELECT 1 FROM reset);
 
 -- name: retry_source_models
--- Reset the failed readiness rows of a source to pending. $1 source id. Returns the models reset, each
--- with the reason it had failed with.
-UPDATE agent.knowledge_source_models m
+-- Reset the failed readiness rows of a source to pending. $1 source id.
+UPDATE agent.knowledge_source_models
    SET status = 'pending', failure_reason = NULL, pending_since = now(), updated_at = now()
-  FROM agent.knowledge_source_models old
- WHERE m.source_id = $1 AND m.status = 'failed'
-   AND old.source_id = m.source_id AND old.embedding_model = m.embedding_model
-RETURNING m.embedding_model, old.failure_reason AS previous_reason;
-
--- name: undo_retry_source
--- Put a retried source back to failed with its previous reason, while the retry's attempt has not started
--- (still pending, attempt count unchanged). $1 source id, $2 previous reason, $3 the attempt count the
--- retry set. Returns the id when undone.
-UPDATE agent.knowledge_sources
-   SET status = 'failed', failure_reason = $2, pending_since = NULL, attempts = attempts - 1, updated_at = now()
- WHERE id = $1 AND status = 'pending' AND attempts = $3
-RETURNING id;
-
--- name: undo_retry_source_models
--- Put a retried source's readiness rows back to failed with their previous reasons. $1 source id,
--- $2 models, $3 their reasons (same order). Rows no longer pending are left alone.
-UPDATE agent.knowledge_source_models m
-   SET status = 'failed', failure_reason = r.reason, pending_since = NULL, updated_at = now()
-  FROM unnest($2::text[], $3::text[]) AS r(model, reason)
- WHERE m.source_id = $1 AND m.embedding_model = r.model AND m.status = 'pending';
+ WHERE source_id = $1 AND status = 'failed';
 
 -- name: live_model
 -- The live embedding model of an organization (its own row, else the platform row) and its dimension.
