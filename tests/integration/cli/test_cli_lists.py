@@ -188,7 +188,7 @@ async def test_following_the_cursors_shows_every_row_once_and_a_foreign_cursor_i
     await _sources(env.kit, other, 2)
     seen: list[str] = []
     cursor: str | None = None
-    while True:
+    for _ in range(100):  # a cursor that never advances fails here, never hangs
         page = await env.cli(
             "sources", "list", "--org", str(org), "--limit", "2", "--json", *(["--cursor", cursor] if cursor else [])
         )
@@ -198,6 +198,8 @@ async def test_following_the_cursors_shows_every_row_once_and_a_foreign_cursor_i
         cursor = _next_cursor(page.stderr)
         if cursor is None:
             break
+    else:
+        raise AssertionError("the walk never reached a last page")
     assert sorted(seen) == sorted(str(s) for s in sources), "every source once, across pages"
     first = await env.cli("sources", "list", "--org", str(org), "--limit", "1", "--json")
     foreign = await env.cli("sources", "list", "--org", str(other), "--cursor", _next_cursor(first.stderr) or "")

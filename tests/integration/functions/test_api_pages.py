@@ -51,7 +51,7 @@ async def _get(service: Service, path: str, headers: dict[str, str] | None = Non
 async def _walk(service: Service, path: str, *, between: Any = None, **params: Any) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     cursor = None
-    while True:
+    for _ in range(100):  # a cursor that never advances fails here, never hangs
         answer = await _get(service, path, **params, **({"cursor": cursor} if cursor else {}))
         assert answer.status_code == 200, answer.text
         body = answer.json()
@@ -61,6 +61,7 @@ async def _walk(service: Service, path: str, *, between: Any = None, **params: A
         if body["next_cursor"] is None:
             return rows
         cursor = body["next_cursor"]
+    raise AssertionError("the walk never reached a last page")
 
 
 async def test_sources_walk_once_each_with_their_total_while_sources_arrive(service: Service, factory: Factory) -> None:
