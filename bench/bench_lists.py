@@ -3,12 +3,12 @@
 Seeds one big tenant (4,000 sources of 25 chunks = 100,000 chunks, one 2,000-chunk manual, a tenth of the
 sources failed and a twentieth overdue, every title sharing the common word `handbook`; 20,000 live memories
 of which 2,000 are one person's, and 5,000 superseded revisions; 3,000 receipts; 2,000 API keys) beside 1,200
-small organizations (200 of them with 5 sources of 4 chunks). The big tenant is the oldest organization, so
-its counts sit on the organizations list's first page. Each list is read through the same function the API,
-the CLI and the console call (`state.paging`), `ROUNDS` times: the first page (`PAGE` rows) and a deep page
-(its cursor reached by walking the list first), with the `total` the list reports. The goal beside each
-figure is the console's whole page budget (issue 34: 150 ms of server time at the 100,000-chunk tenant).
-Nothing here asserts a timing; medians and p95s are reported.
+small organizations (200 of them with 5 sources of 4 chunks and 20 memories). The big tenant is the oldest
+organization, so its counts sit on the organizations list's first page. Each list is read through the same
+function the API, the CLI and the console call (`state.paging`), `ROUNDS` times: the first page (`PAGE`
+rows) and a deep page (its cursor reached by walking the list first), with the `total` the list reports.
+The goal beside each figure is the console's whole page budget (issue 34: 150 ms of server time at the
+100,000-chunk tenant). Nothing here asserts a timing; medians and p95s are reported.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ WARMUP = 5
 PAGE = 50
 SOURCES, CHUNKS_PER_SOURCE, MANUAL_CHUNKS = 4_000, 25, 2_000
 MEMORIES, PERSON_MEMORIES, SUPERSEDED = 20_000, 2_000, 5_000
-RECEIPTS, KEYS, SMALL_ORGS, SMALL_WITH_SOURCES = 3_000, 2_000, 1_200, 200
+RECEIPTS, KEYS, SMALL_ORGS, SMALL_WITH_SOURCES, SMALL_MEMORIES = 3_000, 2_000, 1_200, 200, 20
 GOAL_MS = 150.0
 
 Fetch = Callable[[str | None, int], Awaitable[Page[Any]]]
@@ -127,6 +127,7 @@ async def _seed(db: Database) -> dict[str, Any]:
             "SELECT id FROM agent.knowledge_sources WHERE organization_id = $1 AND title LIKE 'long manual%'", big
         )
         person = await _seed_memories(conn, big)
+        await _seed_small_memories(conn, smalls)
         await conn.execute(
             "INSERT INTO agent.removal_receipts (kind, organization_id, target_id, requested_by, status, counts, "
             "started_at, finished_at) SELECT 'user', $1, gen_random_uuid(), 'bench', 'complete', "
@@ -189,6 +190,24 @@ async def _seed_memories(conn: asyncpg.Connection, org: uuid.UUID) -> uuid.UUID:
         SUPERSEDED,
     )
     return person  # type: ignore[no-any-return]
+
+
+async def _seed_small_memories(conn: asyncpg.Connection, organizations: list[uuid.UUID]) -> None:
+    """SMALL_MEMORIES organization memories in each of `organizations`, so no one tenant holds all memory."""
+    await conn.execute(
+        "INSERT INTO agent.definitions (organization_id, definition_kind, name, status) "
+        "SELECT o, 'agent', 'small agent', 'published' FROM unnest($1::uuid[]) o",
+        organizations,
+    )
+    await conn.execute(
+        "INSERT INTO agent.memories (organization_id, definition_id, scope, scope_owner_id, subject_key, text) "
+        "SELECT d.organization_id, d.id, 'organization', d.organization_id, "
+        "'organization:' || d.organization_id::text || ':observation.fact_' || g, 'a small fact ' || g "
+        "FROM agent.definitions d CROSS JOIN generate_series(1, $2) g "
+        "WHERE d.organization_id = ANY($1::uuid[]) AND d.name = 'small agent'",
+        organizations,
+        SMALL_MEMORIES,
+    )
 
 
 def _stats(samples: list[float]) -> dict[str, float]:
