@@ -70,7 +70,7 @@ from knowledge.ingestion.delete import delete_source
 from knowledge.ingestion.registration import RegisteredSource, register_many, register_upload, register_uri
 from knowledge.ingestion.sources import get_source
 from knowledge.ingestion.sweep import retry_source
-from knowledge.search import DEFAULT_MIN_RELEVANCE, DEFAULT_PER_SOURCE, MAX_SEARCH_LIMIT, search
+from knowledge.search import DEFAULT_KEEP_TOP, DEFAULT_MIN_RELEVANCE, DEFAULT_PER_SOURCE, MAX_SEARCH_LIMIT, search
 from state import outbox
 from state.db import Connection
 from state.outbox import OutboxEvent
@@ -130,6 +130,9 @@ class SearchIn(BaseModel):
     """Join the organization's documents."""
     min_relevance: float = Field(default=DEFAULT_MIN_RELEVANCE, ge=0.0, le=1.0)
     """Drop hits neither the dense nor the BM25 half finds relevant; 0 keeps every hit."""
+    keep_top: int = Field(default=DEFAULT_KEEP_TOP, ge=0, le=MAX_SEARCH_LIMIT, strict=True)
+    """Keep a hit either half ranks within its own first `keep_top` unless its relevance is under 0.83 of
+    `min_relevance`; 0 (the default) applies `min_relevance` alone."""
     per_source: int | None = Field(default=DEFAULT_PER_SOURCE, ge=1, le=MAX_SEARCH_LIMIT)
     """The most chunks one document may contribute; null for no cap."""
 
@@ -411,7 +414,7 @@ async def search_knowledge(body: SearchIn, svc: ServicesDep) -> dict[str, Any]:
     hits = await search(
         svc.db, body.organization_id, body.query, include_platform=body.include_platform,
         include_organization=body.include_organization, limit=body.limit, embedders=svc.embedders.get,
-        min_relevance=body.min_relevance, per_source=body.per_source,
+        min_relevance=body.min_relevance, keep_top=body.keep_top, per_source=body.per_source,
     )  # fmt: skip
     return {
         "hits": [

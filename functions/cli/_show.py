@@ -3,7 +3,9 @@
 The brief's text prints as text (citations such as `[crm.company 8f21]` included), never as rich markup;
 the accounting is a table. An explanation prints as a per-source budget bar chart (tokens used against
 the source's budget, items dropped), the total against its budget, then one row per item the packer was
-given: kept or dropped, the reason, its token cost and its ref. This module must never decide anything:
+given: kept or dropped, the reason, its token cost and its ref, and last the candidates a source cut before
+the packer (the relevance floor, the per-source cap, the limit), each with its rule. This module must never
+decide anything:
 it only prints what the packer answered.
 """
 
@@ -67,3 +69,14 @@ def show_explanation(explanation: BriefExplanation) -> None:
         why = "" if entry.kept else entry.message
         table.add_row(str(n), plain(entry.source), str(entry.tokens), verdict, plain(why), plain(ref))
     console.print(table)
+    if explanation.cut:
+        cut = Table(title="cut by a source before the packer", title_justify="left")
+        for column in ("rank", "source", "tokens", "rule", "why"):
+            cut.add_column(column)
+        cut.add_column("ref", overflow="fold")
+        for candidate in explanation.cut:
+            at = "" if candidate.ref is None else f"{candidate.ref.kind} {candidate.ref.id}"
+            rule = Text(candidate.rule, style="red")
+            cut.add_row(str(candidate.rank), plain(candidate.source), str(candidate.tokens), rule,
+                        plain(candidate.message), plain(at))  # fmt: skip
+        console.print(cut)

@@ -415,6 +415,8 @@ async def test_search_answers_bad_input_with_its_code(service: Service, factory:
     for body in (
         {"organization_id": org, "query": ""},
         {"organization_id": org, "query": "x", "limit": 0},
+        {"organization_id": org, "query": "x", "keep_top": -1},
+        {"organization_id": org, "query": "x", "keep_top": "8"},
         {"query": "x"},
     ):
         response = await service.http.post("/v1/knowledge/search", json=body, headers=service.auth)

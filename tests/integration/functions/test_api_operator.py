@@ -179,3 +179,19 @@ async def test_explain_mode_answers_beside_an_unchanged_brief_and_logs_nothing(
     assert explanation["sources"][0]["budget"] == 40
     for entry in explanation["items"]:
         assert all(entry["message"] not in r.getMessage() for r in caplog.records if entry["reason"] != "kept")
+
+
+async def test_explain_mode_names_a_knowledge_chunk_the_relevance_floor_cut(service: Service, factory: Factory) -> None:
+    org = await factory.organization()
+    assert (
+        await ingest(service, org, "deal.md", "The deal pipeline holds every open opportunity.")
+    ).status == "completed"
+    assert (await ingest(service, org, "junk.md", "/// --- /// --- ///")).status == "completed"
+    policy = {"sources": [{"name": "knowledge", "token_budget": 400, "options": {"include_organization": True}}],
+              "total_token_budget": 500}  # fmt: skip
+    body = {"organization_id": str(org), "query": "which deal is in the pipeline", "policy": policy, "explain": True}
+    answer = await service.http.post("/v1/context/briefs", json=body, headers=service.auth)
+    assert answer.status_code == 200, answer.text
+    cut = answer.json()["explanation"]["cut"]
+    assert [(c["source"], c["rule"], c["title"]) for c in cut] == [("knowledge", "relevance_floor", "junk (part 1)")]
+    assert "relevance floor" in cut[0]["message"] and len(answer.json()["brief"]["items"]) == 1
