@@ -85,7 +85,7 @@ def create_app(
     client = inngest_client or create_client(environ, inngest_mode=settings.inngest_mode)
     slot = ServiceSlot()
     metrics = Metrics()
-    health = DatabaseHealth(slot)
+    health = DatabaseHealth(slot, probe_timeout_s=settings.readiness_timeout_s)
     install_step_encryption(client, parse_keys(settings.step_encryption_keys))
 
     async def open_once() -> Services:

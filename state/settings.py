@@ -79,6 +79,8 @@ class Settings(BaseModel):
     """Organizations `POST /v1/organizations` creates per minute across replicas; past it 429 `rate_limited`."""
     source_timeout_s: float = Field(default=1.0, gt=0, allow_inf_nan=False)
     """The context builder's per-source timeout."""
+    readiness_timeout_s: float = Field(default=2.0, gt=0, le=300, allow_inf_nan=False)
+    """How long `/readyz` waits for the database (its `SELECT 1`, its migration check) before answering 503."""
     max_json_bytes: int = Field(default=1024 * 1024, ge=1024)
     """The largest body any route but an upload takes; larger answers 413 while it streams in."""
     max_inngest_bytes: int = Field(default=32 * 1024 * 1024, ge=1024)
