@@ -2583,6 +2583,12 @@ CREATE INDEX knowledge_sources_object_key ON agent.knowledge_sources USING btree
 CREATE UNIQUE INDEX knowledge_sources_one_replacement ON agent.knowledge_sources USING btree (replaces) WHERE (replaces IS NOT NULL);
 
 --
+-- Name: knowledge_sources_page_idx; Type: INDEX; Schema: agent; Owner: -
+--
+
+CREATE INDEX knowledge_sources_page_idx ON agent.knowledge_sources USING btree (COALESCE(organization_id, '00000000-0000-0000-0000-000000000000'::uuid), created_at DESC, id DESC);
+
+--
 -- Name: knowledge_sources_pending_idx; Type: INDEX; Schema: agent; Owner: -
 --
 

@@ -865,3 +865,80 @@ SELECT q.object_key
 -- name: forget_object_deletes
 -- Drop the queued deletes of objects just deleted from the store. $1 keys text[]. Returns the keys dropped.
 DELETE FROM agent.knowledge_object_deletes WHERE object_key = ANY($1::text[]) RETURNING object_key;
+
+-- Paged reads (knowledge/ingestion/source_pages.py, state/paging.py): each page starts after a keyset
+-- position and fetches one row more than it shows; the first page starts from a sentinel beyond every row.
+
+-- name: count_sources_filtered
+-- How many sources `page_sources` pages through. $1 organization_id (NULL = platform), $2 true = only the
+-- overdue ones, $3 only this status or NULL, $4 text the title contains (any case) or NULL. The scope is
+-- matched through the expression of knowledge_sources_page_idx (migrations/0102).
+SELECT count(*)
+  FROM agent.knowledge_sources s
+ WHERE coalesce(s.organization_id, '00000000-0000-0000-0000-000000000000'::uuid)
+       = coalesce($1::uuid, '00000000-0000-0000-0000-000000000000'::uuid)
+   AND (NOT $2::boolean OR (s.review_by < (now() AT TIME ZONE 'UTC')::date AND s.status <> 'deleting'))
+   AND ($3::text IS NULL OR s.status = $3)
+   AND ($4::text IS NULL OR strpos(lower(s.title), lower($4)) > 0);
+
+-- name: page_sources
+-- A page of one scope's sources, newest first, each with the model it is shown under (its scope's live
+-- model when it is wanted under it, else the newest model it is wanted under) and its chunk counts there.
+-- $1 organization_id (NULL = platform), $2 only overdue, $3 status or NULL, $4 title text or NULL,
+-- $5 created_at and $6 id the page starts after, $7 the most rows.
+WITH live AS (
+    SELECT ks.active_embedding_model AS model
+      FROM public.knowledge_settings ks
+     WHERE ks.organization_id = $1 OR ks.organization_id IS NULL
+     ORDER BY ks.organization_id NULLS LAST
+     LIMIT 1)
+SELECT s.id, s.organization_id, s.kind, s.title, s.uri, s.status, s.failure_reason, s.attempts,
+       s.pending_since, s.created_at, s.updated_at, s.owner, s.review_by,
+       coalesce(s.review_by < (now() AT TIME ZONE 'UTC')::date AND s.status <> 'deleting', false) AS overdue,
+       m.embedding_model, m.chunk_count, m.embedded_count
+  FROM agent.knowledge_sources s
+  LEFT JOIN LATERAL (
+       SELECT r.embedding_model, r.chunk_count, r.embedded_count
+         FROM agent.knowledge_source_models r
+        WHERE r.source_id = s.id
+        ORDER BY r.embedding_model IS NOT DISTINCT FROM (SELECT model FROM live) DESC, r.created_at DESC,
+                 r.embedding_model
+        LIMIT 1) m ON true
+ WHERE coalesce(s.organization_id, '00000000-0000-0000-0000-000000000000'::uuid)
+       = coalesce($1::uuid, '00000000-0000-0000-0000-000000000000'::uuid)
+   AND (NOT $2::boolean OR (s.review_by < (now() AT TIME ZONE 'UTC')::date AND s.status <> 'deleting'))
+   AND ($3::text IS NULL OR s.status = $3)
+   AND ($4::text IS NULL OR strpos(lower(s.title), lower($4)) > 0)
+   AND (s.created_at, s.id) < ($5::timestamptz, $6::uuid)
+ ORDER BY s.created_at DESC, s.id DESC
+ LIMIT $7;
+
+-- name: source_shown_model
+-- The model a source is shown under: its scope's live model when the source is wanted under it, else the
+-- newest model it is wanted under; no row when it has none yet. $1 source id.
+SELECT r.embedding_model
+  FROM agent.knowledge_source_models r
+  JOIN agent.knowledge_sources s ON s.id = r.source_id
+ WHERE r.source_id = $1
+ ORDER BY r.embedding_model IS NOT DISTINCT FROM (
+              SELECT ks.active_embedding_model
+                FROM public.knowledge_settings ks
+               WHERE ks.organization_id = s.organization_id OR ks.organization_id IS NULL
+               ORDER BY ks.organization_id NULLS LAST
+               LIMIT 1) DESC,
+          r.created_at DESC, r.embedding_model
+ LIMIT 1;
+
+-- name: count_source_chunks
+-- How many chunks a source has under one model (the unique index on source, model, ordinal counts them).
+-- $1 source id, $2 embedding model.
+SELECT count(*) FROM agent.knowledge_chunks WHERE source_id = $1 AND embedding_model = $2;
+
+-- name: page_source_chunks
+-- A page of a source's chunks under one model, in ordinal order, full text. $1 source id, $2 embedding
+-- model, $3 the ordinal the page starts after, $4 the most rows.
+SELECT id, source_id, embedding_model, ordinal, text, tokens, embedding IS NOT NULL AS embedded
+  FROM agent.knowledge_chunks
+ WHERE source_id = $1 AND embedding_model = $2 AND ordinal > $3
+ ORDER BY ordinal
+ LIMIT $4;
