@@ -1,8 +1,9 @@
-"""`/console/orgs/{organization}/memories`: an organization's or a person's live memories, read only.
+"""`/console/orgs/{organization}/memories…`: live memories and a chain's history, read only.
 
-The read is `memory.reads.read_live_memories`, the one the memory source of a brief uses: the
-organization scope, and with a person their own chain too. Nothing here remembers or forgets: memory is
-written by agents through the tools.
+The list is `memory.pages.page_memories` (the organization's live memories of both scopes, or one
+person's, newest first, a page at a time); a chain's page is `memory.pages.memory_chain` (every revision,
+tombstones and expiry included), which answers 404 `memory_not_found` for a memory of another
+organization. Nothing here remembers or forgets: memory is written by agents through the tools.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from fastapi import APIRouter, Query, Request, Response
 
 from functions.console._pages import ConsoleRoute, render
 from functions.console._scope import SessionDep, organization_of
-from memory.reads import count_live_memories, read_live_memories
+from memory.pages import memory_chain, page_memories
 
 __all__ = ["router"]
 
@@ -30,10 +31,17 @@ async def memory_list(
     session: SessionDep,
     organization_id: UUID,
     person: Annotated[UUID | None, Query()] = None,
+    cursor: Annotated[str | None, Query(max_length=500)] = None,
 ) -> Response:
-    """The live memories of the organization, or of one person with the organization's."""
+    """The live memories of the organization, or of one person."""
     svc, org = await organization_of(request, session, organization_id)
-    args = {"organization_id": org.id, "definition_id": None, "user_id": person, "trigger_id": None}
-    memories = await read_live_memories(svc.db, limit=PAGE_SIZE, **args)  # type: ignore[arg-type]
-    total = await count_live_memories(svc.db, **args)  # type: ignore[arg-type]
-    return render(request, "memories.html", org=org, memories=memories, total=total, person=person)
+    page = await page_memories(svc.db, organization_id=org.id, user_id=person, cursor=cursor or None, limit=PAGE_SIZE)
+    return render(request, "memories.html", org=org, page=page, person=person)
+
+
+@router.get("/{memory_id}")
+async def memory_page(request: Request, session: SessionDep, organization_id: UUID, memory_id: UUID) -> Response:
+    """A chain's every revision, oldest first: which one is live, tombstones, expiry."""
+    svc, org = await organization_of(request, session, organization_id)
+    chain = await memory_chain(svc.db, organization_id=org.id, memory_id=memory_id)
+    return render(request, "memory.html", org=org, chain=chain)

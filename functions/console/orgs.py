@@ -12,7 +12,7 @@ from fastapi import APIRouter, Query, Request, Response
 from functions.api._deps import services
 from functions.console._pages import ConsoleRoute, render
 from functions.console._scope import SessionDep, operator_only
-from state.organizations import count_organizations, list_organizations
+from state.organization_overview import page_organizations
 
 __all__ = ["router"]
 
@@ -24,13 +24,13 @@ PAGE_SIZE = 50
 
 @router.get("")
 async def organization_list(
-    request: Request, session: SessionDep, q: Annotated[str, Query(max_length=200)] = ""
+    request: Request,
+    session: SessionDep,
+    q: Annotated[str, Query(max_length=200)] = "",
+    cursor: Annotated[str | None, Query(max_length=500)] = None,
 ) -> Response:
-    """Every organization with its counts, newest first; `q` filters by name."""
+    """Every organization with its counts, oldest first, a page at a time; `q` filters by name."""
     operator_only(session)
     svc = await services(request)
-    orgs = await list_organizations(svc.db, limit=PAGE_SIZE)
-    if q.strip():
-        orgs = [o for o in orgs if q.strip().lower() in o.name.lower()]
-    total = await count_organizations(svc.db)
-    return render(request, "orgs.html", orgs=orgs, rows=[], total=total, q=q, next_cursor=None)
+    page = await page_organizations(svc.db, name=q, cursor=cursor or None, limit=PAGE_SIZE)
+    return render(request, "orgs.html", orgs=page.items, total=page.total, q=q, next_cursor=page.next_cursor)

@@ -1,7 +1,8 @@
 """`/console/orgs/{organization}/receipts…` and `/erase`: the data that leaves, and erasure behind a typed name.
 
-Lists and shows receipts through the API's receipt routes (`functions.api.receipts`), so another
-organization's receipt is 404 `receipt_not_found`. Erasing a person or the whole organization calls the
+Lists receipts a page at a time (`state.receipts.page_receipts`, the organization's own) and shows one
+through the API's receipt route (`functions.api.receipts.show`), so another organization's receipt is
+404 `receipt_not_found`. Erasing a person or the whole organization calls the
 erasure routes' own functions with the session's caller (an organization key may erase a person of its
 own organization; only an operator erases an organization). Both ask the user to type the organization's
 name first (422 `confirmation_mismatch` otherwise, nothing erased). A repeated organization erasure shows
@@ -13,15 +14,16 @@ from __future__ import annotations
 from typing import Annotated
 from uuid import UUID
 
-from fastapi import APIRouter, Form, Request, Response
+from fastapi import APIRouter, Form, Query, Request, Response
 from fastapi.responses import RedirectResponse
 
 from functions.api.erasure import OrganizationErasureIn, UserErasureIn, erase_organization_route, erase_user_route
-from functions.api.receipts import list_all, show
+from functions.api.receipts import show
 from functions.console._pages import ConsoleRoute, render
 from functions.console._scope import ConsoleOrg, SessionDep, operator_only, organization_of
 from functions.console._session import check_csrf
 from functions.errors import ApiError
+from state.receipts import page_receipts
 
 __all__ = ["router"]
 
@@ -32,11 +34,16 @@ PAGE_SIZE = 50
 
 
 @router.get("/receipts")
-async def receipt_list(request: Request, session: SessionDep, organization_id: UUID) -> Response:
-    """The organization's receipts, newest first, and the erasure forms."""
+async def receipt_list(
+    request: Request,
+    session: SessionDep,
+    organization_id: UUID,
+    cursor: Annotated[str | None, Query(max_length=500)] = None,
+) -> Response:
+    """The organization's receipts, newest first, a page at a time, and the erasure forms."""
     svc, org = await organization_of(request, session, organization_id, erased=True)
-    answer = await list_all(session.caller, svc, organization_id=org.id, limit=PAGE_SIZE)
-    return render(request, "receipts.html", org=org, receipts=answer.receipts)
+    page = await page_receipts(svc.db, organization_id=org.id, cursor=cursor or None, limit=PAGE_SIZE)
+    return render(request, "receipts.html", org=org, page=page)
 
 
 @router.get("/receipts/{receipt_id}")

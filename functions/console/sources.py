@@ -19,25 +19,15 @@ from functions.api.knowledge import delete_knowledge_source, retry
 from functions.console._pages import ConsoleRoute, render
 from functions.console._scope import SessionDep, organization_of
 from functions.console._session import check_csrf
-from knowledge.db_errors import SourceNotFoundError
-from knowledge.ingestion.sources import SourceView, count_sources, get_source, list_sources, model_readiness
-from state.db import Database
+from knowledge.ingestion.source_pages import page_chunks, page_sources, source_in_scope, source_progress
 
 __all__ = ["PAGE_SIZE", "router"]
 
 router = APIRouter(prefix="/console/orgs/{organization_id}/sources", route_class=ConsoleRoute, include_in_schema=False)
 
 PAGE_SIZE = 50
-"""Rows on one page of a list."""
+"""Rows on one page of a list (sources, chunks)."""
 Status = Literal["", "pending", "ready", "failed"]
-
-
-async def _own_source(db: Database, source_id: UUID, organization_id: UUID) -> SourceView:
-    """The source, or 404 `source_not_found` when it belongs to another scope (as the API answers)."""
-    view = await get_source(db, source_id)
-    if view.organization_id != organization_id:
-        raise SourceNotFoundError(f"no knowledge source {source_id} in this scope")
-    return view
 
 
 @router.get("")
@@ -47,25 +37,34 @@ async def source_list(
     organization_id: UUID,
     status: Annotated[Status, Query()] = "",
     overdue: Annotated[bool, Query()] = False,
+    q: Annotated[str, Query(max_length=200)] = "",
+    cursor: Annotated[str | None, Query(max_length=500)] = None,
 ) -> Response:
-    """The organization's sources, newest first, with the filters."""
+    """The organization's sources, newest first, a page at a time, filtered by status, overdue and title."""
     svc, org = await organization_of(request, session, organization_id)
-    wanted = status or None
-    views = await list_sources(svc.db, org.id, limit=PAGE_SIZE, overdue=overdue, status=wanted)
-    total = await count_sources(svc.db, org.id, overdue=overdue, status=wanted)
+    page = await page_sources(
+        svc.db, org.id, status=status or None, overdue=overdue, title=q, cursor=cursor or None, limit=PAGE_SIZE
+    )
     return render(
-        request, "sources.html", org=org, sources=views, total=total, status=status, overdue=overdue,
-        q="", next_cursor=None,
+        request, "sources.html", org=org, rows=page.items, total=page.total, status=status, overdue=overdue,
+        q=q, next_cursor=page.next_cursor,
     )  # fmt: skip
 
 
 @router.get("/{source_id}")
-async def source_page(request: Request, session: SessionDep, organization_id: UUID, source_id: UUID) -> Response:
-    """One source: metadata, its readiness and reason per model."""
+async def source_page(
+    request: Request,
+    session: SessionDep,
+    organization_id: UUID,
+    source_id: UUID,
+    cursor: Annotated[str | None, Query(max_length=500)] = None,
+) -> Response:
+    """One source: metadata, its progress and reason per model, and a page of its chunks in full."""
     svc, org = await organization_of(request, session, organization_id)
-    view = await _own_source(svc.db, source_id, org.id)
-    models = await model_readiness(svc.db, [source_id])
-    return render(request, "source.html", org=org, source=view, models=models, chunks=None, done=None)
+    view = await source_in_scope(svc.db, source_id, organization_id=org.id)
+    progress = await source_progress(svc.db, source_id, organization_id=org.id)
+    chunks = await page_chunks(svc.db, source_id, organization_id=org.id, cursor=cursor or None, limit=PAGE_SIZE)
+    return render(request, "source.html", org=org, source=view, progress=progress, chunks=chunks)
 
 
 @router.post("/{source_id}/retry")
@@ -87,7 +86,7 @@ async def source_retry(
 async def source_delete_page(request: Request, session: SessionDep, organization_id: UUID, source_id: UUID) -> Response:
     """Ask before deleting."""
     svc, org = await organization_of(request, session, organization_id)
-    view = await _own_source(svc.db, source_id, org.id)
+    view = await source_in_scope(svc.db, source_id, organization_id=org.id)
     return render(request, "source_delete.html", org=org, source=view)
 
 
@@ -102,6 +101,6 @@ async def source_delete(
     """Delete the source (the API's delete) and show its receipt."""
     check_csrf(session, csrf)
     svc, org = await organization_of(request, session, organization_id)
-    await _own_source(svc.db, source_id, org.id)  # an operator's URL names the source's own organization
+    await source_in_scope(svc.db, source_id, organization_id=org.id)  # the URL names the source's organization
     receipt = await delete_knowledge_source(svc, session.caller, source_id, organization_id=org.id)
     return RedirectResponse(f"/console/orgs/{org.id}/receipts/{receipt['id']}", status_code=303)

@@ -49,6 +49,8 @@ class World:
     b_source: UUID
     b_receipt: UUID
     user: UUID
+    a_memory: UUID
+    b_memory: UUID
 
 
 async def _upload(db: Database, store: ObjectStore, org: UUID, text: str, filename: str, *, ingest: bool) -> UUID:
@@ -74,7 +76,8 @@ async def seed(db: Database, store: ObjectStore, factory: Factory, operator: htt
             failed,
             f"extraction_failed: {HOSTILE}",
         )
-    await raw_memory(db, org=a, definition=definition, text=f"prefers {HOSTILE}")
+    a_memory = await raw_memory(db, org=a, definition=definition, text=f"prefers {HOSTILE}")
+    b_memory = await raw_memory(db, org=b, definition=await factory.definition(b), text="Beta's secret memory")
     gone = await _upload(db, store, a, "# Old\n\nold", "old.md", ingest=False)
     b_source = await _upload(db, store, b, "# Beta pricing\n\nBeta's price is 99", "beta.md", ingest=True)
     b_gone = await _upload(db, store, b, "# Beta old\n\nold", "beta-old.md", ingest=False)
@@ -85,4 +88,6 @@ async def seed(db: Database, store: ObjectStore, factory: Factory, operator: htt
         receipts.append(UUID(answer.json()["id"]))
     a_key = (await mint_key(db, organization_id=a, name="console a")).secret
     b_key = (await mint_key(db, organization_id=b, name="console b")).secret
-    return World(a, a_name, b, a_key, b_key, ready, failed, receipts[0], b_source, receipts[1], user)
+    return World(
+        a, a_name, b, a_key, b_key, ready, failed, receipts[0], b_source, receipts[1], user, a_memory, b_memory
+    )

@@ -132,8 +132,9 @@ async def test_an_organization_key_reaches_nothing_of_another_organization(servi
     a, b = f"/console/orgs/{world.a}", f"/console/orgs/{world.b}"
     pages = [
         f"{b}/sources", f"{b}/sources/{world.b_source}", f"{b}/sources/{world.b_source}/delete", f"{b}/search",
-        f"{b}/brief", f"{b}/memories", f"{b}/receipts", f"{b}/receipts/{world.b_receipt}",
-        f"{a}/sources/{world.b_source}", f"{a}/sources/{world.b_source}/delete", f"{a}/receipts/{world.b_receipt}",
+        f"{b}/brief", f"{b}/memories", f"{b}/memories/{world.b_memory}", f"{b}/receipts",
+        f"{b}/receipts/{world.b_receipt}", f"{a}/sources/{world.b_source}", f"{a}/sources/{world.b_source}/delete",
+        f"{a}/receipts/{world.b_receipt}", f"{a}/memories/{world.b_memory}",
         f"/console/orgs/{uuid4()}/sources",
     ]  # fmt: skip
     for path in pages:
@@ -173,7 +174,7 @@ async def test_hostile_text_is_escaped_in_every_page_that_shows_it(service: Serv
     a = f"/console/orgs/{world.a}"
     for path, params in (
         (f"{a}/sources", {}), (f"{a}/sources/{world.ready}", {}), (f"{a}/sources/{world.failed}", {}),
-        (f"{a}/search", {"q": PAYLOADS[0] + " pricing"}), (f"{a}/memories", {}),
+        (f"{a}/search", {"q": PAYLOADS[0] + " pricing"}), (f"{a}/memories", {}), (f"{a}/memories/{world.a_memory}", {}),
         (f"{a}/brief", {"q": PAYLOADS[0] + " pricing", "build": "true"}), ("/console/orgs", {}),
     ):  # fmt: skip
         answer = await console.get(path, **params)
@@ -223,3 +224,19 @@ async def test_erasure_asks_for_the_organizations_name_and_a_repeat_shows_its_re
     shown = await console.get(first)
     assert shown.status_code == 200 and 'id="receipt-kind">organization<' in shown.text
     assert UUID(first.rsplit("/", 1)[1])
+
+
+async def test_lists_page_by_cursor_and_filter_and_a_foreign_cursor_is_refused(service: Service, world: World) -> None:
+    _, console = await sign_in(service.http, world.a_key)
+    assert console is not None
+    a = f"/console/orgs/{world.a}"
+    failed = await console.get(f"{a}/sources", status="failed")
+    assert failed.status_code == 200 and ">broken</a>" in failed.text and str(world.ready) not in failed.text
+    titled = await console.get(f"{a}/sources", q="onerror")  # the ready source's title is its hostile filename
+    assert str(world.ready) in titled.text and ">broken</a>" not in titled.text
+    first = await console.get(f"{a}/sources/{world.ready}")
+    assert first.status_code == 200 and "40 euros per seat" in first.text and 'id="stage">ready' in first.text
+    bad = await console.get(f"{a}/sources", cursor="bm90LWEtY3Vyc29y")
+    assert (bad.status_code, code_of(bad)) == (422, "invalid_cursor")
+    chain = await console.get(f"{a}/memories/{world.a_memory}")
+    assert chain.status_code == 200 and "live" in chain.text
