@@ -25,7 +25,7 @@ from state.errors import OrganizationNotFoundError
 from state.organizations import get_organization
 from state.receipts import organization_erased
 
-__all__ = ["ConsoleOrg", "SessionDep", "current_session", "operator_only", "organization_of"]
+__all__ = ["ConsoleOrg", "SessionDep", "current_session", "operator_only", "optional_uuid", "organization_of"]
 
 
 async def current_session(request: Request) -> ConsoleSession:
@@ -49,6 +49,16 @@ class ConsoleOrg:
     """Its name (empty for an erased organization)."""
     erased: bool = False
     """Its row is gone; only its receipts remain."""
+
+
+def optional_uuid(value: str, field: str) -> UUID | None:
+    """A form field that may be left empty (None) or holds a UUID (422 `invalid_request` otherwise)."""
+    if not value.strip():
+        return None
+    try:
+        return UUID(value.strip())
+    except ValueError:
+        raise ApiError(422, "invalid_request", f"{field} must be a UUID or empty") from None
 
 
 def _not_found(organization_id: UUID) -> ApiError:

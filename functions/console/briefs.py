@@ -20,7 +20,7 @@ from context.models import BriefExplanation
 from context.policies import FRONT_DOOR_NAME, NAMED_POLICIES
 from functions.api.context import BriefIn, create_brief
 from functions.console._pages import ConsoleRoute, render
-from functions.console._scope import SessionDep, organization_of
+from functions.console._scope import SessionDep, optional_uuid, organization_of
 
 __all__ = ["BAR_WIDTH", "Bar", "bars", "router"]
 
@@ -68,18 +68,19 @@ async def brief_page(
     session: SessionDep,
     organization_id: UUID,
     q: Annotated[str, Query(max_length=20_000)] = "",
-    person: Annotated[UUID | None, Query()] = None,
+    person: Annotated[str, Query(max_length=40)] = "",
     policy: Annotated[str, Query(max_length=64)] = FRONT_DOOR_NAME,
     build: Annotated[bool, Query()] = False,
 ) -> Response:
     """The form; with `build`, the brief and its explanation."""
     svc, org = await organization_of(request, session, organization_id)
+    user_id = optional_uuid(person, "person")
     names = list(NAMED_POLICIES) if session.caller.operator else [FRONT_DOOR_NAME]
     answer = None
     if build:
         body = BriefIn(
             organization_id=org.id,
-            user_id=person,
+            user_id=user_id,
             query=q,
             policy=None if policy == FRONT_DOOR_NAME else _policy_json(policy),
             explain=True,

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 from typing import Annotated, Any
-from uuid import UUID
 
 from fastapi import APIRouter, Form, Query, Request, Response
 from fastapi.responses import RedirectResponse
@@ -21,7 +20,7 @@ from functions.api._deps import services
 from functions.api.operator import delete_switch
 from functions.api.ops import readyz
 from functions.console._pages import ConsoleRoute, render
-from functions.console._scope import SessionDep, operator_only, organization_of
+from functions.console._scope import SessionDep, operator_only, optional_uuid, organization_of
 from functions.console._session import check_csrf
 
 __all__ = ["metrics_summary", "router"]
@@ -45,18 +44,19 @@ def metrics_summary(text: str) -> list[tuple[str, str, float]]:
 
 @router.get("")
 async def health_page(
-    request: Request, session: SessionDep, organization_id: Annotated[UUID | None, Query()] = None
+    request: Request, session: SessionDep, organization_id: Annotated[str, Query(max_length=40)] = ""
 ) -> Response:
     """The service's health, and the switch of the platform or of `organization_id`."""
     operator_only(session)
     svc = await services(request)
-    if organization_id is not None:
-        await organization_of(request, session, organization_id)
+    scope = optional_uuid(organization_id, "organization_id")
+    if scope is not None:
+        await organization_of(request, session, scope)
     ready: dict[str, Any] = json.loads(bytes((await readyz(request)).body))
-    switch = await switch_view(svc.db, organization_id)
+    switch = await switch_view(svc.db, scope)
     summary = metrics_summary(request.app.state.metrics.render().decode())
     return render(
-        request, "health.html", ready=ready, switch=switch, metrics=summary, organization_id=organization_id,
+        request, "health.html", ready=ready, switch=switch, metrics=summary, organization_id=scope,
         sweeps=[m for m in summary if "sweep" in m[0]],
     )  # fmt: skip
 
@@ -71,7 +71,7 @@ async def cancel_switch(
     """Cancel the running switchover of the platform or one organization (the API's cancel)."""
     check_csrf(session, csrf)
     operator_only(session)
-    scope = UUID(organization_id) if organization_id else None
+    scope = optional_uuid(organization_id, "organization_id")
     svc = await services(request)
     if scope is not None:
         await organization_of(request, session, scope)

@@ -14,7 +14,7 @@ from uuid import UUID
 from fastapi import APIRouter, Query, Request, Response
 
 from functions.console._pages import ConsoleRoute, render
-from functions.console._scope import SessionDep, organization_of
+from functions.console._scope import SessionDep, optional_uuid, organization_of
 from memory.pages import memory_chain, page_memories
 
 __all__ = ["router"]
@@ -30,12 +30,13 @@ async def memory_list(
     request: Request,
     session: SessionDep,
     organization_id: UUID,
-    person: Annotated[UUID | None, Query()] = None,
+    person: Annotated[str, Query(max_length=40)] = "",
     cursor: Annotated[str | None, Query(max_length=500)] = None,
 ) -> Response:
     """The live memories of the organization, or of one person."""
     svc, org = await organization_of(request, session, organization_id)
-    page = await page_memories(svc.db, organization_id=org.id, user_id=person, cursor=cursor or None, limit=PAGE_SIZE)
+    user_id = optional_uuid(person, "person")
+    page = await page_memories(svc.db, organization_id=org.id, user_id=user_id, cursor=cursor or None, limit=PAGE_SIZE)
     return render(request, "memories.html", org=org, page=page, person=person)
 
 
