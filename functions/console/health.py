@@ -32,6 +32,8 @@ def metrics_summary(text: str) -> list[tuple[str, str, float]]:
     """Each metric family of a Prometheus text as (name, help, the sum of its counters or gauges)."""
     out: list[tuple[str, str, float]] = []
     for family in text_string_to_metric_families(text):
+        if family.name.endswith("_created"):  # the creation time of a counter: not a count
+            continue
         if family.type in ("counter", "gauge"):
             values = [s.value for s in family.samples if not s.name.endswith("_created")]
         elif family.type == "histogram":

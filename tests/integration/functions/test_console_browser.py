@@ -52,7 +52,8 @@ INSPECT = """() => ({
   pwned: window.__pwned === undefined ? null : String(window.__pwned),
   title: document.title,
   scripts: document.scripts.length,
-  handlers: [...document.querySelectorAll('*')].filter(e => [...e.attributes].some(a => a.name.startsWith('on'))).length,
+  handlers: [...document.querySelectorAll('*')]
+    .filter(e => [...e.attributes].some(a => a.name.startsWith('on'))).length,
   jsLinks: document.querySelectorAll('a[href^="javascript" i], [src^="javascript" i]').length,
   styled: document.querySelectorAll('[style]').length,
   images: document.images.length,
@@ -169,9 +170,10 @@ async def tab_order(page: Any, presses: int) -> list[str]:
         await page.keyboard.press("Tab")
         seen.append(
             await page.evaluate(
-                "() => { const e = document.activeElement; return e.tagName + ':' + (e.id || e.textContent.trim()).slice(0, 30) }"
+                "() => { const e = document.activeElement;"
+                " return e.tagName + ':' + (e.id || e.textContent.trim()).slice(0, 30) }"
             )
-        )  # noqa: E501
+        )
     return seen
 
 
@@ -191,7 +193,10 @@ async def test_the_operator_and_an_organization_key_use_every_page_in_chromium(s
             assert await page.locator("tbody tr").count() == 1 and "Beta" not in await page.inner_text("tbody")
 
             await operator.open(f"{a}/sources", "sources")
-            assert [s for s in await tab_order(page, 12) if s.startswith(("A:Sources", "SELECT:status", "BUTTON:"))]
+            order = await tab_order(page, 16)  # the nav, then the filters, in reading order, all reachable by Tab
+            wanted = ["A:Sources", "A:Search", "BUTTON:Sign out", "SELECT:status", "INPUT:q", "BUTTON:Filter"]
+            assert all(w in order for w in wanted), order
+            assert [order.index(w) for w in wanted] == sorted(order.index(w) for w in wanted), order
             await page.select_option("#status", "failed")
             await operator.submit("button:has-text('Filter')")
             await operator.check("sources-failed")
