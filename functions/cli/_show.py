@@ -19,7 +19,7 @@ from functions.cli._common import console, plain
 if TYPE_CHECKING:
     from context.models import BriefExplanation, ContextBrief
 
-__all__ = ["bar", "show_brief", "show_explanation"]
+__all__ = ["bar", "show_brief", "show_cut", "show_explanation"]
 
 BAR_WIDTH = 24
 
@@ -66,4 +66,17 @@ def show_explanation(explanation: BriefExplanation) -> None:
         verdict = Text("kept", style="green") if entry.kept else Text("dropped", style="red")
         why = "" if entry.kept else entry.message
         table.add_row(str(n), plain(entry.source), str(entry.tokens), verdict, plain(why), plain(ref))
+    console.print(table)
+    if explanation.cut:
+        show_cut(explanation)
+
+
+def show_cut(explanation: BriefExplanation) -> None:
+    """Print the candidates the sources cut before the packer, each with its rule, score, rank and tokens."""
+    table = Table(title="candidates cut before the packer", title_justify="left")
+    for column in ("source", "title", "rule", "score", "rank", "tokens", "why"):
+        table.add_column(column)
+    for c in explanation.cut:
+        score = "" if c.score is None else f"{c.score:.3f}"
+        table.add_row(plain(c.source), plain(c.title), c.rule, score, str(c.rank), str(c.tokens), plain(c.message))
     console.print(table)

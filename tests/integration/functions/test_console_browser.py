@@ -24,7 +24,6 @@ from uuid import uuid4
 import pytest
 import uvicorn
 
-from context.models import ContextItem, ContextRequest, ContextSourceSpec, CutCandidate
 from context.registry import ContextSourceRegistry
 from context.sources import default_sources
 from functions.app import create_app
@@ -34,6 +33,7 @@ from state.settings import load_settings
 from tests.factories import Factory
 from tests.integration.functions.conftest import TOKEN, fake_embedders
 from tests.integration.functions.console_seed import PAYLOADS, World, seed
+from tests.integration.functions.cutting_source import CUT_TITLE, CuttingKnowledge
 from tests.integration.functions.support import RecordingInngest, asgi_client, new_signing_key
 from tests.support import eventually
 
@@ -46,7 +46,6 @@ FLAGS = [  # as scripts/check_docs_browser.py: no sandbox (root in CI), no backg
     "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage",
     "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1", "--proxy-server=http://127.0.0.1:9",
 ]  # fmt: skip
-CUT_TITLE = f"A cut candidate {PAYLOADS[1]}"
 
 INSPECT = """() => ({
   pwned: window.__pwned === undefined ? null : String(window.__pwned),
@@ -61,27 +60,6 @@ INSPECT = """() => ({
   main: document.querySelectorAll('main#main').length,
   overflow: document.documentElement.scrollWidth - window.innerWidth,
 })"""
-
-
-class CuttingKnowledge:
-    """The real knowledge source, also reporting one candidate it cut (explain mode), with a hostile title."""
-
-    def __init__(self, inner: Any) -> None:
-        self.inner = inner
-        self.name = inner.name
-        self.options_schema = inner.options_schema
-
-    async def retrieve(self, request: ContextRequest, spec: ContextSourceSpec) -> list[ContextItem]:
-        return list(await self.inner.retrieve(request, spec))
-
-    async def retrieve_explained(
-        self, request: ContextRequest, spec: ContextSourceSpec
-    ) -> tuple[list[ContextItem], list[CutCandidate]]:
-        cut = CutCandidate(
-            source=self.name, kind="knowledge", ref=None, title=CUT_TITLE, tokens=42, rank=9, score=0.21,
-            rule="relevance_floor", message="fused score 0.21 under the relevance floor 0.30",
-        )  # fmt: skip
-        return await self.retrieve(request, spec), [cut]
 
 
 @dataclass
