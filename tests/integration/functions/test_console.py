@@ -17,7 +17,7 @@ import pytest
 
 from functions.console._pages import CSP
 from functions.console._session import COOKIE
-from state.api_keys import revoke_key
+from state.api_keys import mint_key, revoke_key
 from tests.factories import Factory
 from tests.integration.functions.conftest import TOKEN, Service
 from tests.integration.functions.console_seed import PAYLOADS, World, seed
@@ -87,6 +87,10 @@ async def test_sign_in_takes_the_keys_v1_takes_into_a_cookie_that_never_holds_th
     assert TOKEN not in answer.headers["set-cookie"] and TOKEN not in console.cookie
     _, org_console = await sign_in(service.http, world.a_key)
     assert org_console is not None and world.a_key.split("_")[2] not in org_console.cookie
+    operator_key = (await mint_key(service.db, organization_id=None, name="console operator")).secret
+    _, key_console = await sign_in(service.http, operator_key)
+    assert key_console is not None and (await key_console.get("/console/health")).status_code == 200
+    assert operator_key.split("_")[2] not in key_console.cookie
 
     tampered = Console(service.http, console.cookie[:-2] + "xx", console.csrf)
     assert (await tampered.get("/console/orgs")).status_code == 303, "a tampered cookie is no session"
