@@ -17,6 +17,7 @@ import pytest
 
 from functions.console._pages import CSP
 from functions.console._session import COOKIE
+from knowledge.embedding.live_model import begin_switch
 from state.api_keys import mint_key, revoke_key
 from tests.factories import Factory
 from tests.integration.functions.conftest import TOKEN, Service
@@ -244,3 +245,22 @@ async def test_lists_page_by_cursor_and_filter_and_a_foreign_cursor_is_refused(s
     assert (bad.status_code, code_of(bad)) == (422, "invalid_cursor")
     chain = await console.get(f"{a}/memories/{world.a_memory}")
     assert chain.status_code == 200 and "live" in chain.text
+
+
+async def test_health_shows_a_running_switch_and_the_operator_cancels_it(service: Service, world: World) -> None:
+    await begin_switch(service.db, world.a, "test/hash-32", dimensions=32)
+    _, org_console = await sign_in(service.http, world.a_key)
+    assert org_console is not None
+    refused = await org_console.post("/console/health/switch/cancel", {"organization_id": str(world.a)})
+    assert (refused.status_code, code_of(refused)) == (403, "operator_scope_required")
+    _, console = await sign_in(service.http, TOKEN)
+    assert console is not None
+    shown = await console.get("/console/health", organization_id=str(world.a))
+    assert shown.status_code == 200 and "switching to <code>test/hash-32</code>" in shown.text
+    assert "Cancel the switch" in shown.text and 'id="readiness"' in shown.text
+    cancelled = await console.post("/console/health/switch/cancel", {"organization_id": str(world.a)})
+    assert cancelled.status_code == 303, code_of(cancelled)
+    after = await console.get(cancelled.headers["location"])
+    assert "no switch running" in after.text and "test/hash-32" not in after.text
+    bad = await console.get("/console/health", organization_id="not-a-uuid")
+    assert (bad.status_code, code_of(bad)) == (422, "invalid_request")
