@@ -10,6 +10,19 @@ does and a row inserted meanwhile neither shifts nor repeats a row. A cursor tha
 another list, or was made under another scope or other filters is `InvalidCursorError`
 (`invalid_cursor`): a cursor never carries one organization's position into another's list.
 
+The paged reads, each answering a `Page` (names stable; the console, the API and the CLI call them):
+
+- `state.organization_overview.page_organizations(db, name=, cursor=, limit=)`: organizations, oldest
+  first, each with its sources by status, overdue sources, chunks, live memories, last ingestion.
+- `state.api_keys.page_keys(db, organization_id=, include_revoked=, cursor=, limit=)`: keys, oldest first.
+- `state.receipts.page_receipts(db, organization_id=, cursor=, limit=)`: receipts, newest first.
+- `knowledge.ingestion.source_pages.page_sources(db, organization_id, status=, overdue=, title=, cursor=,
+  limit=)`: a scope's sources, newest first; `page_chunks(db, source_id, organization_id=, operator=,
+  model=, cursor=, limit=)`: a source's chunks in ordinal order; `source_progress(...)` (not a page): a
+  source's stage and chunks done.
+- `memory.pages.page_memories(db, organization_id=, user_id=, definition_id=, cursor=, limit=)`: live
+  memories, newest first; `memory_chain(db, organization_id=, memory_id=)` (not a page): a chain's history.
+
 The first page starts from a sentinel position beyond every row (`FIRST_DESC`, `FIRST_ASC`), so each list
 is one statement whose keyset condition always applies (a generic plan keeps using the index).
 This module must never read the database.

@@ -516,7 +516,8 @@ SELECT count(*)
 -- A page of organizations, oldest first, each with the counts of the operator's overview: sources by
 -- status, overdue sources (review date before today in UTC, not deleting), chunks search can serve (ready
 -- sources under the organization's live model, from the readiness rows' counts, never a scan of chunks),
--- live memories, and when a source last became ready. $1 text the name contains (any case) or NULL,
+-- live memories, and when a source last became ready. Each count is one grouped read over the page's
+-- organizations (never one read per organization). $1 text the name contains (any case) or NULL,
 -- $2 created_at and $3 id the page starts after, $4 the most rows.
 WITH page AS (
     SELECT o.id, o.name, o.created_at
@@ -524,36 +525,47 @@ WITH page AS (
      WHERE ($1::text IS NULL OR strpos(lower(o.name), lower($1)) > 0)
        AND (o.created_at, o.id) > ($2::timestamptz, $3::uuid)
      ORDER BY o.created_at, o.id
-     LIMIT $4)
+     LIMIT $4
+), live AS (
+    SELECT p.id AS organization_id,
+           (SELECT ks.active_embedding_model
+              FROM public.knowledge_settings ks
+             WHERE ks.organization_id = p.id OR ks.organization_id IS NULL
+             ORDER BY ks.organization_id NULLS LAST
+             LIMIT 1) AS model
+      FROM page p
+), src AS (
+    SELECT s.organization_id, s.status, count(*)::int AS n,
+           count(*) FILTER (WHERE s.review_by < (now() AT TIME ZONE 'UTC')::date AND s.status <> 'deleting')::int
+               AS overdue
+      FROM agent.knowledge_sources s
+     WHERE s.organization_id IN (SELECT id FROM page)
+     GROUP BY s.organization_id, s.status
+), rd AS (
+    SELECT s.organization_id,
+           sum(r.chunk_count) FILTER (
+               WHERE r.status = 'ready' AND s.status = 'ready' AND r.embedding_model = l.model)::bigint AS chunks,
+           max(r.updated_at) FILTER (WHERE r.status = 'ready') AS last_ingested_at
+      FROM agent.knowledge_sources s
+      JOIN live l ON l.organization_id = s.organization_id
+      JOIN agent.knowledge_source_models r ON r.source_id = s.id
+     GROUP BY s.organization_id
+), mem AS (
+    SELECT m.organization_id, count(*)::int AS memories
+      FROM agent.live_memories m
+     WHERE m.organization_id IN (SELECT id FROM page)
+     GROUP BY m.organization_id
+)
 SELECT p.id, p.name, p.created_at,
-       coalesce(src.by_status, '{}'::jsonb) AS sources_by_status,
-       coalesce(src.overdue, 0) AS overdue_sources,
+       coalesce((SELECT jsonb_object_agg(src.status, src.n) FROM src WHERE src.organization_id = p.id),
+                '{}'::jsonb) AS sources_by_status,
+       coalesce((SELECT sum(src.overdue) FROM src WHERE src.organization_id = p.id), 0)::int AS overdue_sources,
        coalesce(rd.chunks, 0) AS chunks,
        rd.last_ingested_at,
-       mem.memories
+       coalesce(mem.memories, 0) AS memories
   FROM page p
-  LEFT JOIN LATERAL (
-       SELECT jsonb_object_agg(g.status, g.n) AS by_status, sum(g.overdue)::int AS overdue
-         FROM (SELECT s.status, count(*)::int AS n,
-                      count(*) FILTER (WHERE s.review_by < (now() AT TIME ZONE 'UTC')::date
-                                         AND s.status <> 'deleting')::int AS overdue
-                 FROM agent.knowledge_sources s
-                WHERE s.organization_id = p.id
-                GROUP BY s.status) g) src ON true
-  LEFT JOIN LATERAL (
-       SELECT sum(r.chunk_count) FILTER (
-                  WHERE r.status = 'ready' AND s.status = 'ready' AND r.embedding_model = (
-                        SELECT ks.active_embedding_model
-                          FROM public.knowledge_settings ks
-                         WHERE ks.organization_id = p.id OR ks.organization_id IS NULL
-                         ORDER BY ks.organization_id NULLS LAST
-                         LIMIT 1))::bigint AS chunks,
-              max(r.updated_at) FILTER (WHERE r.status = 'ready') AS last_ingested_at
-         FROM agent.knowledge_sources s
-         JOIN agent.knowledge_source_models r ON r.source_id = s.id
-        WHERE s.organization_id = p.id) rd ON true
- CROSS JOIN LATERAL (
-       SELECT count(*)::int AS memories FROM agent.live_memories m WHERE m.organization_id = p.id) mem
+  LEFT JOIN rd ON rd.organization_id = p.id
+  LEFT JOIN mem ON mem.organization_id = p.id
  ORDER BY p.created_at, p.id;
 
 -- name: page_api_keys

@@ -10,8 +10,8 @@ failed source and sends `knowledge/source.retry.requested`, its event written in
 Owner and review date: a review date is `YYYY-MM-DD`; anything else is 422 `invalid_request` with the
 field's path, and nothing is stored. The same document sent again with an owner or a review date sets it
 on the source (a field left out keeps its value); a re-synced URI's new version carries the old one's over
-unless the sync names its own. `GET /v1/knowledge/sources?overdue=true` lists only the sources whose review
-date is before today (UTC).
+unless the sync names its own. The paged list of sources, a source's chunks and its progress are
+`functions.api.source_pages`.
 
 Re-sync: a known URI sent again with different content registers a new version (`outcome: resync`,
 `replaces`: the live source) and sends `knowledge/source.sync.requested`; the new version replaces the old
@@ -58,7 +58,7 @@ from functions.api._knowledge_batch import (
     form_scope,
     read_batch,
 )
-from functions.api._knowledge_models import BatchRegisteredOut, RetryOut, SearchOut, SourceList, SourceRegisteredOut
+from functions.api._knowledge_models import BatchRegisteredOut, RetryOut, SearchOut, SourceRegisteredOut
 from functions.api._params import PlatformScope, ScopeOrganization, SourceIdPath
 from functions.api._scopes import ORGANIZATION, OrganizationCaller, organization_scope
 from functions.api.receipts import ReceiptOut
@@ -67,7 +67,7 @@ from functions.events import EVENT_RETRY
 from knowledge.db_errors import SourceNotFoundError
 from knowledge.ingestion.delete import delete_source
 from knowledge.ingestion.registration import RegisteredSource, register_many, register_upload, register_uri
-from knowledge.ingestion.sources import get_source, list_sources
+from knowledge.ingestion.sources import get_source
 from knowledge.ingestion.sweep import retry_source
 from knowledge.search import DEFAULT_MIN_RELEVANCE, DEFAULT_PER_SOURCE, MAX_SEARCH_LIMIT, search
 from state import outbox
@@ -309,29 +309,6 @@ async def create_sources_batch(request: Request, svc: ServicesDep) -> JSONRespon
         "event_error": delivery.error,
     }
     return JSONResponse(status_code=202, content=body)
-
-
-@router.get("/sources", dependencies=[ORGANIZATION], response_model=SourceList, responses=route_errors({404: _ORG_404}))
-async def get_sources(
-    svc: ServicesDep,
-    organization_id: ScopeOrganization = None,
-    platform: PlatformScope = False,
-    limit: Annotated[int, Query(ge=1, le=1000, description="The most sources to answer.")] = 100,
-    overdue: Annotated[bool, Query(description="Only the sources whose review date is before today (UTC).")] = False,
-) -> dict[str, Any]:
-    """The sources of one scope, newest first, with status, reason, owner and review date (`overdue`: past it)."""
-    scope = _scope(organization_id, platform)
-    views = await list_sources(svc.db, scope, limit=limit, overdue=overdue)
-    return {
-        "sources": [
-            {
-                **v.identity_json(),
-                "pending_since": None if v.pending_since is None else v.pending_since.isoformat(),
-                "updated_at": v.updated_at.isoformat(),
-            }
-            for v in views
-        ]
-    }
 
 
 @router.post(

@@ -27,7 +27,7 @@ LONG = "\n\n".join(f"## Part {i}\n\n" + " ".join(f"word{i}x{j}" for j in range(1
 async def _walk(kit: Kit, org: UUID, *, limit: int, add_between: int = 0, **filters: object) -> list[UUID]:
     seen: list[UUID] = []
     cursor: str | None = None
-    while True:
+    for _ in range(100):  # a cursor that never advances fails here, never hangs
         page = await page_sources(kit.db, org, cursor=cursor, limit=limit, **filters)  # type: ignore[arg-type]
         seen.extend(r.source.id for r in page.items)
         for _ in range(add_between):
@@ -35,6 +35,7 @@ async def _walk(kit: Kit, org: UUID, *, limit: int, add_between: int = 0, **filt
         if page.next_cursor is None:
             return seen
         cursor = page.next_cursor
+    raise AssertionError("the walk never reached a last page")
 
 
 async def _same_instant(kit: Kit, ids: list[UUID]) -> None:
@@ -105,12 +106,14 @@ async def test_a_sources_chunks_page_in_ordinal_order_with_full_text(kit: Kit, f
     org = await factory.organization()
     source = await kit.ingest(org, LONG, title="Long")
     chunks, cursor = [], None
-    while True:
+    for _ in range(100):  # a cursor that never advances fails here, never hangs
         page = await page_chunks(kit.db, source, organization_id=org, cursor=cursor, limit=2)
         chunks.extend(page.items)
         if page.next_cursor is None:
             break
         cursor = page.next_cursor
+    else:
+        raise AssertionError("the walk never reached a last page")
     assert page.total == len(chunks) > 2
     assert [c.ordinal for c in chunks] == list(range(len(chunks))), "every chunk once, in ordinal order"
     assert all(c.embedding_model == FAKE and c.embedded for c in chunks)

@@ -24,7 +24,7 @@ from tests.integration.memory.helpers import World, world_memory
 async def _walk(db: Database, world: World, *, user: UUID | None = None, arrive: bool = False) -> list[UUID]:
     seen: list[UUID] = []
     cursor: str | None = None
-    while True:
+    for _ in range(100):  # a cursor that never advances fails here, never hangs
         page = await page_memories(db, organization_id=world.org, user_id=user, cursor=cursor, limit=2)
         seen.extend(m.id for m in page.items)
         if arrive:
@@ -32,6 +32,7 @@ async def _walk(db: Database, world: World, *, user: UUID | None = None, arrive:
         if page.next_cursor is None:
             return seen
         cursor = page.next_cursor
+    raise AssertionError("the walk never reached a last page")
 
 
 async def test_a_page_holds_live_memories_only_newest_first(db: Database, world: World) -> None:

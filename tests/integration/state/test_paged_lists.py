@@ -41,7 +41,7 @@ async def _walk(
 ) -> list[T]:
     seen: list[T] = []
     cursor: str | None = None
-    while True:
+    for _ in range(100):  # a cursor that never advances fails here, never hangs
         page = await fetch(cursor)
         seen.extend(page.items)
         if between is not None:
@@ -49,6 +49,7 @@ async def _walk(
         if page.next_cursor is None:
             return seen
         cursor = page.next_cursor
+    raise AssertionError("the walk never reached a last page")
 
 
 async def test_organizations_walk_oldest_first_once_each_while_organizations_arrive(
