@@ -77,6 +77,7 @@ async def seed(db: Database, store: ObjectStore, factory: Factory, operator: htt
             f"extraction_failed: {HOSTILE}",
         )
     a_memory = await raw_memory(db, org=a, definition=definition, text=f"prefers {HOSTILE}")
+    await raw_memory(db, org=a, definition=definition, scope="user", user=user, text=f"likes {PAYLOADS[3]}")
     b_memory = await raw_memory(db, org=b, definition=await factory.definition(b), text="Beta's secret memory")
     gone = await _upload(db, store, a, "# Old\n\nold", "old.md", ingest=False)
     b_source = await _upload(db, store, b, "# Beta pricing\n\nBeta's price is 99", "beta.md", ingest=True)

@@ -15,6 +15,7 @@ from uuid import UUID, uuid4
 import httpx
 import pytest
 
+from functions.console import sources as console_sources
 from functions.console._pages import CSP
 from functions.console._session import COOKIE
 from knowledge.embedding.live_model import begin_switch
@@ -231,10 +232,23 @@ async def test_erasure_asks_for_the_organizations_name_and_a_repeat_shows_its_re
     assert UUID(first.rsplit("/", 1)[1])
 
 
-async def test_lists_page_by_cursor_and_filter_and_a_foreign_cursor_is_refused(service: Service, world: World) -> None:
+async def test_lists_page_by_cursor_and_filter_and_a_foreign_cursor_is_refused(
+    service: Service, world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
     _, console = await sign_in(service.http, world.a_key)
     assert console is not None
     a = f"/console/orgs/{world.a}"
+    monkeypatch.setattr(console_sources, "PAGE_SIZE", 1)
+    first_page = await console.get(f"{a}/sources")
+    link = re.search(r'<a rel="next" href="\?([^"]+)"', first_page.text)
+    assert link is not None and "(2)" in first_page.text, "one row of two, and a link to the next page"
+    second_page = await service.http.get(
+        f"{a}/sources?{link.group(1).replace('&amp;', '&')}", headers={"Cookie": f"{COOKIE}={console.cookie}"}
+    )
+    ids = [set(re.findall(r"/sources/([0-9a-f-]{36})\"", p.text)) for p in (first_page, second_page)]
+    assert ids[0] and ids[1] and not ids[0] & ids[1] and ids[0] | ids[1] == {str(world.ready), str(world.failed)}
+    assert 'rel="next"' not in second_page.text
+    monkeypatch.undo()
     failed = await console.get(f"{a}/sources", status="failed")
     assert failed.status_code == 200 and ">broken</a>" in failed.text and str(world.ready) not in failed.text
     titled = await console.get(f"{a}/sources", q="onerror")  # the ready source's title is its hostile filename

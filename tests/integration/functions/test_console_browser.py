@@ -204,6 +204,7 @@ async def test_the_operator_and_an_organization_key_use_every_page_in_chromium(s
 
             await operator.open(f"{a}/brief", "brief-form")
             await page.fill("#q", f"What price per seat did we agree? {PAYLOADS[2]}")
+            await page.fill("#person", str(w.user))
             await page.select_option("#policy", "front_door")
             await operator.submit("button:has-text('Build')")
             await operator.check("brief-explorer")
@@ -213,6 +214,11 @@ async def test_the_operator_and_an_organization_key_use_every_page_in_chromium(s
             assert "kept" in await page.inner_text("#explained")
 
             await operator.open(f"{a}/memories", "memories")
+            await page.fill("#person", str(w.user))
+            await operator.submit("button:has-text('Show')")
+            await operator.check("memories-person")
+            shown = await page.inner_text("tbody")
+            assert "likes" in shown and "prefers" not in shown, "the person's own memories only"
             async with page.expect_navigation():
                 await page.click("text=revisions")
             await operator.check("memory-chain")
