@@ -23,6 +23,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, RedirectResponse
 from fastapi.routing import APIRoute
 from jinja2 import Environment, FileSystemLoader
+from pydantic import ValidationError
 from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -90,6 +91,10 @@ class ConsoleRoute(APIRoute):
                 return RedirectResponse(f"/console/sign-in?next={quote(target, safe='')}", status_code=303)
             except RequestValidationError as exc:
                 return _validation(request, exc)
+            except ValidationError as exc:  # a body the page builds for a route's function (a brief's query)
+                kinds = {str(e.get("type")) for e in exc.errors()}
+                code = "text_invalid" if kinds & {"text_invalid", "string_unicode"} else "invalid_request"
+                return error_page(request, 422, code, "the form's text is not valid (no NUL byte, within its size)")
             except ApiError as exc:
                 return error_page(request, exc.status, exc.code, str(exc))
             except CodedError as exc:

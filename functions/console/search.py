@@ -16,6 +16,7 @@ from fastapi import APIRouter, Query, Request, Response
 
 from functions.console._pages import ConsoleRoute, render
 from functions.console._scope import SessionDep, organization_of
+from functions.errors import ApiError
 from knowledge.search import DEFAULT_FUSION, Fusion, search
 
 __all__ = ["MODES", "router"]
@@ -42,6 +43,8 @@ async def search_page(
 ) -> Response:
     """The form, and the hits when a query is given."""
     svc, org = await organization_of(request, session, organization_id)
+    if "\x00" in q:
+        raise ApiError(422, "text_invalid", "the query must not hold a NUL byte")
     hits = []
     if q.strip():
         hits = await search(

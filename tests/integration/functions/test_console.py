@@ -188,6 +188,9 @@ async def test_hostile_text_is_escaped_in_every_page_that_shows_it(service: Serv
         for payload in PAYLOADS[:2]:
             assert payload not in answer.text, (path, payload)
         assert "&lt;script&gt;" in answer.text, path
+    for path in (f"{a}/search", f"{a}/brief"):
+        nul = await console.get(path, q="price\x00", build="true")
+        assert (nul.status_code, code_of(nul)) == (422, "text_invalid"), path
 
 
 async def test_a_source_is_retried_and_deleted_through_the_console_with_its_receipt(
