@@ -39,6 +39,7 @@ __all__ = [
     "MintedKey",
     "authenticate_key",
     "count_keys",
+    "key_holder",
     "list_keys",
     "mint_key",
     "page_keys",
@@ -163,6 +164,20 @@ async def authenticate_key(db: Database, token: str) -> KeyHolder | None:
         async with db.connection() as conn:
             row = await conn.fetchrow(QUERIES["find_api_key"], key_id)
     if row is None or not verify_secret(secret, bytes(row["secret_sha256"])):
+        return None
+    return KeyHolder(row["id"], row["scope"], row["organization_id"], revoked=row["revoked_at"] is not None)
+
+
+async def key_holder(db: Database, key_id: str) -> KeyHolder | None:
+    """The holder of the key with this id (no secret check: the caller proved the secret before), or None.
+
+    The console's session names its key by id and asks here on every request, so a revoked or deleted key
+    ends the session from the next request on.
+    """
+    with translated_db_errors():
+        async with db.connection() as conn:
+            row = await conn.fetchrow(QUERIES["find_api_key"], key_id)
+    if row is None:
         return None
     return KeyHolder(row["id"], row["scope"], row["organization_id"], revoked=row["revoked_at"] is not None)
 

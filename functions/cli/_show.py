@@ -21,7 +21,7 @@ from functions.cli._common import console, plain
 if TYPE_CHECKING:
     from context.models import BriefExplanation, ContextBrief
 
-__all__ = ["bar", "show_brief", "show_explanation"]
+__all__ = ["bar", "show_brief", "show_cut", "show_explanation"]
 
 BAR_WIDTH = 24
 
@@ -70,13 +70,19 @@ def show_explanation(explanation: BriefExplanation) -> None:
         table.add_row(str(n), plain(entry.source), str(entry.tokens), verdict, plain(why), plain(ref))
     console.print(table)
     if explanation.cut:
-        cut = Table(title="cut by a source before the packer", title_justify="left")
-        for column in ("rank", "source", "tokens", "rule", "why"):
-            cut.add_column(column)
-        cut.add_column("ref", overflow="fold")
-        for candidate in explanation.cut:
-            at = "" if candidate.ref is None else f"{candidate.ref.kind} {candidate.ref.id}"
-            rule = Text(candidate.rule, style="red")
-            cut.add_row(str(candidate.rank), plain(candidate.source), str(candidate.tokens), rule,
-                        plain(candidate.message), plain(at))  # fmt: skip
-        console.print(cut)
+        show_cut(explanation)
+
+
+def show_cut(explanation: BriefExplanation) -> None:
+    """Print the candidates the sources cut before the packer, each with its rule, score, rank and tokens."""
+    table = Table(title="candidates cut before the packer", title_justify="left")
+    for column in ("source", "title", "rule", "score", "rank", "tokens", "why"):
+        table.add_column(column)
+    table.add_column("ref", overflow="fold")
+    for c in explanation.cut:
+        score = "" if c.score is None else f"{c.score:.3f}"
+        at = "" if c.ref is None else f"{c.ref.kind} {c.ref.id}"
+        table.add_row(
+            plain(c.source), plain(c.title), c.rule, score, str(c.rank), str(c.tokens), plain(c.message), plain(at)
+        )
+    console.print(table)
