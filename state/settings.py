@@ -51,7 +51,7 @@ class Settings(BaseModel):
     Constructing it reads the environment (names in any case); a keyword argument wins over the environment.
     """
 
-    model_config = ConfigDict(extra="ignore", frozen=True)
+    model_config = ConfigDict(extra="ignore", frozen=True, validate_default=True)  # as BaseSettings did
 
     database_url: str | None = None
     """A PostgreSQL ≥ 15 with pgvector. None starts the embedded server under `data_dir`."""
