@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint unit bench serve migrate clean lock decisions-index schema
+.PHONY: demo test lint unit bench bench-page serve migrate clean lock decisions-index schema
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -29,6 +29,10 @@ unit: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev,bench]'
 	$(BIN)/python -m bench
+
+# Rewrite docs/benchmarks.md from the committed results without running a bench.
+bench-page: $(STAMP)
+	$(BIN)/python -m bench --page-only
 
 serve: $(STAMP)
 	$(BIN)/ac-context serve

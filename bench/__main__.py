@@ -1,11 +1,12 @@
 """Run every benchmark module `bench/bench_*.py` and write its result to `bench/results/<name>.json`.
 
-Each module exposes `run() -> dict`; `python -m bench [name ...]` runs the named ones only. Each result
-carries `_wall_s` and `_machine_speed` (the machine's single-core speed just before and after). After the
-runs, `bench/results/medians.svg` charts every median latency found in the results on disk, and
-`bench/results/goals.md` lists every goal a result reports beside its figure (`bench/_goals.py`), and
-`docs/benchmarks.md` is written from the same results (generated, never edited by hand).
-Benchmarks report medians and ratios measured in one run; nothing here asserts a timing.
+Each module exposes `run() -> dict`; `python -m bench [name ...]` runs the named ones only, and
+`python -m bench --page-only` runs none. The results are committed: a run replaces the results of the
+benches it ran. Each result carries `_wall_s` and `_machine_speed` (the machine's single-core speed just
+before and after). After the runs, `bench/results/medians.svg` charts every median latency found in the
+results on disk, `bench/results/goals.md` lists every goal a result reports beside its figure
+(`bench/_goals.py`), and `docs/benchmarks.md` is written from the same results (generated, never edited by
+hand). Benchmarks report medians and ratios measured in one run; nothing here asserts a timing.
 """
 
 from __future__ import annotations
@@ -40,6 +41,9 @@ def machine_speed() -> float:
 
 def main(argv: list[str]) -> int:
     RESULTS.mkdir(parents=True, exist_ok=True)
+    if argv == ["--page-only"]:
+        write_reports(RESULTS, PAGE)
+        return 0
     names = sorted(m.name for m in pkgutil.iter_modules([str(Path(__file__).parent)]) if m.name.startswith("bench_"))
     wanted = [a if a.startswith("bench_") else f"bench_{a}" for a in argv]
     if wanted:

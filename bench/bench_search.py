@@ -197,7 +197,7 @@ async def _timed_search(
             rows = await conn.fetch(
                 sql, org, vector, text, True, True, 8, seed.MODEL, fusion.dense, fusion.lexical,
                 fusion.candidates, fusion.k, fusion.method, 0.0, DEFAULT_PER_SOURCE,
-                fusion.depth, fusion.ef_search, fusion.k1, fusion.b, fusion.source,
+                fusion.depth, fusion.ef_search, fusion.k1, fusion.b, fusion.source, 0, 0.0, False,
             )  # fmt: skip
         if i >= 10:
             times.append((time.perf_counter() - started) * 1000)
@@ -300,6 +300,13 @@ def latency_goals(result: dict[str, Any]) -> list[dict[str, Any]]:
             note=f"{limit}; the build without knowledge: {brief['build_without_knowledge_ms']['median']} ms",
         ),
         goal("big tenant FRONT_DOOR brief p99", brief["build_ms"]["p99"], at_most=25, unit=" ms", note=limit),
+        goal(
+            "big tenant HNSW walk recall@10 of the exact scan, ef_search 80",
+            big["dense_ef_search"]["ef_80"]["recall@10"],
+            at_least=0.95,
+            note=f"ef_search 400: {big['dense_ef_search']['ef_400']['recall@10']} (issue 37: the graph, not the "
+            "tenant filter, loses them)",
+        ),
     ]
     return rows  # fmt: skip
 
@@ -334,22 +341,25 @@ async def _big_tenant(db: Database, scopes: dict[str, Any], *, progress: bool = 
 
 
 async def _ef_search(db: Database, org: uuid.UUID, texts: list[str]) -> dict[str, Any]:
-    """Dense recall@32 of the HNSW walk against the exact scan, and its time, per hnsw.ef_search."""
+    """Dense recall@32 and recall@10 of the HNSW walk against the exact scan, and its time, per hnsw.ef_search
+    (80 is the search's default: issue 37's goal is recall@10 >= 0.95 there)."""
     vectors = await _query_vectors(texts[:20])
-    dense = "SELECT chunk_id FROM public.knowledge_search($1, $2, '', false, true, 32, p_exact_below => $3, "
+    dense = "SELECT chunk_id FROM public.knowledge_search($1, $2, '', false, true, $5, p_exact_below => $3, "
     dense += "p_ef_search => $4, p_lexical_weight => 0, p_dense_weight => 1)"
     result: dict[str, Any] = {}
-    async with db.tenant(org) as conn:
-        exact = [{r["chunk_id"] for r in await conn.fetch(dense, org, v, 10**9, None)} for v in vectors]
-    for ef in (100, 200, 400):
-        times, recalls = [], []
-        for v, truth in zip(vectors, exact, strict=True):
-            started = time.perf_counter()
-            async with db.tenant(org) as conn:
-                got = {r["chunk_id"] for r in await conn.fetch(dense, org, v, 0, ef)}
-            times.append((time.perf_counter() - started) * 1000)
-            recalls.append(len(got & truth) / len(truth))
-        result[f"ef_{ef}"] = {"recall@32": round(float(np.mean(recalls)), 3), **seed.summary(times)}
+    for k in (32, 10):
+        async with db.tenant(org) as conn:
+            exact = [{r["chunk_id"] for r in await conn.fetch(dense, org, v, 10**9, None, k)} for v in vectors]
+        for ef in (80, 200, 400) if k == 10 else (100, 200, 400):
+            times, recalls = [], []
+            for v, truth in zip(vectors, exact, strict=True):
+                started = time.perf_counter()
+                async with db.tenant(org) as conn:
+                    got = {r["chunk_id"] for r in await conn.fetch(dense, org, v, 0, ef, k)}
+                times.append((time.perf_counter() - started) * 1000)
+                recalls.append(len(got & truth) / len(truth))
+            result.setdefault(f"ef_{ef}", {})[f"recall@{k}"] = round(float(np.mean(recalls)), 3)
+            result[f"ef_{ef}"].update({f"recall@{k}_{key}": value for key, value in seed.summary(times).items()})
     return result
 
 
@@ -443,7 +453,7 @@ async def _distinct_sources(db: Database, org: uuid.UUID, texts: list[str]) -> d
             async with db.tenant(org) as conn:
                 rows = await conn.fetch(
                     sql, org, vector, text, False, True, 8, seed.MODEL, 0.0, 1.0, None, 60,
-                    "convex", 0.0, cap, 200, None, 1.2, 0.75, DEFAULT_FUSION.source,
+                    "convex", 0.0, cap, 200, None, 1.2, 0.75, DEFAULT_FUSION.source, 0, 0.0, False,
                 )  # fmt: skip
             counts.append(len({r["source_id"] for r in rows}))
         out[f"cap_{cap}"] = round(float(np.mean(counts)), 2)

@@ -51,6 +51,9 @@ class KnowledgeOptions(SourceOptions):
     """Join the documents of the subject's organization."""
     min_relevance: float | None = Field(default=None, ge=0.0, le=1.0)
     """Drop hits neither search half finds relevant (knowledge.search); None keeps the measured default."""
+    keep_top: int | None = Field(default=None, ge=0, le=1000)
+    """Keep a hit either half ranks within its own first `keep_top` unless its relevance is under 0.83 of the
+    floor (knowledge.search); 0 applies the floor alone; None keeps the measured default (0)."""
     per_source: int | None = Field(default=None, ge=1, le=1000)
     """The most chunks one document may contribute; None keeps the measured default."""
     overdue: Literal["mark", "drop"] = "mark"

@@ -875,10 +875,10 @@ CREATE FUNCTION public.current_organization_id() RETURNS uuid
     AS $$ SELECT nullif(current_setting('app.organization_id', true), '')::uuid $$;
 
 --
--- Name: knowledge_search(uuid, public.vector, text, boolean, boolean, integer, text, double precision, double precision, integer, integer, integer, text, double precision, integer, integer, integer, double precision, double precision, double precision); Type: FUNCTION; Schema: public; Owner: -
+-- Name: knowledge_search(uuid, public.vector, text, boolean, boolean, integer, text, double precision, double precision, integer, integer, integer, text, double precision, integer, integer, integer, double precision, double precision, double precision, integer, double precision, boolean); Type: FUNCTION; Schema: public; Owner: -
 --
 
-CREATE FUNCTION public.knowledge_search(p_organization_id uuid, p_query_embedding public.vector, p_query_text text, p_include_platform boolean, p_include_organization boolean, p_limit integer, p_query_model text DEFAULT NULL::text, p_dense_weight double precision DEFAULT 0.3, p_lexical_weight double precision DEFAULT 0.7, p_candidates integer DEFAULT NULL::integer, p_rrf_k integer DEFAULT 60, p_exact_below integer DEFAULT 10000, p_fusion text DEFAULT 'convex'::text, p_min_relevance double precision DEFAULT 0.0, p_per_source integer DEFAULT NULL::integer, p_lexical_depth integer DEFAULT 200, p_ef_search integer DEFAULT NULL::integer, p_k1 double precision DEFAULT 1.2, p_b double precision DEFAULT 0.75, p_source_weight double precision DEFAULT 0.75) RETURNS TABLE(chunk_id bigint, source_id uuid, source_title text, source_organization_id uuid, ordinal integer, text text, tokens integer, embedding_model text, dense_rank integer, lexical_rank integer, dense_distance double precision, lexical_score real, score double precision)
+CREATE FUNCTION public.knowledge_search(p_organization_id uuid, p_query_embedding public.vector, p_query_text text, p_include_platform boolean, p_include_organization boolean, p_limit integer, p_query_model text DEFAULT NULL::text, p_dense_weight double precision DEFAULT 0.3, p_lexical_weight double precision DEFAULT 0.7, p_candidates integer DEFAULT NULL::integer, p_rrf_k integer DEFAULT 60, p_exact_below integer DEFAULT 10000, p_fusion text DEFAULT 'convex'::text, p_min_relevance double precision DEFAULT 0.0, p_per_source integer DEFAULT NULL::integer, p_lexical_depth integer DEFAULT 200, p_ef_search integer DEFAULT NULL::integer, p_k1 double precision DEFAULT 1.2, p_b double precision DEFAULT 0.75, p_source_weight double precision DEFAULT 0.75, p_keep_top integer DEFAULT 0, p_keep_floor double precision DEFAULT 0.0, p_explain boolean DEFAULT false) RETURNS TABLE(chunk_id bigint, source_id uuid, source_title text, source_organization_id uuid, ordinal integer, text text, tokens integer, embedding_model text, dense_rank integer, lexical_rank integer, dense_distance double precision, lexical_score real, score double precision, cut text)
     LANGUAGE plpgsql STABLE
     SET search_path TO 'pg_catalog', 'public'
     SET "hnsw.iterative_scan" TO 'relaxed_order'
@@ -1107,37 +1107,62 @@ BEGIN
                    CASE WHEN $18 = 'rrf'
                         THEN coalesce($5 / ($7 + n.dr), 0) + coalesce($6 / ($7 + n.lr), 0)
                         ELSE $5 * n.dense_norm + $6 * n.lexical_norm
-                   END AS fused_score
+                   END AS fused_score,
+                   -- The floor: relevant enough, or within a half's own top and above the lower floor.
+                   (greatest(1 - n.distance, coalesce(n.bm25 / nullif($19, 0), 0)) >= $20
+                    OR (least(n.dr, n.lr) <= $26
+                        AND greatest(1 - n.distance, coalesce(n.bm25 / nullif($19, 0), 0)) >= $27)) AS kept
               FROM normalised n
-             WHERE greatest(1 - n.distance, coalesce(n.bm25 / nullif($19, 0), 0)) >= $20
         ), capped AS (
-            SELECT s.*, row_number() OVER (PARTITION BY s.source_id ORDER BY s.fused_score DESC, s.id) AS nth
+            SELECT s.*, row_number() OVER (PARTITION BY s.source_id, s.kept ORDER BY s.fused_score DESC, s.id) AS nth
               FROM scored s
+             %3$s
+        )
+        %4$s
+    $q$, v_dims, v_model,
+    CASE WHEN p_explain THEN '' ELSE 'WHERE s.kept' END,
+    CASE WHEN p_explain THEN format($t$
+        , placed AS (
+            SELECT c.*, CASE WHEN NOT c.kept THEN 'relevance_floor'
+                             WHEN c.nth > $21 THEN 'per_source_cap' END AS rule
+              FROM capped c
+        ), ordered AS (
+            SELECT p.*, row_number() OVER (PARTITION BY p.rule IS NULL ORDER BY p.fused_score DESC, p.id) AS pos
+              FROM placed p
         )
         SELECT f.id, f.source_id, s.title, s.organization_id, f.ordinal, f.text, f.tokens, %2$L::text,
                f.dr::integer, f.lr::integer, f.distance::double precision, f.bm25::real,
-               f.fused_score::double precision
+               f.fused_score::double precision,
+               coalesce(f.rule, CASE WHEN f.pos > $8 THEN 'beyond_limit' END)
+          FROM ordered f
+          JOIN agent.knowledge_sources s ON s.id = f.source_id
+         ORDER BY f.rule IS NOT NULL OR f.pos > $8, f.fused_score DESC, f.id
+    $t$, v_dims, v_model) ELSE format($t$
+        SELECT f.id, f.source_id, s.title, s.organization_id, f.ordinal, f.text, f.tokens, %2$L::text,
+               f.dr::integer, f.lr::integer, f.distance::double precision, f.bm25::real,
+               f.fused_score::double precision, NULL::text
           FROM capped f
           JOIN agent.knowledge_sources s ON s.id = f.source_id
          WHERE f.nth <= $21
          ORDER BY f.fused_score DESC, f.id
          LIMIT $8
-    $q$, v_dims, v_model)
+    $t$, v_dims, v_model) END)
     USING p_query_embedding, v_scopes, v_candidates, NULL::tsquery, v_dense,
           CASE WHEN v_terms IS NULL THEN 0.0 ELSE v_lexical END,
           greatest(coalesce(p_rrf_k, 60), 1)::double precision, p_limit,
           coalesce(v_terms, '{}'), coalesce(v_idf, '{}'), coalesce(v_common, '{}'), coalesce(v_common_idf, '{}'),
           v_k1, v_b, coalesce(v_avg, 1.0), v_scopes, v_depth, p_fusion, v_best,
           coalesce(p_min_relevance, 0.0), coalesce(p_per_source, 1000), v_walk,
-          v_source, coalesce(v_source_idf, '{}'), coalesce(v_source_avg, 1.0);
+          v_source, coalesce(v_source_idf, '{}'), coalesce(v_source_avg, 1.0),
+          greatest(coalesce(p_keep_top, 0), 0), coalesce(p_keep_floor, 0.0);
 END
 $_$;
 
 --
--- Name: FUNCTION knowledge_search(p_organization_id uuid, p_query_embedding public.vector, p_query_text text, p_include_platform boolean, p_include_organization boolean, p_limit integer, p_query_model text, p_dense_weight double precision, p_lexical_weight double precision, p_candidates integer, p_rrf_k integer, p_exact_below integer, p_fusion text, p_min_relevance double precision, p_per_source integer, p_lexical_depth integer, p_ef_search integer, p_k1 double precision, p_b double precision, p_source_weight double precision); Type: COMMENT; Schema: public; Owner: -
+-- Name: FUNCTION knowledge_search(p_organization_id uuid, p_query_embedding public.vector, p_query_text text, p_include_platform boolean, p_include_organization boolean, p_limit integer, p_query_model text, p_dense_weight double precision, p_lexical_weight double precision, p_candidates integer, p_rrf_k integer, p_exact_below integer, p_fusion text, p_min_relevance double precision, p_per_source integer, p_lexical_depth integer, p_ef_search integer, p_k1 double precision, p_b double precision, p_source_weight double precision, p_keep_top integer, p_keep_floor double precision, p_explain boolean); Type: COMMENT; Schema: public; Owner: -
 --
 
-COMMENT ON FUNCTION public.knowledge_search(p_organization_id uuid, p_query_embedding public.vector, p_query_text text, p_include_platform boolean, p_include_organization boolean, p_limit integer, p_query_model text, p_dense_weight double precision, p_lexical_weight double precision, p_candidates integer, p_rrf_k integer, p_exact_below integer, p_fusion text, p_min_relevance double precision, p_per_source integer, p_lexical_depth integer, p_ef_search integer, p_k1 double precision, p_b double precision, p_source_weight double precision) IS 'Hybrid (dense + Okapi BM25 of the chunk mixed with its source''s) search of ready knowledge under the live model; SECURITY INVOKER.';
+COMMENT ON FUNCTION public.knowledge_search(p_organization_id uuid, p_query_embedding public.vector, p_query_text text, p_include_platform boolean, p_include_organization boolean, p_limit integer, p_query_model text, p_dense_weight double precision, p_lexical_weight double precision, p_candidates integer, p_rrf_k integer, p_exact_below integer, p_fusion text, p_min_relevance double precision, p_per_source integer, p_lexical_depth integer, p_ef_search integer, p_k1 double precision, p_b double precision, p_source_weight double precision, p_keep_top integer, p_keep_floor double precision, p_explain boolean) IS 'Hybrid (dense + Okapi BM25 of the chunk mixed with its source''s, a floor that keeps either half''s top) search of ready knowledge under the live model; SECURITY INVOKER.';
 
 --
 -- Name: notify_dossier_changed(); Type: FUNCTION; Schema: public; Owner: -
@@ -2583,6 +2608,12 @@ CREATE INDEX knowledge_sources_object_key ON agent.knowledge_sources USING btree
 CREATE UNIQUE INDEX knowledge_sources_one_replacement ON agent.knowledge_sources USING btree (replaces) WHERE (replaces IS NOT NULL);
 
 --
+-- Name: knowledge_sources_page_idx; Type: INDEX; Schema: agent; Owner: -
+--
+
+CREATE INDEX knowledge_sources_page_idx ON agent.knowledge_sources USING btree (COALESCE(organization_id, '00000000-0000-0000-0000-000000000000'::uuid), created_at DESC, id DESC);
+
+--
 -- Name: knowledge_sources_pending_idx; Type: INDEX; Schema: agent; Owner: -
 --
 
@@ -3921,12 +3952,12 @@ REVOKE ALL ON FUNCTION agent.organization_cascade_counts(p_organization_id uuid)
 REVOKE ALL ON FUNCTION agent.removal_receipt_add(p_id uuid, p_counts jsonb, p_object_keys text[]) FROM PUBLIC;
 
 --
--- Name: FUNCTION knowledge_search(p_organization_id uuid, p_query_embedding public.vector, p_query_text text, p_include_platform boolean, p_include_organization boolean, p_limit integer, p_query_model text, p_dense_weight double precision, p_lexical_weight double precision, p_candidates integer, p_rrf_k integer, p_exact_below integer, p_fusion text, p_min_relevance double precision, p_per_source integer, p_lexical_depth integer, p_ef_search integer, p_k1 double precision, p_b double precision, p_source_weight double precision); Type: ACL; Schema: public; Owner: -
+-- Name: FUNCTION knowledge_search(p_organization_id uuid, p_query_embedding public.vector, p_query_text text, p_include_platform boolean, p_include_organization boolean, p_limit integer, p_query_model text, p_dense_weight double precision, p_lexical_weight double precision, p_candidates integer, p_rrf_k integer, p_exact_below integer, p_fusion text, p_min_relevance double precision, p_per_source integer, p_lexical_depth integer, p_ef_search integer, p_k1 double precision, p_b double precision, p_source_weight double precision, p_keep_top integer, p_keep_floor double precision, p_explain boolean); Type: ACL; Schema: public; Owner: -
 --
 
-REVOKE ALL ON FUNCTION public.knowledge_search(p_organization_id uuid, p_query_embedding public.vector, p_query_text text, p_include_platform boolean, p_include_organization boolean, p_limit integer, p_query_model text, p_dense_weight double precision, p_lexical_weight double precision, p_candidates integer, p_rrf_k integer, p_exact_below integer, p_fusion text, p_min_relevance double precision, p_per_source integer, p_lexical_depth integer, p_ef_search integer, p_k1 double precision, p_b double precision, p_source_weight double precision) FROM PUBLIC;
-GRANT ALL ON FUNCTION public.knowledge_search(p_organization_id uuid, p_query_embedding public.vector, p_query_text text, p_include_platform boolean, p_include_organization boolean, p_limit integer, p_query_model text, p_dense_weight double precision, p_lexical_weight double precision, p_candidates integer, p_rrf_k integer, p_exact_below integer, p_fusion text, p_min_relevance double precision, p_per_source integer, p_lexical_depth integer, p_ef_search integer, p_k1 double precision, p_b double precision, p_source_weight double precision) TO ac_tenant;
-GRANT ALL ON FUNCTION public.knowledge_search(p_organization_id uuid, p_query_embedding public.vector, p_query_text text, p_include_platform boolean, p_include_organization boolean, p_limit integer, p_query_model text, p_dense_weight double precision, p_lexical_weight double precision, p_candidates integer, p_rrf_k integer, p_exact_below integer, p_fusion text, p_min_relevance double precision, p_per_source integer, p_lexical_depth integer, p_ef_search integer, p_k1 double precision, p_b double precision, p_source_weight double precision) TO authenticated;
+REVOKE ALL ON FUNCTION public.knowledge_search(p_organization_id uuid, p_query_embedding public.vector, p_query_text text, p_include_platform boolean, p_include_organization boolean, p_limit integer, p_query_model text, p_dense_weight double precision, p_lexical_weight double precision, p_candidates integer, p_rrf_k integer, p_exact_below integer, p_fusion text, p_min_relevance double precision, p_per_source integer, p_lexical_depth integer, p_ef_search integer, p_k1 double precision, p_b double precision, p_source_weight double precision, p_keep_top integer, p_keep_floor double precision, p_explain boolean) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.knowledge_search(p_organization_id uuid, p_query_embedding public.vector, p_query_text text, p_include_platform boolean, p_include_organization boolean, p_limit integer, p_query_model text, p_dense_weight double precision, p_lexical_weight double precision, p_candidates integer, p_rrf_k integer, p_exact_below integer, p_fusion text, p_min_relevance double precision, p_per_source integer, p_lexical_depth integer, p_ef_search integer, p_k1 double precision, p_b double precision, p_source_weight double precision, p_keep_top integer, p_keep_floor double precision, p_explain boolean) TO ac_tenant;
+GRANT ALL ON FUNCTION public.knowledge_search(p_organization_id uuid, p_query_embedding public.vector, p_query_text text, p_include_platform boolean, p_include_organization boolean, p_limit integer, p_query_model text, p_dense_weight double precision, p_lexical_weight double precision, p_candidates integer, p_rrf_k integer, p_exact_below integer, p_fusion text, p_min_relevance double precision, p_per_source integer, p_lexical_depth integer, p_ef_search integer, p_k1 double precision, p_b double precision, p_source_weight double precision, p_keep_top integer, p_keep_floor double precision, p_explain boolean) TO authenticated;
 
 --
 -- Name: TABLE definitions; Type: ACL; Schema: agent; Owner: -

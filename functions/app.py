@@ -1,6 +1,7 @@
 """The FastAPI service, `functions.app:app`.
 
-Inngest at `/api/inngest`, the project's API under `/v1/`, and `/healthz`, `/readyz`, `/metrics`.
+Inngest at `/api/inngest`, the project's API under `/v1/`, `/healthz`, `/readyz`, `/metrics`, and the
+operator console under `/console` (`functions.console`).
 OpenAPI is served at `/openapi.json`, `/docs` and `/redoc`, with their assets from the app itself
 (`functions.api.docs`), so the pages work with no network.
 
@@ -49,6 +50,7 @@ from functions.api._edge import EdgeGuard
 from functions.api._http import install_error_handlers
 from functions.api._scopes import undeclared_routes
 from functions.api.docs import DOCS_OFF, install_docs
+from functions.console.mount import install_console
 from functions.errors import InngestConfigError
 from functions.inngest.catalog import build_functions
 from functions.inngest.client import create_client, is_dev_mode
@@ -86,7 +88,7 @@ def create_app(
     client = inngest_client or create_client(environ, inngest_mode=settings.inngest_mode)
     slot = ServiceSlot()
     metrics = Metrics()
-    health = DatabaseHealth(slot)
+    health = DatabaseHealth(slot, probe_timeout_s=settings.readiness_timeout_s)
     install_step_encryption(client, parse_keys(settings.step_encryption_keys))
 
     async def open_once() -> Services:
@@ -146,6 +148,7 @@ def create_app(
     app.add_middleware(EdgeGuard)
     for router in ROUTERS:
         app.include_router(router)
+    install_console(app)
     undeclared = undeclared_routes(app.routes)
     if undeclared:
         raise RuntimeError("every /v1/ route declares exactly one scope; these do not: " + ", ".join(undeclared))

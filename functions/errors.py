@@ -174,6 +174,7 @@ CODE_STATUS: Mapping[str, int] = MappingProxyType(
         "person_erasing": 409,
         "api_key_not_found": 404,
         "receipt_not_found": 404,
+        "invalid_cursor": 422,
         "rate_limited": 429,
         # functions
         "service_not_ready": 503,

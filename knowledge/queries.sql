@@ -237,8 +237,6 @@ RETURNING source_id, embedding_model;
 -- name: retry_source
 -- Reset a failed source of this scope to pending. $1 source id, $2 organization_id (NULL = platform).
 -- Returns the id and status whether or not it was failed, or nothing when no such source is in scope.
--- `previous_reason` is the reason it failed with, so `undo_retry` can put it back when the retry's event
--- cannot be sent.
 WITH old AS (
     SELECT id, failure_reason FROM agent.knowledge_sources
      WHERE id = $1 AND organization_id IS NOT DISTINCT FROM $2 AND status = 'failed'
@@ -249,39 +247,18 @@ WITH old AS (
            updated_at = now()
       FROM old
      WHERE s.id = old.id
-    RETURNING s.id, s.status, s.attempts, old.failure_reason AS previous_reason
+    RETURNING s.id, s.status, s.attempts
 )
-SELECT id, status, attempts, true AS reset, previous_reason FROM reset
+SELECT id, status, attempts, true AS reset FROM reset
 UNION ALL
-SELECT id, status, attempts, false, NULL FROM agent.knowledge_sources
+SELECT id, status, attempts, false FROM agent.knowledge_sources
  WHERE id = $1 AND organization_id IS NOT DISTINCT FROM $2 AND NOT EXISTS (SELECT 1 FROM reset);
 
 -- name: retry_source_models
--- Reset the failed readiness rows of a source to pending. $1 source id. Returns the models reset, each
--- with the reason it had failed with.
-UPDATE agent.knowledge_source_models m
+-- Reset the failed readiness rows of a source to pending. $1 source id.
+UPDATE agent.knowledge_source_models
    SET status = 'pending', failure_reason = NULL, pending_since = now(), updated_at = now()
-  FROM agent.knowledge_source_models old
- WHERE m.source_id = $1 AND m.status = 'failed'
-   AND old.source_id = m.source_id AND old.embedding_model = m.embedding_model
-RETURNING m.embedding_model, old.failure_reason AS previous_reason;
-
--- name: undo_retry_source
--- Put a retried source back to failed with its previous reason, while the retry's attempt has not started
--- (still pending, attempt count unchanged). $1 source id, $2 previous reason, $3 the attempt count the
--- retry set. Returns the id when undone.
-UPDATE agent.knowledge_sources
-   SET status = 'failed', failure_reason = $2, pending_since = NULL, attempts = attempts - 1, updated_at = now()
- WHERE id = $1 AND status = 'pending' AND attempts = $3
-RETURNING id;
-
--- name: undo_retry_source_models
--- Put a retried source's readiness rows back to failed with their previous reasons. $1 source id,
--- $2 models, $3 their reasons (same order). Rows no longer pending are left alone.
-UPDATE agent.knowledge_source_models m
-   SET status = 'failed', failure_reason = r.reason, pending_since = NULL, updated_at = now()
-  FROM unnest($2::text[], $3::text[]) AS r(model, reason)
- WHERE m.source_id = $1 AND m.embedding_model = r.model AND m.status = 'pending';
+ WHERE source_id = $1 AND status = 'failed';
 
 -- name: live_model
 -- The live embedding model of an organization (its own row, else the platform row) and its dimension.
@@ -416,22 +393,24 @@ WITH wanted AS (
 SELECT (SELECT count(*) FROM dropped)::integer AS chunks, (SELECT count(*) FROM dropped_rows)::integer AS sources;
 
 -- name: knowledge_search
--- Hybrid search through the SQL function (migrations/0093, its one text; read it whole in docs/schema.sql).
+-- Hybrid search through the SQL function (migrations/0100, its one text; read it whole in docs/schema.sql).
 -- $1 organization_id, $2 query embedding, $3 query text, $4 include_platform, $5 include_organization,
 -- $6 limit, $7 the model the query was embedded with, $8 dense weight, $9 lexical weight,
 -- $10 candidates per list (NULL = 4 x limit), $11 the reciprocal-rank constant k, $12 fusion ('rrf' or
 -- 'convex'), $13 relevance floor, $14 per-source cap (NULL = none), $15 lexical depth per term,
 -- $16 hnsw.ef_search (NULL = the function's), $17 BM25 k1, $18 BM25 b, $19 the weight of a chunk's
--- source's BM25 in its lexical score (0 = the chunk's own BM25 only).
+-- source's BM25 in its lexical score (0 = the chunk's own BM25 only), $20 the top of either half kept
+-- above the lower floor, $21 that lower floor, $22 explain (also return the cut candidates, with `cut`).
 -- Each hit also carries its source's review date and whether it is overdue (before today in UTC,
 -- migrations/0087): one primary-key probe per hit in the same statement, no second round trip.
 SELECT h.chunk_id, h.source_id, h.source_title, h.source_organization_id, h.ordinal, h.text, h.tokens,
-       h.embedding_model, h.dense_rank, h.lexical_rank, h.dense_distance, h.lexical_score, h.score,
+       h.embedding_model, h.dense_rank, h.lexical_rank, h.dense_distance, h.lexical_score, h.score, h.cut,
        r.review_by AS source_review_by,
        coalesce(r.review_by < (now() AT TIME ZONE 'UTC')::date, false) AS source_overdue
   FROM public.knowledge_search($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, p_fusion => $12,
                                p_min_relevance => $13, p_per_source => $14, p_lexical_depth => $15,
-                               p_ef_search => $16, p_k1 => $17, p_b => $18, p_source_weight => $19)
+                               p_ef_search => $16, p_k1 => $17, p_b => $18, p_source_weight => $19,
+                               p_keep_top => $20, p_keep_floor => $21, p_explain => $22)
        WITH ORDINALITY AS h
  CROSS JOIN LATERAL (
         -- A scalar subquery, so each hit is one probe of the primary key whatever the planner's row guess.
@@ -865,3 +844,80 @@ SELECT q.object_key
 -- name: forget_object_deletes
 -- Drop the queued deletes of objects just deleted from the store. $1 keys text[]. Returns the keys dropped.
 DELETE FROM agent.knowledge_object_deletes WHERE object_key = ANY($1::text[]) RETURNING object_key;
+
+-- Paged reads (knowledge/ingestion/source_pages.py, state/paging.py): each page starts after a keyset
+-- position and fetches one row more than it shows; the first page starts from a sentinel beyond every row.
+
+-- name: count_sources_filtered
+-- How many sources `page_sources` pages through. $1 organization_id (NULL = platform), $2 true = only the
+-- overdue ones, $3 only this status or NULL, $4 text the title contains (any case) or NULL. The scope is
+-- matched through the expression of knowledge_sources_page_idx (migrations/0102).
+SELECT count(*)
+  FROM agent.knowledge_sources s
+ WHERE coalesce(s.organization_id, '00000000-0000-0000-0000-000000000000'::uuid)
+       = coalesce($1::uuid, '00000000-0000-0000-0000-000000000000'::uuid)
+   AND (NOT $2::boolean OR (s.review_by < (now() AT TIME ZONE 'UTC')::date AND s.status <> 'deleting'))
+   AND ($3::text IS NULL OR s.status = $3)
+   AND ($4::text IS NULL OR strpos(lower(s.title), lower($4)) > 0);
+
+-- name: page_sources
+-- A page of one scope's sources, newest first, each with the model it is shown under (its scope's live
+-- model when it is wanted under it, else the newest model it is wanted under) and its chunk counts there.
+-- $1 organization_id (NULL = platform), $2 only overdue, $3 status or NULL, $4 title text or NULL,
+-- $5 created_at and $6 id the page starts after, $7 the most rows.
+WITH live AS (
+    SELECT ks.active_embedding_model AS model
+      FROM public.knowledge_settings ks
+     WHERE ks.organization_id = $1 OR ks.organization_id IS NULL
+     ORDER BY ks.organization_id NULLS LAST
+     LIMIT 1)
+SELECT s.id, s.organization_id, s.kind, s.title, s.uri, s.status, s.failure_reason, s.attempts,
+       s.pending_since, s.created_at, s.updated_at, s.owner, s.review_by,
+       coalesce(s.review_by < (now() AT TIME ZONE 'UTC')::date AND s.status <> 'deleting', false) AS overdue,
+       m.embedding_model, m.chunk_count, m.embedded_count
+  FROM agent.knowledge_sources s
+  LEFT JOIN LATERAL (
+       SELECT r.embedding_model, r.chunk_count, r.embedded_count
+         FROM agent.knowledge_source_models r
+        WHERE r.source_id = s.id
+        ORDER BY r.embedding_model IS NOT DISTINCT FROM (SELECT model FROM live) DESC, r.created_at DESC,
+                 r.embedding_model
+        LIMIT 1) m ON true
+ WHERE coalesce(s.organization_id, '00000000-0000-0000-0000-000000000000'::uuid)
+       = coalesce($1::uuid, '00000000-0000-0000-0000-000000000000'::uuid)
+   AND (NOT $2::boolean OR (s.review_by < (now() AT TIME ZONE 'UTC')::date AND s.status <> 'deleting'))
+   AND ($3::text IS NULL OR s.status = $3)
+   AND ($4::text IS NULL OR strpos(lower(s.title), lower($4)) > 0)
+   AND (s.created_at, s.id) < ($5::timestamptz, $6::uuid)
+ ORDER BY s.created_at DESC, s.id DESC
+ LIMIT $7;
+
+-- name: source_shown_model
+-- The model a source is shown under: its scope's live model when the source is wanted under it, else the
+-- newest model it is wanted under; no row when it has none yet. $1 source id.
+SELECT r.embedding_model
+  FROM agent.knowledge_source_models r
+  JOIN agent.knowledge_sources s ON s.id = r.source_id
+ WHERE r.source_id = $1
+ ORDER BY r.embedding_model IS NOT DISTINCT FROM (
+              SELECT ks.active_embedding_model
+                FROM public.knowledge_settings ks
+               WHERE ks.organization_id = s.organization_id OR ks.organization_id IS NULL
+               ORDER BY ks.organization_id NULLS LAST
+               LIMIT 1) DESC,
+          r.created_at DESC, r.embedding_model
+ LIMIT 1;
+
+-- name: count_source_chunks
+-- How many chunks a source has under one model (the unique index on source, model, ordinal counts them).
+-- $1 source id, $2 embedding model.
+SELECT count(*) FROM agent.knowledge_chunks WHERE source_id = $1 AND embedding_model = $2;
+
+-- name: page_source_chunks
+-- A page of a source's chunks under one model, in ordinal order, full text. $1 source id, $2 embedding
+-- model, $3 the ordinal the page starts after, $4 the most rows.
+SELECT id, source_id, embedding_model, ordinal, text, tokens, embedding IS NOT NULL AS embedded
+  FROM agent.knowledge_chunks
+ WHERE source_id = $1 AND embedding_model = $2 AND ordinal > $3
+ ORDER BY ordinal
+ LIMIT $4;

@@ -137,3 +137,46 @@ SELECT EXISTS (
     SELECT 1 FROM agent.memories AS m
      WHERE m.organization_id = $2::uuid
        AND agent.memory_erasure_matches(m.scope, m.scope_owner_id, m.subject_key, $1::text, $3::uuid, $4::text));
+
+-- Paged reads (memory/pages.py, state/paging.py): a page starts after a keyset position and fetches one row
+-- more than it shows; the first page starts from a sentinel beyond every row.
+
+-- name: count_listed_memories
+-- How many rows `page_live_memories` pages through. $1 organization id, $2 a person (their user-scope
+-- memories) or NULL (every live memory of the organization, both scopes), $3 definition id or NULL.
+SELECT count(*)
+FROM agent.live_memories
+WHERE organization_id = $1::uuid
+  AND ($2::uuid IS NULL OR (scope = 'user' AND user_id = $2::uuid))
+  AND ($3::uuid IS NULL OR definition_id = $3::uuid);
+
+-- name: page_live_memories
+-- A page of live memories, newest first, with their expiry, through memories_live_recent_idx. $1
+-- organization id, $2 a person or NULL, $3 definition id or NULL, $4 created_at and $5 id the page starts
+-- after, $6 the most rows.
+SELECT id, organization_id, definition_id, scope, user_id, subject_key, text, subject_refs, proposed_by_run_id,
+       supersedes_id, created_at, expires_at
+FROM agent.live_memories
+WHERE organization_id = $1::uuid
+  AND ($2::uuid IS NULL OR (scope = 'user' AND user_id = $2::uuid))
+  AND ($3::uuid IS NULL OR definition_id = $3::uuid)
+  AND (created_at, id) < ($4::timestamptz, $5::uuid)
+ORDER BY created_at DESC, id DESC
+LIMIT $6;
+
+-- name: memory_chain
+-- Every revision of the chain a memory belongs to, oldest first, tombstones and expired revisions
+-- included, each saying whether it is the live one (through memories_chain_idx). $1 organization id,
+-- $2 the id of any revision of the chain. No row when the organization has no such revision.
+WITH target AS (
+    SELECT organization_id, definition_id, scope, scope_owner_id, subject_key
+      FROM agent.memories
+     WHERE id = $2::uuid AND organization_id = $1::uuid)
+SELECT m.id, m.organization_id, m.definition_id, m.scope, m.user_id, m.scope_owner_id, m.subject_key, m.text,
+       m.subject_refs, m.proposed_by_run_id, m.supersedes_id, m.forgotten_at, m.created_at, m.expires_at,
+       (m.forgotten_at IS NULL AND (m.expires_at IS NULL OR m.expires_at > now())
+        AND NOT EXISTS (SELECT 1 FROM agent.memories c WHERE c.supersedes_id = m.id)) AS live
+  FROM agent.memories m
+  JOIN target t ON m.organization_id = t.organization_id AND m.definition_id = t.definition_id
+               AND m.scope = t.scope AND m.scope_owner_id = t.scope_owner_id AND m.subject_key = t.subject_key
+ ORDER BY m.created_at, m.id;

@@ -26,6 +26,7 @@ import asyncpg
 from state.db import Database
 from state.erasure_marks import guard_writes
 from state.errors import ApiKeyNotFoundError, OrganizationNotFoundError, translated_db_errors
+from state.paging import FIRST_ASC, Page, fingerprint, page_of, page_size, start
 from state.queries import load_queries
 
 __all__ = [
@@ -38,8 +39,10 @@ __all__ = [
     "MintedKey",
     "authenticate_key",
     "count_keys",
+    "key_holder",
     "list_keys",
     "mint_key",
+    "page_keys",
     "parse_key",
     "revoke_key",
     "verify_secret",
@@ -53,6 +56,7 @@ KEY_ID_PATTERN = r"^[0-9a-f]{16}$"
 MAX_KEY_NAME = 200
 """The longest key name accepted."""
 _SECRET_BYTES = 32
+_EARLIEST = FIRST_ASC[0]
 _TOKEN = re.compile(r"ack_([0-9a-f]{16})_([A-Za-z0-9_-]{43})")
 
 KeyScope = Literal["operator", "organization"]
@@ -164,6 +168,20 @@ async def authenticate_key(db: Database, token: str) -> KeyHolder | None:
     return KeyHolder(row["id"], row["scope"], row["organization_id"], revoked=row["revoked_at"] is not None)
 
 
+async def key_holder(db: Database, key_id: str) -> KeyHolder | None:
+    """The holder of the key with this id (no secret check: the caller proved the secret before), or None.
+
+    The console's session names its key by id and asks here on every request, so a revoked or deleted key
+    ends the session from the next request on.
+    """
+    with translated_db_errors():
+        async with db.connection() as conn:
+            row = await conn.fetchrow(QUERIES["find_api_key"], key_id)
+    if row is None:
+        return None
+    return KeyHolder(row["id"], row["scope"], row["organization_id"], revoked=row["revoked_at"] is not None)
+
+
 async def list_keys(
     db: Database, *, organization_id: UUID | None = None, include_revoked: bool = True, limit: int = 1000
 ) -> list[ApiKey]:
@@ -179,6 +197,29 @@ async def count_keys(db: Database, *, organization_id: UUID | None = None, inclu
     with translated_db_errors():
         async with db.connection() as conn:
             return int(await conn.fetchval(QUERIES["count_api_keys"], organization_id, include_revoked))
+
+
+async def page_keys(
+    db: Database,
+    *,
+    organization_id: UUID | None = None,
+    include_revoked: bool = True,
+    cursor: str | None = None,
+    limit: int = 1000,
+) -> Page[ApiKey]:
+    """A page of keys (of one organization, or all), oldest first; never a secret (`state.paging`)."""
+    scope = fingerprint(organization_id, include_revoked)
+    after = start(cursor, "keys", scope, (_EARLIEST, ""), (datetime, str))
+    with translated_db_errors():
+        async with db.connection() as conn:
+            total = int(await conn.fetchval(QUERIES["count_api_keys"], organization_id, include_revoked))
+            rows = await conn.fetch(
+                QUERIES["page_api_keys"], organization_id, include_revoked, *after, page_size(limit) + 1
+            )
+    return page_of(
+        [_key(r) for r in rows], limit=limit, total=total, listing="keys", scope=scope,
+        position=lambda k: (k.created_at, k.id),
+    )  # fmt: skip
 
 
 async def revoke_key(db: Database, key_id: str) -> ApiKey:

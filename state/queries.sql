@@ -502,3 +502,90 @@ SELECT format('%I.%I', n.nspname, c.relname) AS quoted, pg_total_relation_size(c
   FROM pg_class AS c
   JOIN pg_namespace AS n ON n.oid = c.relnamespace
  WHERE c.oid = to_regclass($1) AND c.relkind IN ('r', 'p', 'm');
+
+-- Paged reads (state/paging.py): each page starts after a keyset position and fetches one row more than
+-- it shows (the extra row says a next page exists); the first page starts from a sentinel beyond every row.
+
+-- name: count_organizations_named
+-- How many organizations `page_organizations` pages through. $1 text the name contains (any case), or NULL.
+SELECT count(*)
+  FROM public.organizations
+ WHERE $1::text IS NULL OR strpos(lower(name), lower($1)) > 0;
+
+-- name: page_organizations
+-- A page of organizations, oldest first, each with the counts of the operator's overview: sources by
+-- status, overdue sources (review date before today in UTC, not deleting), chunks search can serve (ready
+-- sources under the organization's live model, from the readiness rows' counts, never a scan of chunks),
+-- live memories, and when a source last became ready. Each count is one grouped read over the page's
+-- organizations (never one read per organization). $1 text the name contains (any case) or NULL,
+-- $2 created_at and $3 id the page starts after, $4 the most rows.
+WITH page AS (
+    SELECT o.id, o.name, o.created_at
+      FROM public.organizations o
+     WHERE ($1::text IS NULL OR strpos(lower(o.name), lower($1)) > 0)
+       AND (o.created_at, o.id) > ($2::timestamptz, $3::uuid)
+     ORDER BY o.created_at, o.id
+     LIMIT $4
+), live AS (
+    SELECT p.id AS organization_id,
+           (SELECT ks.active_embedding_model
+              FROM public.knowledge_settings ks
+             WHERE ks.organization_id = p.id OR ks.organization_id IS NULL
+             ORDER BY ks.organization_id NULLS LAST
+             LIMIT 1) AS model
+      FROM page p
+), src AS (
+    SELECT s.organization_id, s.status, count(*)::int AS n,
+           count(*) FILTER (WHERE s.review_by < (now() AT TIME ZONE 'UTC')::date AND s.status <> 'deleting')::int
+               AS overdue
+      FROM agent.knowledge_sources s
+     WHERE s.organization_id IN (SELECT id FROM page)
+     GROUP BY s.organization_id, s.status
+), rd AS (
+    SELECT s.organization_id,
+           sum(r.chunk_count) FILTER (
+               WHERE r.status = 'ready' AND s.status = 'ready' AND r.embedding_model = l.model)::bigint AS chunks,
+           max(r.updated_at) FILTER (WHERE r.status = 'ready') AS last_ingested_at
+      FROM agent.knowledge_sources s
+      JOIN live l ON l.organization_id = s.organization_id
+      JOIN agent.knowledge_source_models r ON r.source_id = s.id
+     GROUP BY s.organization_id
+), mem AS (
+    SELECT m.organization_id, count(*)::int AS memories
+      FROM agent.live_memories m
+     WHERE m.organization_id IN (SELECT id FROM page)
+     GROUP BY m.organization_id
+)
+SELECT p.id, p.name, p.created_at,
+       coalesce((SELECT jsonb_object_agg(src.status, src.n) FROM src WHERE src.organization_id = p.id),
+                '{}'::jsonb) AS sources_by_status,
+       coalesce((SELECT sum(src.overdue) FROM src WHERE src.organization_id = p.id), 0)::int AS overdue_sources,
+       coalesce(rd.chunks, 0) AS chunks,
+       rd.last_ingested_at,
+       coalesce(mem.memories, 0) AS memories
+  FROM page p
+  LEFT JOIN rd ON rd.organization_id = p.id
+  LEFT JOIN mem ON mem.organization_id = p.id
+ ORDER BY p.created_at, p.id;
+
+-- name: page_api_keys
+-- A page of keys, oldest first, never their secret hashes. $1 organization_id (NULL: every key), $2 whether
+-- revoked keys are listed too, $3 created_at and $4 id the page starts after, $5 the most rows.
+SELECT id, scope, organization_id, name, created_at, revoked_at
+  FROM agent.api_keys
+ WHERE ($1::uuid IS NULL OR organization_id = $1)
+   AND ($2 OR revoked_at IS NULL)
+   AND (created_at, id) > ($3::timestamptz, $4::text)
+ ORDER BY created_at, id
+ LIMIT $5;
+
+-- name: page_removal_receipts
+-- A page of receipts, newest first. $1 organization id or NULL for all, $2 started_at and $3 id the page
+-- starts after, $4 the most rows.
+SELECT id, kind, organization_id, target_id, subject, requested_by, status, counts, object_keys, versions, resumed,
+       physical, started_at, finished_at
+  FROM agent.removal_receipts
+ WHERE ($1::uuid IS NULL OR organization_id = $1)
+   AND (started_at, id) < ($2::timestamptz, $3::uuid)
+ ORDER BY started_at DESC, id DESC
+ LIMIT $4;

@@ -22,6 +22,7 @@ from state.db import Connection, Database
 if TYPE_CHECKING:
     import asyncpg
 from state.errors import ReceiptNotFoundError, translated_db_errors
+from state.paging import FIRST_DESC, Page, fingerprint, page_of, page_size, start
 from state.queries import load_queries
 
 __all__ = [
@@ -36,6 +37,7 @@ __all__ = [
     "latest_receipt",
     "list_receipts",
     "organization_erased",
+    "page_receipts",
     "receipt_object_key",
     "record_physical",
 ]
@@ -230,3 +232,19 @@ async def list_receipts(db: Database, *, organization_id: UUID | None = None, li
         async with db.connection() as conn:
             rows = await conn.fetch(QUERIES["list_removal_receipts"], organization_id, limit)
     return [Receipt.from_row(r) for r in rows]
+
+
+async def page_receipts(
+    db: Database, *, organization_id: UUID | None = None, cursor: str | None = None, limit: int = 100
+) -> Page[Receipt]:
+    """A page of receipts (of one organization, or all), newest first (`state.paging`)."""
+    scope = fingerprint(organization_id)
+    after = start(cursor, "receipts", scope, FIRST_DESC, (datetime, UUID))
+    with translated_db_errors():
+        async with db.connection() as conn:
+            total = int(await conn.fetchval(QUERIES["count_removal_receipts"], organization_id))
+            rows = await conn.fetch(QUERIES["page_removal_receipts"], organization_id, *after, page_size(limit) + 1)
+    return page_of(
+        [Receipt.from_row(r) for r in rows], limit=limit, total=total, listing="receipts", scope=scope,
+        position=lambda r: (r.started_at, r.id),
+    )  # fmt: skip

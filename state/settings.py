@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Literal
 
 from pydantic import (
-    AliasChoices,
+    BaseModel,
+    ConfigDict,
     Field,
     SecretStr,
     ValidationError,
@@ -24,7 +25,6 @@ from pydantic import (
     field_validator,
     model_validator,
 )
-from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from state.durations import parse_duration
 from state.errors import SettingsError
@@ -46,14 +46,15 @@ _REAL_MODELS = ("local/wordllama-l2-supercat-256", "openai/text-embedding-3-smal
 """`knowledge.embedding.registry.offered_models` of the default registry, restated for the one-line refusal."""
 
 
-class Settings(BaseSettings):
-    """Every knob of the process. Environment names are `AC_CONTEXT_<FIELD>` unless noted."""
+class Settings(BaseModel):
+    """Every knob of the process. Environment names are `AC_CONTEXT_<FIELD>` unless noted.
 
-    model_config = SettingsConfigDict(env_prefix="AC_CONTEXT_", extra="ignore", frozen=True)
+    Constructing it reads the environment (names in any case); a keyword argument wins over the environment.
+    """
 
-    database_url: str | None = Field(
-        default=None, validation_alias=AliasChoices("DATABASE_URL", "AC_CONTEXT_DATABASE_URL")
-    )
+    model_config = ConfigDict(extra="ignore", frozen=True, validate_default=True)  # as BaseSettings did
+
+    database_url: str | None = None
     """A PostgreSQL ≥ 15 with pgvector. None starts the embedded server under `data_dir`."""
     data_dir: Path = Path(".ac-context")
     """Where the embedded server keeps its data, and the local object store its files."""
@@ -88,15 +89,15 @@ class Settings(BaseSettings):
     """Organizations `POST /v1/organizations` creates per minute across replicas; past it 429 `rate_limited`."""
     source_timeout_s: float = Field(default=1.0, gt=0, allow_inf_nan=False)
     """The context builder's per-source timeout."""
+    readiness_timeout_s: float = Field(default=2.0, gt=0, le=300, allow_inf_nan=False)
+    """How long `/readyz` waits for the database (its `SELECT 1`, its migration check) before answering 503."""
     max_json_bytes: int = Field(default=1024 * 1024, ge=1024)
     """The largest body any route but an upload takes; larger answers 413 while it streams in."""
     max_inngest_bytes: int = Field(default=32 * 1024 * 1024, ge=1024)
     """The largest body `/api/inngest` takes (a run's memoized state rides in it)."""
     inngest_signature_max_age_s: float = Field(default=300.0, gt=0, le=86_400, allow_inf_nan=False)
     """In production, a signed Inngest request whose `t=` is further than this from the clock is refused."""
-    inngest_serve_origin: str | None = Field(
-        default=None, validation_alias=AliasChoices("INNGEST_SERVE_ORIGIN", "AC_CONTEXT_INNGEST_SERVE_ORIGIN")
-    )
+    inngest_serve_origin: str | None = None
     """The origin Inngest reaches this app at (`https://ctx.example.com`); a sync never takes the `Host`."""
     max_concurrent_briefs: int = Field(default=8, ge=1, le=1000)
     """Briefs one process builds at once; above it a brief answers 503 `overloaded` with `Retry-After`."""
@@ -113,8 +114,6 @@ class Settings(BaseSettings):
     """Comma-separated keys for Inngest step state; the first encrypts, every key decrypts (rotation)."""
     debug: bool = False
     """`ac-context` prints the traceback of a project error instead of its one-line message."""
-    wordllama_cache: Path | None = None
-    """The folder WordLlama loads its tokenizer from (read by `knowledge`); None uses the user cache."""
     ingest_workers: int | None = Field(default=None, ge=1, le=64)
     """Processes that extract PDFs and embed during bulk ingestion; None means one per CPU core."""
     max_chunks_per_source: int = Field(default=20_000, ge=1)
@@ -170,6 +169,21 @@ class Settings(BaseSettings):
         if longest is not None and ttl > parse_duration(longest):
             raise ValueError(f"must not exceed memory_max_ttl ({longest})")
         return value
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_environment(cls, given: object) -> object:
+        """Each field's variable from `os.environ`, under the keyword arguments given."""
+        if not isinstance(given, dict):
+            return given
+        environ = {name.upper(): value for name, value in os.environ.items()}
+        found = {}
+        for field in cls.model_fields:
+            for name in _env_names(field):
+                if name in environ:
+                    found[field] = environ[name]
+                    break
+        return found | given
 
     @field_validator("database_url")
     @classmethod
@@ -229,11 +243,18 @@ def memory_ttl(value: str) -> timedelta | None:
 
 
 _ENV_NAMES = {"database_url": "DATABASE_URL", "inngest_serve_origin": "INNGEST_SERVE_ORIGIN"}
+"""The settings read first from a variable without the prefix (the name their ecosystems use)."""
+
+
+def _env_names(field: str) -> tuple[str, ...]:
+    """The variables a field reads, first found wins: its unprefixed name (if any), then `AC_CONTEXT_<FIELD>`."""
+    prefixed = f"{_PREFIX}{field.upper()}"
+    return (_ENV_NAMES[field], prefixed) if field in _ENV_NAMES else (prefixed,)
 
 
 def known_environment() -> frozenset[str]:
     """Every `AC_CONTEXT_*` variable a setting reads."""
-    return frozenset({f"{_PREFIX}{name.upper()}" for name in Settings.model_fields} | {f"{_PREFIX}DATABASE_URL"})
+    return frozenset({f"{_PREFIX}{name.upper()}" for name in Settings.model_fields})
 
 
 def unknown_environment(environ: Mapping[str, str]) -> list[str]:
@@ -252,7 +273,7 @@ def load_settings(**overrides: object) -> Settings:
             problems.append(f"{name} is not a setting" + (f" (did you mean {close[0]}?)" if close else ""))
         raise SettingsError("invalid settings: " + "; ".join(problems))
     try:
-        return Settings(**overrides)  # type: ignore[arg-type]
+        return Settings(**overrides)
     except ValidationError as exc:
         problems = []
         for err in exc.errors():

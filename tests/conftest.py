@@ -36,6 +36,8 @@ os.environ["AC_CONTEXT_ALLOW_TEST_MODELS"] = "1"
 # A source that should answer is never failed by the clock of a loaded machine: the 1 s default is a
 # production figure, and every test that means a timeout builds its builder with its own.
 os.environ["AC_CONTEXT_SOURCE_TIMEOUT_S"] = "300"
+# The same for `/readyz`'s wait on the database (2 s in production): a stopped database answers at once.
+os.environ["AC_CONTEXT_READINESS_TIMEOUT_S"] = "300"
 # Hypothesis fails an example that takes over 200 ms by default: a clock, not a property. None here.
 hypothesis_settings.register_profile("no-deadline", deadline=None)
 hypothesis_settings.load_profile("no-deadline")

@@ -7,18 +7,27 @@ stored `review_by`, compared with today in UTC by the search statement) carries 
 whatever the option `overdue` says: the packer marks it (`mark`) or drops and counts it (`drop`), so the
 drop is reported like every other. The organization always comes from
 `request.subject`; the options say which scopes join (both default to off), the relevance floor and the
-per-source cap (both default to knowledge.search's measured defaults). This module must
-never read a scope the options did not ask for, and never write prose.
+per-source cap (both default to knowledge.search's measured defaults). In explain mode
+(`retrieve_explained`) the same search also returns the candidates it cut, each named with its rule
+(`relevance_floor`, `per_source_cap`, `beyond_limit`). This module must never read a scope the options did
+not ask for, and never write prose.
 """
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Any, Final
 
-from context.models import ContextItem, ContextRequest, ContextSourceSpec, ResourceRef
+from context.models import ContextItem, ContextRequest, ContextSourceSpec, CutCandidate, ResourceRef
 from context.options import KnowledgeOptions
 from knowledge.embedding.registry import EmbedderLookup, get_embedder
-from knowledge.search import DEFAULT_MIN_RELEVANCE, DEFAULT_PER_SOURCE, KnowledgeHit, search
+from knowledge.search import (
+    DEFAULT_KEEP_TOP,
+    DEFAULT_MIN_RELEVANCE,
+    DEFAULT_PER_SOURCE,
+    KnowledgeHit,
+    search,
+    search_explained,
+)
 from state.db import Database
 
 __all__ = ["DEFAULT_KNOWLEDGE_LIMIT", "KNOWLEDGE_REF_KIND", "MAX_TITLE_BYTES", "KnowledgeContextSource"]
@@ -43,22 +52,65 @@ class KnowledgeContextSource:
 
     async def retrieve(self, request: ContextRequest, spec: ContextSourceSpec) -> list[ContextItem]:
         """The best chunks for `request.query` in the scopes the options enable."""
+        arguments = self._arguments(request, spec)
+        if arguments is None:
+            return []
+        return [self._item(hit) for hit in await search(**arguments)]
+
+    async def retrieve_explained(
+        self, request: ContextRequest, spec: ContextSourceSpec
+    ) -> tuple[list[ContextItem], list[CutCandidate]]:
+        """`retrieve`'s items, and the chunks the floor, the per-source cap or the limit cut, best first."""
+        arguments = self._arguments(request, spec)
+        if arguments is None:
+            return [], []
+        hits, cut = await search_explained(**arguments)
+        cuts = [self._cut(hit, rank, arguments) for rank, hit in enumerate(cut, start=len(hits) + 1)]
+        return [self._item(hit) for hit in hits], cuts
+
+    def _arguments(self, request: ContextRequest, spec: ContextSourceSpec) -> dict[str, Any] | None:
+        """The search's arguments for this request and spec, or None when the spec reads nothing."""
         options = KnowledgeOptions.model_validate(spec.options)
         limit = DEFAULT_KNOWLEDGE_LIMIT if spec.limit is None else spec.limit
         if limit == 0 or not (options.include_platform or options.include_organization):
-            return []
-        hits = await search(
-            self._db,
-            request.subject.organization_id,
-            request.query,
-            include_platform=options.include_platform,
-            include_organization=options.include_organization,
-            limit=limit,
-            embedders=self._embedders,
-            min_relevance=DEFAULT_MIN_RELEVANCE if options.min_relevance is None else options.min_relevance,
-            per_source=DEFAULT_PER_SOURCE if options.per_source is None else options.per_source,
+            return None
+        return {
+            "db": self._db,
+            "organization_id": request.subject.organization_id,
+            "query": request.query,
+            "include_platform": options.include_platform,
+            "include_organization": options.include_organization,
+            "limit": limit,
+            "embedders": self._embedders,
+            "min_relevance": DEFAULT_MIN_RELEVANCE if options.min_relevance is None else options.min_relevance,
+            "keep_top": DEFAULT_KEEP_TOP if options.keep_top is None else options.keep_top,
+            "per_source": DEFAULT_PER_SOURCE if options.per_source is None else options.per_source,
+        }
+
+    def _cut(self, hit: KnowledgeHit, rank: int, arguments: dict[str, Any]) -> CutCandidate:
+        rule = hit.cut or "beyond_limit"
+        cosine = "" if hit.dense_distance is None else f"cosine {1 - hit.dense_distance:.2f}, "
+        messages = {
+            "relevance_floor": f"{cosine}under the relevance floor {arguments['min_relevance']:.2f}"
+            + (
+                f" and not in either half's top {arguments['keep_top']} above the lower floor"
+                if arguments["keep_top"]
+                else ""
+            ),
+            "per_source_cap": f"past the cap of {arguments['per_source']} chunks from one document",
+            "beyond_limit": f"ranked past the limit of {arguments['limit']}",
+        }
+        return CutCandidate(
+            source=self.name,
+            kind="knowledge",
+            ref=ResourceRef(kind=KNOWLEDGE_REF_KIND, id=str(hit.source_id)),
+            title=_title(hit.source_title, hit.ordinal),
+            tokens=hit.tokens,
+            rank=rank,
+            score=hit.score,
+            rule=rule,
+            message=messages[rule],
         )
-        return [self._item(hit) for hit in hits]
 
     def _item(self, hit: KnowledgeHit) -> ContextItem:
         return ContextItem(

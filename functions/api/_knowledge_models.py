@@ -19,7 +19,6 @@ __all__ = [
     "SearchHitOut",
     "SearchOut",
     "SourceDetailOut",
-    "SourceList",
     "SourceListItemOut",
     "SourceRegisteredOut",
     "SwitchCancelOut",
@@ -110,15 +109,14 @@ class SourceListItemOut(_SourceIdentityOut):
 
     pending_since: str | None
     """When it became pending (ISO 8601); null unless pending."""
-
-
-class SourceList(BaseModel):
-    """The sources of one scope, newest first."""
-
-    model_config = _OUT
-
-    sources: list[SourceListItemOut]
-    """At most `limit` sources."""
+    created_at: str
+    """When it was registered (ISO 8601): the list is newest first."""
+    embedding_model: str | None
+    """The model it is shown under: its scope's live model when it is wanted under it; null before any."""
+    chunk_count: int | None
+    """Its chunks under that model; null until they are written."""
+    embedded_count: int
+    """How many of them are embedded."""
 
 
 class ModelReadinessOut(BaseModel):

@@ -2,8 +2,9 @@
 
 `POST` mints a key (`scope: operator`, or `scope: organization` with its `organization_id`) and answers its
 secret once: only its SHA-256 is stored. `GET` lists keys without secrets; `DELETE /v1/keys/{id}` revokes
-one (idempotent), refused from the next request on. Every route is operator-scoped. This module must never
-log or answer a secret except in the one answer that mints it.
+one (idempotent), refused from the next request on. The list pages by cursor (`functions.api._pages`).
+Every route is operator-scoped. This module must never log or answer a secret except in the one answer
+that mints it.
 """
 
 from __future__ import annotations
@@ -18,9 +19,10 @@ from functions._wire import CleanText, key_json
 from functions.api._body import BodyRoute
 from functions.api._deps import ServicesDep
 from functions.api._http import ERROR_RESPONSES, route_errors
+from functions.api._pages import CURSOR_ERRORS, CursorQuery, PageOut, limit_query, page_body
 from functions.api._params import ListedOrganization
 from functions.api._scopes import OPERATOR
-from state.api_keys import KEY_ID_PATTERN, MAX_KEY_NAME, list_keys, mint_key, revoke_key
+from state.api_keys import KEY_ID_PATTERN, MAX_KEY_NAME, mint_key, page_keys, revoke_key
 
 __all__ = ["KeyIn", "KeyList", "KeyOut", "MintedKeyOut", "key_json", "router"]
 
@@ -72,13 +74,13 @@ class MintedKeyOut(KeyOut):
     """The whole bearer value `ack_<id>_<secret>`, shown this once: only its SHA-256 is stored."""
 
 
-class KeyList(BaseModel):
-    """Keys, oldest first, never their secrets."""
+class KeyList(PageOut):
+    """A page of keys, oldest first, never their secrets."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
-
-    keys: list[KeyOut]
+    items: list[KeyOut]
     """At most `limit` keys."""
+    keys: list[KeyOut]
+    """The same rows as `items` (the key this list answered before it paged), for older callers."""
 
 
 @router.post(
@@ -100,16 +102,19 @@ async def mint(body: KeyIn, svc: ServicesDep) -> dict[str, Any]:
     return {**key_json(minted.key), "secret": minted.secret}
 
 
-@router.get("", dependencies=[OPERATOR], response_model=KeyList)
+@router.get("", dependencies=[OPERATOR], response_model=KeyList, responses=route_errors({422: CURSOR_ERRORS}))
 async def list_all(
     svc: ServicesDep,
     organization_id: ListedOrganization = None,
     include_revoked: Annotated[bool, Query(description="Also list revoked keys.")] = True,
-    limit: Annotated[int, Query(ge=1, le=1000, description="The most keys to answer.")] = 1000,
+    cursor: CursorQuery = None,
+    limit: Annotated[int, limit_query("keys")] = 1000,
 ) -> dict[str, Any]:
-    """The keys (of one organization, or all), oldest first, never their secrets."""
-    keys = await list_keys(svc.db, organization_id=organization_id, include_revoked=include_revoked, limit=limit)
-    return {"keys": [key_json(k) for k in keys]}
+    """A page of keys (of one organization, or all), oldest first, never their secrets."""
+    page = await page_keys(
+        svc.db, organization_id=organization_id, include_revoked=include_revoked, cursor=cursor, limit=limit
+    )
+    return page_body(page, [key_json(k) for k in page.items], legacy="keys")
 
 
 @router.delete(

@@ -10,8 +10,8 @@ failed source and sends `knowledge/source.retry.requested`, its event written in
 Owner and review date: a review date is `YYYY-MM-DD`; anything else is 422 `invalid_request` with the
 field's path, and nothing is stored. The same document sent again with an owner or a review date sets it
 on the source (a field left out keeps its value); a re-synced URI's new version carries the old one's over
-unless the sync names its own. `GET /v1/knowledge/sources?overdue=true` lists only the sources whose review
-date is before today (UTC).
+unless the sync names its own. The paged list of sources, a source's chunks and its progress are
+`functions.api.source_pages`.
 
 Re-sync: a known URI sent again with different content registers a new version (`outcome: resync`,
 `replaces`: the live source) and sends `knowledge/source.sync.requested`; the new version replaces the old
@@ -22,8 +22,8 @@ content again is a no-op that says so (`outcome: unchanged`).
 with its content or an upload's content with a file name; or multipart with many `file` fields) and sends
 `knowledge/sources.batch.requested` events of at most `MAX_BATCH_SOURCES` ids each.
 
-Events go through the outbox (`state.outbox`, `functions._outbox`): an upload's event is written in the
-transaction that registers the source, then sent at once; when Inngest cannot be reached the answer is
+Events go through the outbox (`state.outbox`, `functions._outbox`): an upload's or a batch's events are
+written in the transaction that registers the sources, then sent at once; when Inngest cannot be reached the answer is
 still 202 with `event_status: queued` and the reason, and the service sends it when Inngest answers.
 
 `DELETE /v1/knowledge/sources/{id}` deletes a source (`knowledge.ingestion.delete`) and answers its receipt; the id of
@@ -35,6 +35,7 @@ the functions do.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Annotated, Any
 from uuid import UUID
 
@@ -58,7 +59,7 @@ from functions.api._knowledge_batch import (
     form_scope,
     read_batch,
 )
-from functions.api._knowledge_models import BatchRegisteredOut, RetryOut, SearchOut, SourceList, SourceRegisteredOut
+from functions.api._knowledge_models import BatchRegisteredOut, RetryOut, SearchOut, SourceRegisteredOut
 from functions.api._params import PlatformScope, ScopeOrganization, SourceIdPath
 from functions.api._scopes import ORGANIZATION, OrganizationCaller, organization_scope
 from functions.api.receipts import ReceiptOut
@@ -67,9 +68,9 @@ from functions.events import EVENT_RETRY
 from knowledge.db_errors import SourceNotFoundError
 from knowledge.ingestion.delete import delete_source
 from knowledge.ingestion.registration import RegisteredSource, register_many, register_upload, register_uri
-from knowledge.ingestion.sources import get_source, list_sources
+from knowledge.ingestion.sources import get_source
 from knowledge.ingestion.sweep import retry_source
-from knowledge.search import DEFAULT_MIN_RELEVANCE, DEFAULT_PER_SOURCE, MAX_SEARCH_LIMIT, search
+from knowledge.search import DEFAULT_KEEP_TOP, DEFAULT_MIN_RELEVANCE, DEFAULT_PER_SOURCE, MAX_SEARCH_LIMIT, search
 from state import outbox
 from state.db import Connection
 from state.outbox import OutboxEvent
@@ -129,6 +130,9 @@ class SearchIn(BaseModel):
     """Join the organization's documents."""
     min_relevance: float = Field(default=DEFAULT_MIN_RELEVANCE, ge=0.0, le=1.0)
     """Drop hits neither the dense nor the BM25 half finds relevant; 0 keeps every hit."""
+    keep_top: int = Field(default=DEFAULT_KEEP_TOP, ge=0, le=MAX_SEARCH_LIMIT, strict=True)
+    """Keep a hit either half ranks within its own first `keep_top` unless its relevance is under 0.83 of
+    `min_relevance`; 0 (the default) applies `min_relevance` alone."""
     per_source: int | None = Field(default=DEFAULT_PER_SOURCE, ge=1, le=MAX_SEARCH_LIMIT)
     """The most chunks one document may contribute; null for no cap."""
 
@@ -297,10 +301,12 @@ async def create_sources_batch(request: Request, svc: ServicesDep) -> JSONRespon
     """Register many documents of one scope at once and send their ingestion events in batches."""
     organization_id, platform, docs = await read_batch(parsed_body(request), svc.settings.max_upload_bytes)
     scope = _scope(organization_id, platform)
-    registered = await register_many(svc.db, svc.object_store, organization_id=scope, documents=docs)
-    pending = list(dict.fromkeys(r.source_id for r in registered if r.status == "pending"))
-    async with svc.db.connection() as conn, conn.transaction():
-        ids = await outbox.enqueue(conn, batch_events(pending, scope))
+    ids: list[UUID] = []
+
+    async def announce(conn: Connection, pending: Sequence[UUID]) -> None:  # in the transaction that made them
+        ids.extend(await outbox.enqueue(conn, batch_events(pending, scope)))
+
+    registered = await register_many(svc.db, svc.object_store, organization_id=scope, documents=docs, announce=announce)
     delivery = await request.app.state.outbox.deliver(ids)
     body = {
         "sources": [_registered_json(r) for r in registered],
@@ -309,29 +315,6 @@ async def create_sources_batch(request: Request, svc: ServicesDep) -> JSONRespon
         "event_error": delivery.error,
     }
     return JSONResponse(status_code=202, content=body)
-
-
-@router.get("/sources", dependencies=[ORGANIZATION], response_model=SourceList, responses=route_errors({404: _ORG_404}))
-async def get_sources(
-    svc: ServicesDep,
-    organization_id: ScopeOrganization = None,
-    platform: PlatformScope = False,
-    limit: Annotated[int, Query(ge=1, le=1000, description="The most sources to answer.")] = 100,
-    overdue: Annotated[bool, Query(description="Only the sources whose review date is before today (UTC).")] = False,
-) -> dict[str, Any]:
-    """The sources of one scope, newest first, with status, reason, owner and review date (`overdue`: past it)."""
-    scope = _scope(organization_id, platform)
-    views = await svc.db.on_standby(scope, lambda: list_sources(svc.db, scope, limit=limit, overdue=overdue))
-    return {
-        "sources": [
-            {
-                **v.identity_json(),
-                "pending_since": None if v.pending_since is None else v.pending_since.isoformat(),
-                "updated_at": v.updated_at.isoformat(),
-            }
-            for v in views
-        ]
-    }
 
 
 @router.post(
@@ -431,7 +414,7 @@ async def search_knowledge(body: SearchIn, svc: ServicesDep) -> dict[str, Any]:
     hits = await svc.db.on_standby(body.organization_id, lambda: search(
         svc.db, body.organization_id, body.query, include_platform=body.include_platform,
         include_organization=body.include_organization, limit=body.limit, embedders=svc.embedders.get,
-        min_relevance=body.min_relevance, per_source=body.per_source,
+        min_relevance=body.min_relevance, keep_top=body.keep_top, per_source=body.per_source,
     ))  # fmt: skip
     return {
         "hits": [

@@ -154,7 +154,7 @@ async def readyz(request: Request) -> JSONResponse:
         details = {"status": "database_unavailable", "database": False, "reason": health.reason}
         return _not_ready(details, health.reason or "the database does not answer")
     try:
-        async with asyncio.timeout(2.0):
+        async with asyncio.timeout(services.settings.readiness_timeout_s):
             pending = await pending_migrations(services.db.url)
     except Exception as exc:  # any failure here means not ready; say why in words
         reason = f"cannot read the migrations: {type(exc).__name__}: {str(exc)[:200]}"

@@ -8,6 +8,10 @@ past it, 429 `rate_limited` with `Retry-After`. An unknown organization answers 
 (`urn:uuid:`, braces, upper case, no hyphens) answers 422 `invalid_request` naming `path.organization_id`.
 This module must never delete or
 rename an organization.
+
+`GET /v1/organizations` pages by cursor (`functions.api._pages`): oldest first, `name` finds the ones whose
+name contains a text (any case), and each row carries the operator's overview counts (sources by status,
+overdue sources, chunks, live memories, last ingestion; `state.organization_overview`).
 """
 
 from __future__ import annotations
@@ -22,17 +26,18 @@ from functions._wire import CleanText
 from functions.api._body import BodyRoute
 from functions.api._deps import ServicesDep
 from functions.api._http import ERROR_RESPONSES, route_errors
+from functions.api._pages import CURSOR_ERRORS, CursorQuery, PageOut, limit_query, page_body
 from functions.api._scopes import OPERATOR, ORGANIZATION
 from state.ids import OrganizationId
+from state.organization_overview import page_organizations
 from state.organizations import (
     MAX_ORGANIZATION_NAME,
     Organization,
     create_organization,
     get_organization,
-    list_organizations,
 )
 
-__all__ = ["OrganizationIn", "OrganizationList", "OrganizationOut", "router"]
+__all__ = ["OrganizationIn", "OrganizationList", "OrganizationOut", "OrganizationOverviewOut", "router"]
 
 router = APIRouter(prefix="/v1/organizations", tags=["organizations"], responses=ERROR_RESPONSES, route_class=BodyRoute)
 
@@ -59,13 +64,28 @@ class OrganizationOut(BaseModel):
     """When it was created (ISO 8601)."""
 
 
-class OrganizationList(BaseModel):
-    """Organizations, oldest first."""
+class OrganizationOverviewOut(OrganizationOut):
+    """An organization with what it holds."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    sources_by_status: dict[str, int]
+    """Its knowledge sources per status (`pending`, `ready`, `failed`, `deleting`); a status with none is absent."""
+    overdue_sources: int
+    """Sources whose review date is before today (UTC)."""
+    chunks: int
+    """Chunks search can serve: its ready sources' chunks under its live model."""
+    memories: int
+    """Its live memories (both scopes)."""
+    last_ingested_at: str | None
+    """When one of its sources last became ready (ISO 8601), or null."""
 
-    organizations: list[OrganizationOut]
-    """At most `limit` organizations."""
+
+class OrganizationList(PageOut):
+    """A page of organizations, oldest first."""
+
+    items: list[OrganizationOverviewOut]
+    """At most `limit` organizations, each with its counts."""
+    organizations: list[OrganizationOverviewOut]
+    """The same rows as `items` (the key this list answered before it paged), for older callers."""
 
 
 def _out(org: Organization) -> dict[str, Any]:
@@ -84,12 +104,18 @@ async def create(body: OrganizationIn, svc: ServicesDep) -> dict[str, Any]:
     return _out(await create_organization(svc.db, body.name, per_minute=svc.settings.organizations_per_minute))
 
 
-@router.get("", dependencies=[OPERATOR], response_model=OrganizationList)
+@router.get("", dependencies=[OPERATOR], response_model=OrganizationList, responses=route_errors({422: CURSOR_ERRORS}))
 async def list_all(
-    svc: ServicesDep, limit: Annotated[int, Query(ge=1, le=1000, description="The most organizations to answer.")] = 100
+    svc: ServicesDep,
+    name: Annotated[
+        str | None, Query(max_length=MAX_ORGANIZATION_NAME, description="Only those whose name contains this text.")
+    ] = None,
+    cursor: CursorQuery = None,
+    limit: Annotated[int, limit_query("organizations")] = 100,
 ) -> dict[str, Any]:
-    """The organizations, oldest first."""
-    return {"organizations": [_out(o) for o in await list_organizations(svc.db, limit=limit)]}
+    """A page of organizations, oldest first, each with its counts; `total` counts every match of `name`."""
+    page = await page_organizations(svc.db, name=name, cursor=cursor, limit=limit)
+    return page_body(page, [o.as_json() for o in page.items], legacy="organizations")
 
 
 @router.get(

@@ -6,7 +6,7 @@ content. An organization key names its organization (`organization_id`, as on ev
 sees only that organization's receipts: another organization's receipt, or a platform source's, answers 404
 `receipt_not_found` exactly as an unknown id does, so an id reveals nothing. An operator may name an erased
 organization (its row gone, its erasure receipt complete) and reads its receipts. This module must never change a
-receipt.
+receipt. The list pages by cursor (`functions.api._pages`), newest first.
 """
 
 from __future__ import annotations
@@ -14,17 +14,18 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 from uuid import UUID
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict
 
 from functions.api._auth import Caller
 from functions.api._body import BodyRoute
 from functions.api._deps import ServicesDep
-from functions.api._http import ERROR_RESPONSES, ErrorEnvelope
+from functions.api._http import ERROR_RESPONSES, ErrorEnvelope, route_errors
+from functions.api._pages import CURSOR_ERRORS, CursorQuery, PageOut, limit_query
 from functions.api._params import NamedOrganization, ReceiptIdPath
 from functions.api._scopes import organization_scope
 from state.errors import ReceiptNotFoundError
-from state.receipts import Receipt, get_receipt, list_receipts
+from state.receipts import Receipt, get_receipt, page_receipts
 
 __all__ = ["ReceiptList", "ReceiptOut", "receipt_out", "router"]
 
@@ -71,13 +72,13 @@ class ReceiptOut(BaseModel):
     (table -> why), `at`; empty otherwise (docs/operations.md, "What an erasure leaves on disk")."""
 
 
-class ReceiptList(BaseModel):
-    """Receipts, newest first."""
+class ReceiptList(PageOut):
+    """A page of receipts, newest first."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
-
+    items: list[ReceiptOut]
+    """At most `limit` receipts."""
     receipts: list[ReceiptOut]
-    """The receipts."""
+    """The same rows as `items` (the key this list answered before it paged), for older callers."""
 
 
 def receipt_out(receipt: Receipt) -> ReceiptOut:
@@ -105,14 +106,22 @@ async def show(
     return receipt_out(receipt)
 
 
-@router.get("", responses={404: {"model": ErrorEnvelope, "description": "`organization_not_found`."}})
+@router.get(
+    "",
+    responses={
+        404: {"model": ErrorEnvelope, "description": "`organization_not_found`."},
+        **route_errors({422: CURSOR_ERRORS}),
+    },
+)
 async def list_all(
     caller: _ReceiptsCaller,
     svc: ServicesDep,
     organization_id: NamedOrganization = None,
-    limit: Annotated[int, Query(ge=1, le=1000, description="The most receipts to answer.")] = 100,
+    cursor: CursorQuery = None,
+    limit: Annotated[int, limit_query("receipts")] = 100,
 ) -> ReceiptList:
-    """The receipts of one organization (an organization key: its own), or of all for an operator, newest first."""
+    """A page of receipts of one organization (an organization key: its own), or of all for an operator."""
     scope = caller.organization_id or organization_id
-    receipts = await list_receipts(svc.db, organization_id=scope, limit=limit)
-    return ReceiptList(receipts=[receipt_out(r) for r in receipts])
+    page = await page_receipts(svc.db, organization_id=scope, cursor=cursor, limit=limit)
+    rows = [receipt_out(r) for r in page.items]
+    return ReceiptList(items=rows, receipts=rows, total=page.total, next_cursor=page.next_cursor)

@@ -2,7 +2,19 @@
 
 from __future__ import annotations
 
-from functions.api import context, erasure, keys, knowledge, memory, operator, ops, orgs, receipts
+from functions.api import (
+    context,
+    erasure,
+    keys,
+    knowledge,
+    memory,
+    memory_pages,
+    operator,
+    ops,
+    orgs,
+    receipts,
+    source_pages,
+)
 
 __all__ = ["ROUTERS"]
 
@@ -12,8 +24,10 @@ ROUTERS = (
     keys.router,
     context.router,
     knowledge.router,
+    source_pages.router,
     operator.router,
     memory.router,
+    memory_pages.router,
     erasure.router,
     receipts.router,
 )

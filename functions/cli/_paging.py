@@ -1,26 +1,37 @@
-"""How every `ac-context … list` pages: `--limit N` (the page) or `--all`, and one line when it stops early.
+"""How every `ac-context … list` pages: `--limit N`, `--cursor C` (the page after another), or `--all`.
 
-A list counts what it would show without a page (a count query beside each list query), shows at most its
-page, and when the page holds fewer than all it says so in one line: `showing 100 of 146 sources; --all or
---limit N for more` (on stderr under `--json`, so the JSON stays the rows alone). This module must never
-read the database: the commands pass it their counts.
+A list reads one page of the core's paged read (`state.paging.Page`: its rows, the `total` its filters
+match, and the cursor of the next page), shows it, and when more rows follow it says so in one line that
+names the next page: `showing 100 of 146 sources; next page: --cursor <c> (or --all)` (on stderr under
+`--json`, so the JSON stays the rows alone). `--all` walks every page, `MAX_LIMIT` rows at a time. A cursor
+the list did not give out is one line, `error: invalid_cursor: …`. This module must never read the
+database itself: the commands pass it the function that reads one page.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
 
 from functions.cli._common import console, plain
 
-__all__ = ["MAX_LIMIT", "AllFlag", "limit_option", "page_limit", "print_page_note"]
+if TYPE_CHECKING:
+    from state.paging import Page
+
+__all__ = ["MAX_LIMIT", "AllFlag", "CursorOption", "limit_option", "print_page_note", "read_pages"]
+
+T = TypeVar("T")
 
 MAX_LIMIT = 1000
 """The largest `--limit`; `--all` lists more."""
 
-AllFlag = Annotated[bool, typer.Option("--all", help="List every row, however many (no page).")]
+AllFlag = Annotated[bool, typer.Option("--all", help="List every row, however many (every page).")]
+CursorOption = Annotated[
+    str | None, typer.Option("--cursor", help="Show the page after this one: the cursor a page printed.")
+]
 
 
 def limit_option(default: int, what: str) -> Any:
@@ -28,14 +39,23 @@ def limit_option(default: int, what: str) -> Any:
     return typer.Option("--limit", min=1, max=MAX_LIMIT, help=f"At most this many {what}.")
 
 
-def page_limit(limit: int, total: int, *, everything: bool) -> int:
-    """The rows to fetch: `limit`, or all `total` of them with `--all` (at least 1, for a LIMIT clause)."""
-    return max(total, 1) if everything else limit
+async def read_pages(
+    fetch: Callable[[str | None, int], Awaitable[Page[T]]], *, cursor: str | None, limit: int, everything: bool
+) -> Page[T]:
+    """One page (`fetch(cursor, limit)`), or with `everything` every page from `cursor` on, as one page."""
+    page = await fetch(cursor, MAX_LIMIT if everything else limit)
+    if not everything:
+        return page
+    items = list(page.items)
+    while page.next_cursor is not None:
+        page = await fetch(page.next_cursor, MAX_LIMIT)
+        items.extend(page.items)
+    return type(page)(items, page.total, None)
 
 
-def print_page_note(shown: int, total: int, noun: str, *, as_json: bool = False) -> None:
-    """Say `showing N of M <noun>; --all or --limit N for more` when the page stops before the end."""
-    if shown >= total:
+def print_page_note(shown: int, total: int, noun: str, next_cursor: str | None, *, as_json: bool = False) -> None:
+    """Say `showing N of M <noun>; next page: --cursor C (or --all)` when a next page follows."""
+    if next_cursor is None:
         return
-    line = f"showing {shown} of {total} {noun}; --all or --limit N for more"
+    line = f"showing {shown} of {total} {noun}; next page: --cursor {next_cursor} (or --all)"
     (Console(stderr=True) if as_json else console).print(plain(line), soft_wrap=True)

@@ -63,7 +63,10 @@ def plan_serve(environ: Mapping[str, str], *, host: str, port: int) -> ServePlan
     production = environ.get("AC_CONTEXT_INNGEST_MODE", "").strip().lower() == "production"
     if production:
         check_production(load_settings(), environ)
-        return ServePlan(production=True, lines=[f"production mode on http://{host}:{port} (docs at /docs)"])
+        return ServePlan(
+            production=True,
+            lines=[f"production mode on http://{host}:{port} (docs at /docs, console at /console)"],
+        )
     parse_keys(load_settings().step_encryption_keys)  # a bad step key is one line here, before anything prints
     if not _is_loopback(host):
         raise InngestConfigError(
@@ -82,6 +85,7 @@ def plan_serve(environ: Mapping[str, str], *, host: str, port: int) -> ServePlan
         f"dev mode: open http://{host}:{port}/docs and Authorize with the token; "
         f"Inngest dev server: npx inngest-cli@latest dev -u http://{host}:{port}/api/inngest"
     )
+    plan.lines.append(f"console: http://{host}:{port}/console (sign in with the token or an API key)")
     plan.lines.append(functions_line(environ))
     return plan
 

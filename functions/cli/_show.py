@@ -3,7 +3,9 @@
 The brief's text prints as text (citations such as `[crm.company 8f21]` included), never as rich markup;
 the accounting is a table. An explanation prints as a per-source budget bar chart (tokens used against
 the source's budget, items dropped), the total against its budget, then one row per item the packer was
-given: kept or dropped, the reason, its token cost and its ref. This module must never decide anything:
+given: kept or dropped, the reason, its token cost and its ref, and last the candidates a source cut before
+the packer (the relevance floor, the per-source cap, the limit), each with its rule. This module must never
+decide anything:
 it only prints what the packer answered.
 """
 
@@ -19,7 +21,7 @@ from functions.cli._common import console, plain
 if TYPE_CHECKING:
     from context.models import BriefExplanation, ContextBrief
 
-__all__ = ["bar", "show_brief", "show_explanation"]
+__all__ = ["bar", "show_brief", "show_cut", "show_explanation"]
 
 BAR_WIDTH = 24
 
@@ -66,4 +68,21 @@ def show_explanation(explanation: BriefExplanation) -> None:
         verdict = Text("kept", style="green") if entry.kept else Text("dropped", style="red")
         why = "" if entry.kept else entry.message
         table.add_row(str(n), plain(entry.source), str(entry.tokens), verdict, plain(why), plain(ref))
+    console.print(table)
+    if explanation.cut:
+        show_cut(explanation)
+
+
+def show_cut(explanation: BriefExplanation) -> None:
+    """Print the candidates the sources cut before the packer, each with its rule, score, rank and tokens."""
+    table = Table(title="candidates cut before the packer", title_justify="left")
+    for column in ("source", "title", "rule", "score", "rank", "tokens", "why"):
+        table.add_column(column)
+    table.add_column("ref", overflow="fold")
+    for c in explanation.cut:
+        score = "" if c.score is None else f"{c.score:.3f}"
+        at = "" if c.ref is None else f"{c.ref.kind} {c.ref.id}"
+        table.add_row(
+            plain(c.source), plain(c.title), c.rule, score, str(c.rank), str(c.tokens), plain(c.message), plain(at)
+        )
     console.print(table)

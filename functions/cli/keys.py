@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from functions.cli._common import JsonFlag, OrgOption, console, open_cli_database, print_json, run, safe
-from functions.cli._paging import AllFlag, limit_option, page_limit, print_page_note
+from functions.cli._paging import AllFlag, CursorOption, limit_option, print_page_note, read_pages
 
 if TYPE_CHECKING:
     from state.api_keys import ApiKey
@@ -69,23 +69,25 @@ def list_all(
     org: OrgOption = None,
     active: Annotated[bool, typer.Option("--active", help="Leave revoked keys out.")] = False,
     limit: Annotated[int, limit_option(100, "keys, oldest first")] = 100,
+    cursor: CursorOption = None,
     everything: AllFlag = False,
     as_json: JsonFlag = False,
 ) -> None:
-    """The keys (of --org, or all), oldest first; never a secret (a page that stops early says `N of M`)."""
-    from state.api_keys import count_keys, list_keys
+    """The keys (of --org, or all), oldest first; never a secret (a page with more after it names its cursor)."""
+    from state.api_keys import page_keys
 
-    async def main() -> tuple[list[dict[str, Any]], int]:
+    async def main() -> tuple[list[dict[str, Any]], int, str | None]:
         async with open_cli_database() as db:
-            total = await count_keys(db, organization_id=org, include_revoked=not active)
-            page = page_limit(limit, total, everything=everything)
-            keys = await list_keys(db, organization_id=org, include_revoked=not active, limit=page)
-        return [_json(k) for k in keys], total
+            page = await read_pages(
+                lambda c, n: page_keys(db, organization_id=org, include_revoked=not active, cursor=c, limit=n),
+                cursor=cursor, limit=limit, everything=everything,
+            )  # fmt: skip
+        return [_json(k) for k in page.items], page.total, page.next_cursor
 
-    rows, total = run(main)
+    rows, total, next_cursor = run(main)
     if as_json:
         print_json(rows)
-        print_page_note(len(rows), total, "keys", as_json=True)
+        print_page_note(len(rows), total, "keys", next_cursor, as_json=True)
         return
     if not rows:
         console.print("no API keys; mint one with `ac-context keys mint --org ORG` (or --operator)", markup=False)
@@ -93,7 +95,7 @@ def list_all(
         scope = "operator" if row["organization_id"] is None else row["organization_id"]
         state = f"revoked {row['revoked_at']}" if row["revoked_at"] else "active"
         console.print(f"{row['id']}  {scope}  [bold]{safe(row['name'])}[/]  [dim]{row['created_at']}  {state}[/]")
-    print_page_note(len(rows), total, "keys")
+    print_page_note(len(rows), total, "keys", next_cursor)
 
 
 @keys_app.command("revoke")

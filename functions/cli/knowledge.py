@@ -48,10 +48,12 @@ if TYPE_CHECKING:
     from knowledge.ingestion.review import Review
     from state.db import Database
 
-__all__ = ["DEFAULT_MIN_RELEVANCE", "DEFAULT_PER_SOURCE", "register"]
+__all__ = ["DEFAULT_KEEP_TOP", "DEFAULT_MIN_RELEVANCE", "DEFAULT_PER_SOURCE", "register"]
 
 DEFAULT_MIN_RELEVANCE: Final = 0.3
 """`knowledge.search.DEFAULT_MIN_RELEVANCE`, restated for the help text."""
+DEFAULT_KEEP_TOP: Final = 0
+"""`knowledge.search.DEFAULT_KEEP_TOP`, restated for the help text."""
 DEFAULT_PER_SOURCE: Final = 3
 """`knowledge.search.DEFAULT_PER_SOURCE`, restated for the help text."""
 SNIPPET_CHARS: Final = 240
@@ -253,6 +255,12 @@ def search(
     min_relevance: Annotated[
         float, typer.Option(min=0.0, max=1.0, help="Drop hits neither search half finds relevant (0 keeps all).")
     ] = DEFAULT_MIN_RELEVANCE,
+    keep_top: Annotated[
+        int,
+        typer.Option(
+            min=0, max=1000, help="Keep what either half ranks in its top N above 0.83 of the floor (0: none)."
+        ),
+    ] = DEFAULT_KEEP_TOP,
     per_source: Annotated[int, typer.Option(min=1, max=1000, help="The most chunks from one document.")] = (
         DEFAULT_PER_SOURCE
     ),
@@ -265,7 +273,8 @@ def search(
         async with open_cli_search() as svc:
             hits = await search_knowledge(
                 svc.db, org, query, include_platform=platform, include_organization=True, limit=limit,
-                embedders=svc.embedders.get, min_relevance=min_relevance, per_source=per_source,
+                embedders=svc.embedders.get, min_relevance=min_relevance, keep_top=keep_top,
+                per_source=per_source,
             )  # fmt: skip
         return [
             {"score": h.score, "source_id": str(h.source_id), "source": h.source_title, "ordinal": h.ordinal,

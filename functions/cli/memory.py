@@ -14,7 +14,7 @@ from uuid import UUID
 import typer
 
 from functions.cli._common import JsonFlag, OrgRequired, console, open_cli_services, parse_refs, print_json, run, safe
-from functions.cli._paging import AllFlag, limit_option, page_limit, print_page_note
+from functions.cli._paging import AllFlag, CursorOption, limit_option, print_page_note, read_pages
 
 if TYPE_CHECKING:
     from memory.models import ToolInvocation
@@ -111,42 +111,36 @@ def forget(
 def list_memories(
     org: Org,
     definition: Annotated[UUID | None, typer.Option("--definition", help="Only this definition's memories.")] = None,
-    user: User = None,
+    user: Annotated[UUID | None, typer.Option("--user", help="Only this person's memories (their user scope).")] = None,
     limit: Annotated[int, limit_option(50, "memories")] = 50,
+    cursor: CursorOption = None,
     everything: AllFlag = False,
     as_json: JsonFlag = False,
 ) -> None:
-    """The live memories of an organization, newest first (a page that stops early says `N of M`)."""
-    from memory.reads import count_live_memories, read_live_memories
+    """The live memories of an organization (both scopes) or of one person, newest first, with their expiry."""
+    from memory.pages import page_memories
 
-    async def main() -> tuple[list[dict[str, Any]], int]:
+    async def main() -> tuple[list[dict[str, Any]], int, str | None]:
         async with open_cli_services() as svc:
-            total = await count_live_memories(
-                svc.db, organization_id=org, definition_id=definition, user_id=user, trigger_id=None
-            )
-            rows = await read_live_memories(
-                svc.db, organization_id=org, definition_id=definition, user_id=user, trigger_id=None,
-                limit=page_limit(limit, total, everything=everything),
+            page = await read_pages(
+                lambda c, n: page_memories(
+                    svc.db, organization_id=org, user_id=user, definition_id=definition, cursor=c, limit=n
+                ),
+                cursor=cursor, limit=limit, everything=everything,
             )  # fmt: skip
-        return [
-            {
-                "id": str(m.id),
-                "scope": m.scope,
-                "subject_key": m.subject_key,
-                "text": m.text,
-                "created_at": m.created_at,
-            }
-            for m in rows
-        ], total
+        return [m.as_json() for m in page.items], page.total, page.next_cursor
 
-    rows, total = run(main)
+    rows, total, next_cursor = run(main)
     if as_json:
         print_json(rows)
-        print_page_note(len(rows), total, "memories", as_json=True)
+        print_page_note(len(rows), total, "memories", next_cursor, as_json=True)
         return
     for row in rows:
-        console.print(f"[bold]{safe(row['subject_key'])}[/] ({row['scope']}) {safe(row['text'])}  [dim]{row['id']}[/]")
-    print_page_note(len(rows), total, "memories")
+        expiry = f" expires {row['expires_at']}" if row["expires_at"] else ""
+        console.print(
+            f"[bold]{safe(row['subject_key'])}[/] ({row['scope']}) {safe(row['text'])}  [dim]{row['id']}{expiry}[/]"
+        )
+    print_page_note(len(rows), total, "memories", next_cursor)
 
 
 @memory_app.command()

@@ -12,7 +12,7 @@ from typing import Annotated, Any
 import typer
 
 from functions.cli._common import JsonFlag, console, open_cli_database, print_json, run, safe
-from functions.cli._paging import AllFlag, limit_option, page_limit, print_page_note
+from functions.cli._paging import AllFlag, CursorOption, limit_option, print_page_note, read_pages
 
 __all__ = ["org_app"]
 
@@ -50,26 +50,40 @@ def create(
 
 @org_app.command("list")
 def list_all(
+    name: Annotated[str | None, typer.Option("--name", help="Only those whose name contains this text.")] = None,
     limit: Annotated[int, limit_option(100, "organizations, oldest first")] = 100,
+    cursor: CursorOption = None,
     everything: AllFlag = False,
     as_json: JsonFlag = False,
 ) -> None:
-    """The organizations, oldest first (a page that stops early says `N of M`)."""
-    from state.organizations import count_organizations, list_organizations
+    """The organizations, oldest first, with their sources, chunks and memories (a page names the next)."""
+    from state.organization_overview import page_organizations
 
-    async def main() -> tuple[list[dict[str, Any]], int]:
+    async def main() -> tuple[list[dict[str, Any]], int, str | None]:
         async with open_cli_database() as db:
-            total = await count_organizations(db)
-            orgs = await list_organizations(db, limit=page_limit(limit, total, everything=everything))
-        return [{"id": str(o.id), "name": o.name, "created_at": o.created_at.isoformat()} for o in orgs], total
+            page = await read_pages(
+                lambda c, n: page_organizations(db, name=name, cursor=c, limit=n),
+                cursor=cursor, limit=limit, everything=everything,
+            )  # fmt: skip
+        return [o.as_json() for o in page.items], page.total, page.next_cursor
 
-    rows, total = run(main)
+    rows, total, next_cursor = run(main)
     if as_json:
         print_json(rows)
-        print_page_note(len(rows), total, "organizations", as_json=True)
+        print_page_note(len(rows), total, "organizations", next_cursor, as_json=True)
         return
     if not rows:
-        console.print("no organizations yet; create one with `ac-context org create NAME`", markup=False)
+        console.print(
+            "no organizations" + (" with that name" if name else " yet; create one with `ac-context org create NAME`"),
+            markup=False,
+        )
     for row in rows:
+        sources = ", ".join(f"{n} {status}" for status, n in sorted(row["sources_by_status"].items())) or "no sources"
+        overdue = f", {row['overdue_sources']} overdue" if row["overdue_sources"] else ""
         console.print(f"{row['id']}  [bold]{safe(row['name'])}[/]  [dim]{row['created_at']}[/]")
-    print_page_note(len(rows), total, "organizations")
+        console.print(
+            f"    {safe(sources)}{overdue}; {row['chunks']} chunks; {row['memories']} memories; "
+            f"last ingestion {row['last_ingested_at'] or 'never'}",
+            soft_wrap=True,
+        )
+    print_page_note(len(rows), total, "organizations", next_cursor)

@@ -1,4 +1,4 @@
-"""`ac-context receipts show ID | list [--org ORG] [--limit N]`: the receipts deletions and erasures left.
+"""`ac-context receipts show ID | list [--org ORG] [--limit N] [--cursor C]`: the receipts deletions and erasures left.
 
 A receipt says what was asked, by whom, when, and what left the layer (counts per table or store, object keys
 without file names); it holds no content, so printing one prints none. An unknown id is one line,
@@ -13,7 +13,7 @@ from uuid import UUID
 import typer
 
 from functions.cli._common import JsonFlag, OrgOption, console, open_cli_database, print_json, run, safe
-from functions.cli._paging import AllFlag, limit_option, page_limit, print_page_note
+from functions.cli._paging import AllFlag, CursorOption, limit_option, print_page_note, read_pages
 from functions.cli.erase import show_receipt
 
 if TYPE_CHECKING:
@@ -47,22 +47,25 @@ def show(
 def list_cmd(
     org: OrgOption = None,
     limit: Annotated[int, limit_option(100, "receipts, newest first")] = 100,
+    cursor: CursorOption = None,
     everything: AllFlag = False,
     as_json: JsonFlag = False,
 ) -> None:
-    """The receipts (of --org, or all), newest first (a page that stops early says `N of M`)."""
-    from state.receipts import count_receipts, list_receipts
+    """The receipts (of --org, or all), newest first (a page with more after it names its cursor)."""
+    from state.receipts import page_receipts
 
-    async def main() -> tuple[list[dict[str, Any]], int]:
+    async def main() -> tuple[list[dict[str, Any]], int, str | None]:
         async with open_cli_database() as db:
-            total = await count_receipts(db, organization_id=org)
-            page = page_limit(limit, total, everything=everything)
-            return [r.as_json() for r in await list_receipts(db, organization_id=org, limit=page)], total
+            page = await read_pages(
+                lambda c, n: page_receipts(db, organization_id=org, cursor=c, limit=n),
+                cursor=cursor, limit=limit, everything=everything,
+            )  # fmt: skip
+        return [r.as_json() for r in page.items], page.total, page.next_cursor
 
-    rows, total = run(main)
+    rows, total, next_cursor = run(main)
     if as_json:
         print_json(rows)
-        print_page_note(len(rows), total, "receipts", as_json=True)
+        print_page_note(len(rows), total, "receipts", next_cursor, as_json=True)
         return
     if not rows:
         console.print("no receipts" + (f" for organization {org}" if org else ""))
@@ -75,4 +78,4 @@ def list_cmd(
             f" removed {safe(removed)} started {row['started_at']}",
             soft_wrap=True,
         )
-    print_page_note(len(rows), total, "receipts")
+    print_page_note(len(rows), total, "receipts", next_cursor)

@@ -2,8 +2,9 @@
 
 `list` answers the sources of one scope, one record each (the id whole on its first line, at any terminal
 width), with their status, failure reason, pending age, owner, review date and chunk counts per model
-(`--overdue`: only the sources whose review date is before today in UTC; `--status`; `--limit N` or `--all`,
-and a page that stops early says `showing N of M sources`, `functions.cli._paging`); `show`
+(`--overdue`: only the sources whose review date is before today in UTC; `--status`; `--title TEXT`;
+`--limit N`, `--cursor C` or `--all`, and a page with more after it names the next page's cursor,
+`functions.cli._paging`); `show`
 one source in full; `retry` resets a failed source and runs its ingestion here (or, with `--send-event`,
 sends `knowledge/source.retry.requested` for the worker); `delete ID --yes` deletes one
 (`knowledge.ingestion.delete`) and prints its receipt: `--org` limits it to that organization's sources, and a
@@ -22,7 +23,7 @@ from rich.text import Text
 
 from functions.cli._common import JsonFlag, OrgOption, console, open_cli_services, plain, print_json, run, safe
 from functions.cli._events import EXIT_QUEUED, end_if_queued
-from functions.cli._paging import AllFlag, limit_option, page_limit, print_page_note
+from functions.cli._paging import AllFlag, CursorOption, limit_option, print_page_note, read_pages
 from functions.cli.errors import CliError
 
 if TYPE_CHECKING:
@@ -83,7 +84,9 @@ def list_cmd(
     org: OrgOption = None,
     platform: PlatformFlag = False,
     status: Annotated[str | None, typer.Option(help="Only sources in this status: pending, ready or failed.")] = None,
+    title: Annotated[str | None, typer.Option("--title", help="Only those whose title contains this text.")] = None,
     limit: Annotated[int, limit_option(100, "sources")] = 100,
+    cursor: CursorOption = None,
     everything: AllFlag = False,
     overdue: Annotated[
         bool, typer.Option("--overdue", help="Only the sources past their review date (before today, UTC).")
@@ -92,26 +95,30 @@ def list_cmd(
 ) -> None:
     """The sources of an organization (or the platform), newest first, with reasons, owners and chunk counts.
 
-    One record per source, its id whole; a page that stops early says `showing N of M sources`.
+    One record per source, its id whole; a page with more after it names the next page's cursor.
     """
-    from knowledge.ingestion.sources import count_sources, list_sources, model_readiness
+    from knowledge.ingestion.source_pages import page_sources
+    from knowledge.ingestion.sources import model_readiness
 
     scope = _scope(org, platform)
     if status is not None and status not in {"pending", "ready", "failed"}:
         raise typer.BadParameter("pending, ready or failed", param_hint="--status")
 
-    async def main() -> tuple[list[dict[str, Any]], int]:
+    async def main() -> tuple[list[dict[str, Any]], int, str | None]:
         async with open_cli_services() as svc:
-            total = await count_sources(svc.db, scope, overdue=overdue, status=status)
-            page = page_limit(limit, total, everything=everything)
-            views = await list_sources(svc.db, scope, limit=page, overdue=overdue, status=status)
-            models = await model_readiness(svc.db, [v.id for v in views])
-        return [_json(v, models) for v in views], total
+            page = await read_pages(
+                lambda c, n: page_sources(
+                    svc.db, scope, status=status, overdue=overdue, title=title, cursor=c, limit=n
+                ),
+                cursor=cursor, limit=limit, everything=everything,
+            )  # fmt: skip
+            models = await model_readiness(svc.db, [r.source.id for r in page.items])
+        return [_json(r.source, models) for r in page.items], page.total, page.next_cursor
 
-    rows, total = run(main)
+    rows, total, next_cursor = run(main)
     if as_json:
         print_json(rows)
-        print_page_note(len(rows), total, "sources", as_json=True)
+        print_page_note(len(rows), total, "sources", next_cursor, as_json=True)
         return
     if not rows:
         console.print(
@@ -122,7 +129,7 @@ def list_cmd(
         return
     for row in rows:
         _print_record(row)
-    print_page_note(len(rows), total, "sources")
+    print_page_note(len(rows), total, "sources", next_cursor)
 
 
 def _print_record(row: dict[str, Any]) -> None:

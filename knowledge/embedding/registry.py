@@ -30,7 +30,7 @@ from knowledge.embedding.embedder import (
     normalise_rows,
     plan_batches,
 )
-from knowledge.embedding.providers import OpenAIEmbedder, WordLlamaEmbedder, wordllama_cache_dir
+from knowledge.embedding.providers import OpenAIEmbedder, WordLlamaEmbedder
 from knowledge.errors import EmbeddingDimensionError, UnknownEmbeddingModelError
 
 __all__ = [
@@ -54,7 +54,6 @@ __all__ = [
     "plan_batches",
     "register_embedder",
     "require_real_model",
-    "wordllama_cache_dir",
 ]
 
 EmbedderFactory = Callable[[], Embedder]

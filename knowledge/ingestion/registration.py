@@ -34,11 +34,23 @@ from knowledge.ingestion.review import Review, checked_review
 from state.db import Connection, Database
 from state.erasure_marks import guard_writes
 
-__all__ = ["Announce", "Document", "RegisteredSource", "register_many", "register_upload", "register_uri"]
+__all__ = [
+    "Announce",
+    "AnnounceMany",
+    "Document",
+    "RegisteredSource",
+    "register_many",
+    "register_upload",
+    "register_uri",
+]
 
 Announce = Callable[[Connection, RegisteredSource], Awaitable[None]]
 """Called inside the registration's transaction for a pending source, so its event commits with it (the
 service writes the ingestion event to the outbox, `state.outbox`)."""
+
+AnnounceMany = Callable[[Connection, Sequence[UUID]], Awaitable[None]]
+"""`register_many`'s `Announce`: called inside each transaction that leaves sources pending, with their ids
+(each pending source once per call), so no pending source of a batch commits without its event."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,12 +74,19 @@ class Document:
 
 
 async def register_many(
-    db: Database, store: ObjectStore, *, organization_id: UUID | None, documents: Sequence[Document]
+    db: Database,
+    store: ObjectStore,
+    *,
+    organization_id: UUID | None,
+    documents: Sequence[Document],
+    announce: AnnounceMany | None = None,
 ) -> list[RegisteredSource]:
     """Store and register `documents` in one scope; the result is in input order.
 
     The owner and review date follow the re-upload rule of `register_upload`; when one identity appears
-    twice in `documents`, its first entry is the one registered.
+    twice in `documents`, its first entry is the one registered. `announce` is called in the transaction that
+    inserts the new sources (with their ids), in the one that reads the known ones back (with those still
+    pending) and, for a URI's new version, in `register_uri`'s.
     """
     for doc in documents:
         if doc.uri is not None and not doc.uri.strip():
@@ -109,6 +128,8 @@ async def register_many(
                     conn, organization_id, fresh, documents, titles=titles, keys=keys, digests=digests, names=names,
                     reviews=reviews, new_ids=new_ids,
                 )  # fmt: skip
+                if announce is not None and inserted:
+                    await announce(conn, [r["id"] for r in inserted if r["status"] == "pending"])
     except BaseException:  # no row names the objects written (a failed put may have written some)
         await asyncio.gather(*(store.delete(keys[index]) for index in fresh))
         raise
@@ -130,12 +151,14 @@ async def register_many(
         if identity not in created and identity in existing and existing[identity]["content_sha256"] != digest
     }
     results: dict[int, RegisteredSource] = {}
+    one = None if announce is None else _one_at_a_time(announce)
     for index in sorted(changed):  # new versions of URIs: rare, one at a time
         doc = documents[index]
         assert doc.uri is not None
         results[index] = await register_uri(
             db, store, organization_id=organization_id, uri=doc.uri, data=doc.data, title=doc.title,
             media_type=doc.media_type, filename=names[index], owner=doc.owner, review_by=doc.review_by,
+            announce=one,
         )  # fmt: skip
     plain = [i for i in range(len(documents)) if i not in changed]
     ids = {
@@ -156,6 +179,9 @@ async def register_many(
                     [reviews[i].owner for i in landed.values()], [reviews[i].review_by for i in landed.values()],
                 )  # fmt: skip
             pending = await conn.fetch(QUERIES["ensure_wanted_models_many"], list(set(ids.values())))
+            still = [i for ident, i in ids.items() if ident in existing and existing[ident]["status"] == "pending"]
+            if announce is not None and still:
+                await announce(conn, list(dict.fromkeys(still)))
     models: dict[UUID, list[str]] = {}
     for row in pending:
         models.setdefault(row["source_id"], []).append(row["embedding_model"])
@@ -170,6 +196,15 @@ async def register_many(
             outcome="created" if new else "unchanged",
         )  # fmt: skip
     return [results[i] for i in range(len(documents))]
+
+
+def _one_at_a_time(announce: AnnounceMany) -> Announce:
+    """`announce` for `register_uri`'s one source, called only when it is pending."""
+
+    async def one(conn: Connection, registered: RegisteredSource) -> None:
+        await announce(conn, [registered.source_id])
+
+    return one
 
 
 def _filename(doc: Document) -> str:

@@ -25,7 +25,6 @@ __all__ = [
     "SweepResult",
     "retry_source",
     "sweep_pending",
-    "undo_retry",
 ]
 
 PENDING_LIMIT: Final = timedelta(hours=1)
@@ -56,10 +55,6 @@ class RetriedSource:
     """The models ingestion has to build now."""
     attempts: int = 0
     """The source's attempt count after the retry."""
-    previous_reason: str | None = None
-    """Why it had failed, when it was reset (what `undo_retry` puts back)."""
-    previous_models: tuple[tuple[str, str | None], ...] = ()
-    """The readiness rows the retry reset, each with the reason it had failed with."""
 
 
 def _words(limit: timedelta) -> str:
@@ -104,35 +99,12 @@ async def retry_source(
             if row is None:
                 raise SourceNotFoundError(f"no knowledge source {source_id} in this scope")
             status = "pending" if row["reset"] else row["status"]
-            reset_models = await conn.fetch(QUERIES["retry_source_models"], source_id)
+            await conn.execute(QUERIES["retry_source_models"], source_id)
             await conn.execute(QUERIES["ensure_wanted_models"], source_id)
             models = await conn.fetch(QUERIES["models_to_build"], source_id)
             retried = RetriedSource(
                 source_id, row["reset"], status, tuple(r["embedding_model"] for r in models), attempts=row["attempts"],
-                previous_reason=row["previous_reason"],
-                previous_models=tuple((r["embedding_model"], r["previous_reason"]) for r in reset_models),
             )  # fmt: skip
             if announce is not None:
                 await announce(conn, retried)
     return retried
-
-
-async def undo_retry(db: Database, retried: RetriedSource) -> bool:
-    """Put a retried source back to failed with its reasons, unless its new attempt has started; True if undone.
-
-    A retry whose event could not be sent calls this, so the source never sits pending with no reason.
-    """
-    if not retried.reset:
-        return False
-    with translated():
-        async with db.connection() as conn, conn.transaction():
-            undone = await conn.fetchrow(
-                QUERIES["undo_retry_source"], retried.source_id, retried.previous_reason, retried.attempts
-            )
-            if undone is None:
-                return False
-            await conn.execute(
-                QUERIES["undo_retry_source_models"], retried.source_id,
-                [m for m, _ in retried.previous_models], [r for _, r in retried.previous_models],
-            )  # fmt: skip
-    return True

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
 
 import bench.__main__ as bench_main
 from bench._goals import PAGE_HEADER, goal, render_page
@@ -44,3 +48,29 @@ def test_make_bench_writes_the_page_into_docs_from_the_results_on_disk(tmp_path:
     bench_main.write_reports(tmp_path, page)
     assert page.read_text(encoding="utf-8") == render_page([("search", FAKE)], list(medians("search", FAKE)))
     assert (tmp_path / "goals.md").exists()
+
+
+def test_running_one_bench_keeps_every_other_committed_result_on_the_page(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "search.json").write_text(json.dumps(FAKE))  # a result committed by an earlier run
+    monkeypatch.setattr(bench_main, "RESULTS", tmp_path)
+    monkeypatch.setattr(bench_main, "PAGE", tmp_path / "benchmarks.md")
+    monkeypatch.setattr(bench_main, "machine_speed", lambda: 0.3)
+    monkeypatch.setitem(sys.modules, "bench.bench_fake", SimpleNamespace(run=lambda: {"fake_ms": {"median": 1.0}}))
+    monkeypatch.setattr(bench_main.pkgutil, "iter_modules", lambda _: [SimpleNamespace(name="bench_fake")])
+    assert bench_main.main(["fake"]) == 0
+    lines = (tmp_path / "benchmarks.md").read_text(encoding="utf-8").splitlines()
+    assert "| search | 12.5 | 0.31 / 0.42 s |" in lines, "the result this run did not touch stays"
+    assert any(line.startswith("| fake |") for line in lines)
+
+
+def test_page_only_rewrites_the_page_from_the_results_and_runs_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "search.json").write_text(json.dumps(FAKE))
+    monkeypatch.setattr(bench_main, "RESULTS", tmp_path)
+    monkeypatch.setattr(bench_main, "PAGE", tmp_path / "benchmarks.md")
+    monkeypatch.setattr(bench_main.importlib, "import_module", lambda name: pytest.fail(f"ran {name}"))
+    assert bench_main.main(["--page-only"]) == 0
+    assert "| search | 12.5 | 0.31 / 0.42 s |" in (tmp_path / "benchmarks.md").read_text(encoding="utf-8")

@@ -100,6 +100,7 @@ def test_the_search_defaults_the_cli_restates_for_its_help_are_the_cores() -> No
 
     assert cli_knowledge.DEFAULT_MIN_RELEVANCE == search.DEFAULT_MIN_RELEVANCE
     assert cli_knowledge.DEFAULT_PER_SOURCE == search.DEFAULT_PER_SOURCE
+    assert cli_knowledge.DEFAULT_KEEP_TOP == search.DEFAULT_KEEP_TOP
 
 
 @pytest.mark.parametrize("package", ["context", "knowledge", "memory", "functions.api", "functions.demo"])

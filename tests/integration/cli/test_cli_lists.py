@@ -1,7 +1,8 @@
-"""Lists that show whole ids and say when they stop (issue 25): `sources list` and `ingest` print every
-source id and file path whole at a narrow terminal (a real process, `COLUMNS=80`); every `… list` takes
-`--limit N` and `--all`, and a page that holds fewer than all says `showing N of M <rows>; --all or --limit
-N for more` (on stderr under `--json`, whose rows stay the JSON alone)."""
+"""Lists that show whole ids and say when they stop: `sources list` and `ingest` print every source id and
+file path whole at a narrow terminal (a real process, `COLUMNS=80`); every `… list` reads the core's paged
+read and takes `--limit N`, `--cursor C` and `--all`; a page with more after it says `showing N of M <rows>;
+next page: --cursor C (or --all)` (on stderr under `--json`, whose rows stay the JSON alone), and following
+the cursors shows every row once; a cursor the list did not give out is one line, `invalid_cursor`."""
 
 from __future__ import annotations
 
@@ -127,7 +128,7 @@ async def test_sources_list_pages_say_n_of_m_and_take_limit_all_and_status(env: 
     sources = await _sources(env.kit, org, 5)  # 3 failed, 2 pending
     paged = await env.cli("sources", "list", "--org", str(org), "--limit", "2")
     assert paged.exit_code == 0, paged.output
-    assert "showing 2 of 5 sources; --all or --limit N for more" in paged.stdout
+    assert "showing 2 of 5 sources; next page: --cursor " in paged.stdout
     whole = await env.cli("sources", "list", "--org", str(org), "--all")
     assert whole.exit_code == 0 and "showing" not in whole.stdout
     assert all(str(s) in whole.stdout for s in sources)
@@ -153,7 +154,7 @@ async def test_org_keys_and_receipts_lists_say_n_of_m_when_they_page(env: Env, f
     ):
         paged = await env.cli(*args, "--limit", "2")
         assert paged.exit_code == 0, paged.output
-        assert f"showing 2 of {total} {noun}; --all or --limit N for more" in paged.stdout, paged.stdout
+        assert f"showing 2 of {total} {noun}; next page: --cursor " in paged.stdout, paged.stdout
         whole = await env.cli(*args, "--all", "--json")
         assert whole.exit_code == 0 and len(json.loads(whole.stdout)) == total and "showing" not in whole.stderr
 
@@ -169,6 +170,42 @@ async def test_memory_list_says_n_of_m_when_it_pages(env: Env, factory: Factory)
         assert made.exit_code == 0, made.output
     paged = await env.cli("memory", "list", "--org", str(org), "--limit", "2")
     assert paged.exit_code == 0, paged.output
-    assert "showing 2 of 3 memories; --all or --limit N for more" in paged.stdout
+    assert "showing 2 of 3 memories; next page: --cursor " in paged.stdout
     whole = await env.cli("memory", "list", "--org", str(org), "--all", "--json")
     assert len(json.loads(whole.stdout)) == 3 and "showing" not in whole.stderr
+
+
+def _next_cursor(text: str) -> str | None:
+    words = " ".join(text.split()).split(" ")
+    return words[words.index("--cursor") + 1] if "--cursor" in words else None
+
+
+async def test_following_the_cursors_shows_every_row_once_and_a_foreign_cursor_is_one_line(
+    env: Env, factory: Factory
+) -> None:
+    org, other = await factory.organization(), await factory.organization()
+    sources = await _sources(env.kit, org, 5)
+    await _sources(env.kit, other, 2)
+    seen: list[str] = []
+    cursor: str | None = None
+    for _ in range(100):  # a cursor that never advances fails here, never hangs
+        page = await env.cli(
+            "sources", "list", "--org", str(org), "--limit", "2", "--json", *(["--cursor", cursor] if cursor else [])
+        )
+        assert page.exit_code == 0, page.output
+        seen.extend(r["id"] for r in json.loads(page.stdout))
+        await env.kit.register(org, f"arrives meanwhile {len(seen)}")  # lands before the cursor, not in the walk
+        cursor = _next_cursor(page.stderr)
+        if cursor is None:
+            break
+    else:
+        raise AssertionError("the walk never reached a last page")
+    assert sorted(seen) == sorted(str(s) for s in sources), "every source once, across pages"
+    first = await env.cli("sources", "list", "--org", str(org), "--limit", "1", "--json")
+    foreign = await env.cli("sources", "list", "--org", str(other), "--cursor", _next_cursor(first.stderr) or "")
+    assert foreign.exit_code == 1 and "invalid_cursor" in foreign.output and "Traceback" not in foreign.output
+    assert len(foreign.output.strip().splitlines()) == 1, "one line"
+    titled = await env.cli("sources", "list", "--org", str(org), "--title", "REGION 3", "--json")
+    assert [r["title"] for r in json.loads(titled.stdout)] == [
+        "A quarterly review of the account plan for region 3 with a title much longer than a column"
+    ]

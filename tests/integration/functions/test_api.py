@@ -415,6 +415,8 @@ async def test_search_answers_bad_input_with_its_code(service: Service, factory:
     for body in (
         {"organization_id": org, "query": ""},
         {"organization_id": org, "query": "x", "limit": 0},
+        {"organization_id": org, "query": "x", "keep_top": -1},
+        {"organization_id": org, "query": "x", "keep_top": "8"},
         {"query": "x"},
     ):
         response = await service.http.post("/v1/knowledge/search", json=body, headers=service.auth)
@@ -493,3 +495,20 @@ async def test_readyz_reports_an_event_key_inngest_rejects(service: Service, fac
     assert stuck.status_code == 503 and error["code"] == body["status"] == "events_undeliverable", error
     assert "Event key not found" in error["message"] == body["reason"] and body["events"]["waiting"] == 2
     assert body["outbox"]["stuck"] == 2
+
+
+async def test_readyz_waits_for_the_database_only_as_long_as_the_readiness_setting_allows(
+    db: Database, tmp_path: Path
+) -> None:
+    from functions.app import create_app
+    from tests.integration.functions.conftest import TOKEN, fake_embedders
+
+    client = RecordingInngest(app_id="ac-context", is_production=True, signing_key=new_signing_key())
+    for timeout_s, ready in ((1e-9, False), (300.0, True)):  # no database answers within a nanosecond
+        settings = load_settings(api_token=TOKEN, data_dir=tmp_path, readiness_timeout_s=timeout_s)
+        app = create_app(settings, db=db, inngest_client=client, embedders=fake_embedders())
+        async with app.router.lifespan_context(app), asgi_client(app) as http:
+            answer = await http.get("/readyz")
+        assert (answer.status_code == 200) is ready, answer.text
+        if not ready:
+            assert answer.json()["error"]["code"] == "database_unavailable"

@@ -38,12 +38,16 @@ SCOPED: list[tuple[str, str, dict[str, Any]]] = [
     ),
     ("POST", "/v1/knowledge/sources/{source_id}/retry", {"params": {"organization_id": UNKNOWN}}),
     ("GET", "/v1/knowledge/sources/{source_id}", {"params": {"organization_id": UNKNOWN}}),
+    ("GET", "/v1/knowledge/sources/{source_id}/chunks", {"params": {"organization_id": UNKNOWN}}),
+    ("GET", "/v1/knowledge/sources/{source_id}/progress", {"params": {"organization_id": UNKNOWN}}),
     ("DELETE", "/v1/knowledge/sources/{source_id}", {"params": {"organization_id": UNKNOWN}}),
     ("POST", "/v1/knowledge/search", {"json": {"organization_id": UNKNOWN, "query": "pricing"}}),
     ("GET", "/v1/knowledge/switch", {"params": {"organization_id": UNKNOWN}}),
     ("DELETE", "/v1/knowledge/switch", {"params": {"organization_id": UNKNOWN}}),
     ("POST", "/v1/memory/remember", {"json": {"invocation": INVOCATION, "arguments": {}}}),
     ("POST", "/v1/memory/forget", {"json": {"invocation": INVOCATION, "arguments": {"memory_id": SOURCE}}}),
+    ("GET", "/v1/memory/memories", {"params": {"organization_id": UNKNOWN}}),
+    ("GET", "/v1/memory/memories/{memory_id}/chain", {"params": {"organization_id": UNKNOWN}}),
     ("GET", "/v1/organizations/{organization_id}", {}),
     ("POST", "/v1/keys", {"json": {"scope": "organization", "organization_id": UNKNOWN}}),
     ("GET", "/v1/keys", {"params": {"organization_id": UNKNOWN}}),
@@ -82,7 +86,7 @@ async def test_an_unknown_organization_answers_404_on_every_organization_scoped_
     routes = {(method.upper(), path) for path, ops in paths.items() if path.startswith("/v1/") for method in ops}
     assert routes - UNSCOPED == {(m, p) for m, p, _ in SCOPED}, "every organization-scoped route is checked here"
     for method, path, kwargs in SCOPED:
-        url = path.format(source_id=SOURCE, organization_id=UNKNOWN, receipt_id=SOURCE)
+        url = path.format(source_id=SOURCE, organization_id=UNKNOWN, receipt_id=SOURCE, memory_id=SOURCE)
         response = await service.http.request(method, url, headers=service.auth, **kwargs)
         assert response.status_code == 404 and code(response) == "organization_not_found", (method, path, response.text)
         assert UNKNOWN in response.json()["error"]["message"]
@@ -103,7 +107,8 @@ async def test_organizations_are_created_listed_and_shown(service: Service) -> N
     blank = await service.http.post("/v1/organizations", json={"name": "  "}, headers=service.auth)
     assert blank.status_code == 422 and code(blank) == "invalid_request"
     found = await service.http.get("/v1/knowledge/sources", params={"organization_id": org}, headers=service.auth)
-    assert found.status_code == 200 and found.json() == {"sources": []}
+    assert found.status_code == 200
+    assert found.json() == {"items": [], "sources": [], "total": 0, "next_cursor": None}
 
 
 async def ingest(service: Service, org: UUID, name: str, text: str) -> Any:
@@ -174,3 +179,19 @@ async def test_explain_mode_answers_beside_an_unchanged_brief_and_logs_nothing(
     assert explanation["sources"][0]["budget"] == 40
     for entry in explanation["items"]:
         assert all(entry["message"] not in r.getMessage() for r in caplog.records if entry["reason"] != "kept")
+
+
+async def test_explain_mode_names_a_knowledge_chunk_the_relevance_floor_cut(service: Service, factory: Factory) -> None:
+    org = await factory.organization()
+    assert (
+        await ingest(service, org, "deal.md", "The deal pipeline holds every open opportunity.")
+    ).status == "completed"
+    assert (await ingest(service, org, "junk.md", "/// --- /// --- ///")).status == "completed"
+    policy = {"sources": [{"name": "knowledge", "token_budget": 400, "options": {"include_organization": True}}],
+              "total_token_budget": 500}  # fmt: skip
+    body = {"organization_id": str(org), "query": "which deal is in the pipeline", "policy": policy, "explain": True}
+    answer = await service.http.post("/v1/context/briefs", json=body, headers=service.auth)
+    assert answer.status_code == 200, answer.text
+    cut = answer.json()["explanation"]["cut"]
+    assert [(c["source"], c["rule"], c["title"]) for c in cut] == [("knowledge", "relevance_floor", "junk (part 1)")]
+    assert "relevance floor" in cut[0]["message"] and len(answer.json()["brief"]["items"]) == 1

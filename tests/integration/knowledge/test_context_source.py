@@ -111,3 +111,26 @@ async def test_wordllama_finds_the_fastapi_page_a_question_is_about(
     policy = ContextPolicy(sources=[_spec(5, include_organization=True)], total_token_budget=1500)
     brief = ContextPacker().pack(items, policy)
     assert brief.text.count("knowledge_source") >= 1 and brief.dropped == {"knowledge": 0}
+
+
+async def test_explain_names_the_chunks_the_floor_the_cap_and_the_limit_cut(kit: Kit, factory: Factory) -> None:
+    org = await factory.organization()
+    junk = await kit.ingest(org, "/// --- /// --- ///")
+    wanted = await kit.ingest(org, "The deal pipeline holds every open opportunity.")
+    more = [await kit.ingest(org, f"Deal pipeline review number {n}.") for n in range(2)]
+    source = KnowledgeContextSource(kit.db, kit.lookup)
+    request, spec = _request(org, "which deal is in the pipeline"), _spec(2, include_organization=True)
+    items, cut = await source.retrieve_explained(request, spec)
+    assert items == await source.retrieve(request, spec), "explain changes nothing in what the source returns"
+    rules = {c.ref.id: c.rule for c in cut if c.ref is not None}
+    assert rules[str(junk)] == "relevance_floor"
+    assert {rules.get(str(s)) for s in [wanted, *more] if str(s) not in {i.ref.id for i in items if i.ref}} == {
+        "beyond_limit"
+    }
+    floor = next(c for c in cut if c.rule == "relevance_floor")
+    assert floor.source == "knowledge" and "relevance floor 0.30" in floor.message and floor.rank > len(items)
+    capped = _spec(include_organization=True, per_source=1)
+    # One document of two chunks: the cap of one cuts its second chunk, and names the rule.
+    two = await kit.ingest(org, "Pipeline stages.\n\n" + "The deal pipeline moves on. " * 60)
+    _, cut = await source.retrieve_explained(_request(org, "deal pipeline stages"), capped)
+    assert "per_source_cap" in {c.rule for c in cut if c.ref is not None and c.ref.id == str(two)}

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from knowledge.documents.chunk import chunk_text
+from knowledge.documents.objects import object_prefix_for
 from knowledge.embedding.registry import FakeEmbedder
 from knowledge.ingestion import bulk
 from knowledge.ingestion.bulk import ingest_sources
@@ -204,3 +205,42 @@ async def test_registering_many_documents_gives_each_the_answer_registering_it_a
     again = await register_many(kit.db, kit.store, organization_id=org, documents=docs[:1] + docs[3:])
     assert [r.outcome for r in again] == ["unchanged", "unchanged"]
     assert [r.source_id for r in again] == [regs[0].source_id, regs[3].source_id]
+
+
+async def test_each_pending_source_of_a_batch_is_announced_once_inside_the_transaction_that_leaves_it_pending(
+    kit: Kit, factory: Factory
+) -> None:
+    org = await factory.organization()
+    await register_uri(kit.db, kit.store, organization_id=org, uri="https://x.example/a", data=b"# A\n\nold a")
+    known = await register_upload(kit.db, kit.store, organization_id=org, data=b"# K\n\nknown", filename="k.md")
+    calls: list[tuple[bool, list[UUID]]] = []
+
+    async def announce(conn: Any, pending: Any) -> None:
+        calls.append((conn.is_in_transaction(), list(pending)))
+
+    docs = [
+        Document(b"# One\n\nfirst", "one.md"),
+        Document(b"# One\n\nfirst", "again.md"),  # the same source: announced once
+        Document(b"# K\n\nknown", "k.md"),  # registered before, still pending: announced again
+        Document(b"# A\n\nnew a", "", uri="https://x.example/a"),  # a URI's new version
+    ]
+    regs = await register_many(kit.db, kit.store, organization_id=org, documents=docs, announce=announce)
+    assert all(inside for inside, _ in calls), "every event is written inside a registering transaction"
+    announced = [source for _, ids in calls for source in ids]
+    assert sorted(announced) == sorted({r.source_id for r in regs if r.status == "pending"})
+    assert len(announced) == len(set(announced)) == 3 and known.source_id in announced
+
+
+async def test_an_announcement_that_fails_leaves_no_new_source_and_no_object_behind(kit: Kit, factory: Factory) -> None:
+    org = await factory.organization()
+
+    async def refuse(conn: Any, pending: Any) -> None:
+        raise RuntimeError("the outbox is unwritable")
+
+    with pytest.raises(RuntimeError, match="unwritable"):
+        await register_many(
+            kit.db, kit.store, organization_id=org, documents=[Document(b"# X\n\nx", "x.md")], announce=refuse
+        )
+    async with kit.db.connection() as conn:
+        assert await conn.fetchval("SELECT count(*) FROM agent.knowledge_sources WHERE organization_id = $1", org) == 0
+    assert await kit.store.list_prefix(object_prefix_for(org)) == []

@@ -94,6 +94,11 @@ async def _messages_of_one_build(db: Database, builder: DefaultContextBuilder) -
     return sent, brief
 
 
+def _switches(messages: list[str]) -> list[str]:
+    """The messages that switch a borrowed connection to its tenant session."""
+    return [q for q in messages if q.startswith(("RESET ALL; SET ROLE", "RESET ROLE; RESET ALL"))]
+
+
 async def _hold_every_connection(db: Database, organization_id: uuid.UUID) -> None:
     """A tenant scope of another organization on every pooled connection at once: the worst case for a build."""
 
@@ -122,11 +127,14 @@ async def test_a_warm_front_door_build_sends_at_most_twenty_messages(
     # No transaction set-up and no pool reset: a borrow is switched to its session in one message or none.
     setup = [q for q in warm if q.startswith(("BEGIN", "COMMIT", "ROLLBACK", "SET LOCAL", "SELECT set_config"))]
     resets = [q for q in warm if "pg_advisory_unlock_all" in q]
-    switches = [q for q in warm if q.startswith(("RESET ALL; SET ROLE", "RESET ROLE; RESET ALL"))]
     assert setup == [] and resets == [], "\n".join(warm)
-    assert len(switches) <= 8, "\n".join(warm)  # at most one per source: eight sources borrow a connection
-    # The cold build also reads the live model and the dossier (a scope each), and nothing else more.
-    assert len(cold) <= len(warm) + 8, "\n".join(cold)
+    assert len(_switches(warm)) <= 8, "\n".join(warm)  # at most one per source: eight sources borrow a connection
+    # The cold build also reads the live model and the dossier, and nothing else more. How many of its borrows
+    # land on a connection already switched to this organization depends on the order the reads finish in (a
+    # loaded machine reorders them), so switches are bounded per borrow and the statements counted apart.
+    assert len(_switches(cold)) <= 8 + 2, "\n".join(cold)  # the eight sources, the live model, the dossier
+    cold_reads = len(cold) - len(_switches(cold))
+    assert cold_reads <= len(warm) - len(_switches(warm)) + 8, "\n".join(cold)
     # The worst case: every connection last held another organization, so every borrow switches once.
     await _hold_every_connection(full_pool, uuid.uuid4())
     worst, _ = await _messages_of_one_build(full_pool, builder)

@@ -16,7 +16,7 @@ import pytest
 from rich.console import Console
 from typer.testing import CliRunner
 
-from context.models import ContextBrief, ExplainedItem, ResourceRef
+from context.models import ContextBrief, CutCandidate, ExplainedItem, ResourceRef
 from context.packer import ContextPacker
 from functions.cli import _common, _show, app
 from functions.cli.errors import CliError, error_line
@@ -123,6 +123,33 @@ def test_explained_rows_show_the_winner_of_a_lost_subject(monkeypatch: pytest.Mo
     _show.show_explanation(why)
     assert "same subject lost to application of class application" in console.export_text()
     assert isinstance(why.items[0], ExplainedItem) and ContextBrief.empty().text == ""
+
+
+def test_explained_output_names_what_a_source_cut_and_the_rule(monkeypatch: pytest.MonkeyPatch) -> None:
+    console = _capture(monkeypatch)
+    _, why = ContextPacker().pack_explained([item("knowledge", "kept")], policy(spec("knowledge")))
+    floor = CutCandidate(source="knowledge", kind="knowledge", ref=ResourceRef(kind="knowledge_source", id="9c1"),
+                         title="Notes (part 2)", tokens=12, rank=2, score=0.1, rule="relevance_floor",
+                         message="cosine 0.05, under the relevance floor 0.30")  # fmt: skip
+    _show.show_explanation(why.model_copy(update={"cut": [floor]}))
+    text = console.export_text()
+    assert "relevance_floor" in text and "knowledge_source 9c1" in text and "under the relevance floor" in text
+
+
+def test_the_candidates_a_source_cut_print_with_their_rule_score_and_rank(monkeypatch: pytest.MonkeyPatch) -> None:
+    console = _capture(monkeypatch)
+    _, why = ContextPacker().pack_explained([item("knowledge", "kept one")], policy(spec("knowledge")))
+    cut = CutCandidate(
+        source="knowledge", kind="knowledge", ref=None, title="Refunds [red]x[/red] (part 3)", tokens=61, rank=9,
+        score=0.18, rule="relevance_floor", message="fused score 0.18 under the relevance floor 0.30",
+    )  # fmt: skip
+    _show.show_explanation(why.model_copy(update={"cut": [cut]}))
+    text = console.export_text()
+    assert "candidates cut before the packer" in text and "relevance_floor" in text and "0.180" in text
+    assert "Refunds [red]x[/red] (part 3)" in text and "under the relevance floor 0.30" in text, "markup stays text"
+    console = _capture(monkeypatch)
+    _show.show_explanation(why)
+    assert "cut before the packer" not in console.export_text(), "no table when no source cut anything"
 
 
 def test_test_models_are_usable_but_never_offered() -> None:

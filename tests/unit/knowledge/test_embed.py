@@ -184,26 +184,25 @@ async def test_wordllama_is_loaded_once_and_safe_to_call_concurrently() -> None:
     assert _embed_providers._load_wordllama() is _embed_providers._load_wordllama()
 
 
-def test_wordllama_cache_holds_the_tokenizer_copied_from_the_wheel(tmp_path: Path) -> None:
-    folder = _embed_providers._prepare_cache(tmp_path / "cache")
-    assert folder == tmp_path / "cache"
-    assert (folder / "tokenizers" / "l2_supercat_tokenizer_config.json").stat().st_size > 1000
+def test_the_direct_loader_embeds_exactly_as_wordllama_itself(tmp_path: Path) -> None:
+    import shutil
 
+    import wordllama
 
-def test_wordllama_cache_falls_back_to_a_temporary_folder(tmp_path: Path) -> None:
-    blocker = tmp_path / "a-file"
-    blocker.write_text("not a folder")
-    folder = _embed_providers._prepare_cache(blocker / "cache")
-    assert folder != blocker / "cache"
-    assert (folder / "tokenizers" / "l2_supercat_tokenizer_config.json").is_file()
-
-
-def test_wordllama_cache_dir_follows_the_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setenv("AC_CONTEXT_WORDLLAMA_CACHE", str(tmp_path))
-    assert _embed_providers.wordllama_cache_dir() == tmp_path
-    monkeypatch.delenv("AC_CONTEXT_WORDLLAMA_CACHE")
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    assert _embed_providers.wordllama_cache_dir() == tmp_path / "xdg" / "ac-context" / "wordllama"
+    tokenizer, _ = _embed_providers._wordllama_files()
+    (tmp_path / "tokenizers").mkdir()
+    shutil.copyfile(tokenizer, tmp_path / "tokenizers" / tokenizer.name)  # where its loader looks
+    theirs = wordllama.WordLlama.load("l2_supercat", dim=256, cache_dir=tmp_path, disable_download=True)
+    texts = [
+        "How do I reset my password?",
+        "",
+        "   ",
+        "Ünïcödé, emoji 🙂 and 中文 mixed with <script>alert(1)</script>",
+        "word " * 3000,
+        *(f"document {i} about topic {i % 7}" for i in range(150)),  # more than one tokenizer batch of 64
+    ]
+    expected = np.asarray(theirs.embed(texts, norm=False, batch_size=64), dtype=np.float32)
+    assert np.array_equal(_embed_providers._load_wordllama().embed(texts), expected)
 
 
 # --- OpenAI, against a real HTTP server speaking its embeddings protocol ------------------------------
@@ -368,14 +367,15 @@ async def test_openai_by_default_cannot_leave_the_test_machine() -> None:
         socket.getaddrinfo("api.openai.com", 443)
 
 
-def test_loading_wordllama_leaves_the_root_logger_as_it_was() -> None:
-    # A fresh interpreter: wordllama configures the root logger only on its first import.
+def test_embedding_with_wordllama_imports_neither_wordllama_nor_its_download_stack() -> None:
+    # A fresh interpreter: the CLI's `search` pays for every module the model's load imports.
     import subprocess
     import sys
 
     script = (
-        "import logging; from knowledge.embedding.providers import _import_wordllama; _import_wordllama(); "
-        "root = logging.getLogger(); print(len(root.handlers), root.level)"
+        "import logging, sys; from knowledge.embedding.providers import _load_wordllama; "
+        "_load_wordllama().embed(['hello']); root = logging.getLogger(); "
+        "print(len(root.handlers), root.level, 'wordllama' in sys.modules, 'requests' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
-    assert out.split() == ["0", str(logging.WARNING)]
+    assert out.split() == ["0", str(logging.WARNING), "False", "False"]

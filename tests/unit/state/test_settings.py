@@ -30,3 +30,27 @@ def test_a_zero_or_infinite_source_timeout_is_refused(monkeypatch: pytest.Monkey
         monkeypatch.setenv("AC_CONTEXT_SOURCE_TIMEOUT_S", value)
         with pytest.raises(SettingsError, match="SOURCE_TIMEOUT_S"):
             load_settings()
+
+
+def test_each_setting_reads_its_variable_in_any_case_and_converts_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ac_context_pool_max_size", "7")
+    monkeypatch.setenv("AC_CONTEXT_DEBUG", "yes")
+    monkeypatch.setenv("AC_CONTEXT_DATA_DIR", "/srv/ac")
+    monkeypatch.setenv("AC_CONTEXT_STEP_ENCRYPTION_KEYS", "k" * 32)
+    settings = load_settings()
+    assert (settings.pool_max_size, settings.debug, str(settings.data_dir)) == (7, True, "/srv/ac")
+    assert settings.step_encryption_keys is not None and settings.step_encryption_keys.get_secret_value() == "k" * 32
+
+
+def test_the_unprefixed_name_wins_over_the_prefixed_one_and_a_keyword_over_both(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("DATABASE_URL", "postgresql://plain/db")
+    monkeypatch.setenv("AC_CONTEXT_DATABASE_URL", "postgresql://prefixed/db")
+    monkeypatch.setenv("AC_CONTEXT_INNGEST_SERVE_ORIGIN", "https://prefixed.example")
+    assert load_settings().database_url == "postgresql://plain/db"
+    assert load_settings().inngest_serve_origin == "https://prefixed.example"
+    monkeypatch.delenv("DATABASE_URL")
+    assert load_settings().database_url == "postgresql://prefixed/db"
+    assert load_settings(database_url=None, pool_max_size=3).database_url is None
+    assert load_settings(pool_max_size=3).pool_max_size == 3

@@ -1,0 +1,82 @@
+"""`/console/health` (operator): readiness, the outbox, the model switch with cancel, sweeps and metrics.
+
+Readiness is the answer of `/readyz` (`functions.api.ops.readyz`, called as the route is); the switch is
+`functions._switch_view.switch_view` for the platform or one organization, and cancel is the API's own
+`delete_switch`; the sweeps and the rest are read from the service's own Prometheus registry, the text
+`/metrics` serves, summed per family.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Form, Query, Request, Response
+from fastapi.responses import RedirectResponse
+from prometheus_client.parser import text_string_to_metric_families
+
+from functions._switch_view import switch_view
+from functions.api._deps import services
+from functions.api.operator import delete_switch
+from functions.api.ops import readyz
+from functions.console._pages import ConsoleRoute, render
+from functions.console._scope import SessionDep, operator_only, optional_uuid, organization_of
+from functions.console._session import check_csrf
+
+__all__ = ["metrics_summary", "router"]
+
+router = APIRouter(prefix="/console/health", route_class=ConsoleRoute, include_in_schema=False)
+
+
+def metrics_summary(text: str) -> list[tuple[str, str, float]]:
+    """Each metric family of a Prometheus text as (name, help, the sum of its counters or gauges)."""
+    out: list[tuple[str, str, float]] = []
+    for family in text_string_to_metric_families(text):
+        if family.name.endswith("_created"):  # the creation time of a counter: not a count
+            continue
+        if family.type in ("counter", "gauge"):
+            values = [s.value for s in family.samples if not s.name.endswith("_created")]
+        elif family.type == "histogram":
+            values = [s.value for s in family.samples if s.name.endswith("_count")]
+        else:
+            continue
+        out.append((family.name, family.documentation, float(sum(values))))
+    return out
+
+
+@router.get("")
+async def health_page(
+    request: Request, session: SessionDep, organization_id: Annotated[str, Query(max_length=40)] = ""
+) -> Response:
+    """The service's health, and the switch of the platform or of `organization_id`."""
+    operator_only(session)
+    svc = await services(request)
+    scope = optional_uuid(organization_id, "organization_id")
+    if scope is not None:
+        await organization_of(request, session, scope)
+    ready: dict[str, Any] = json.loads(bytes((await readyz(request)).body))
+    switch = await switch_view(svc.db, scope)
+    summary = metrics_summary(request.app.state.metrics.render().decode())
+    return render(
+        request, "health.html", ready=ready, switch=switch, metrics=summary, organization_id=scope,
+        sweeps=[m for m in summary if "sweep" in m[0]],
+    )  # fmt: skip
+
+
+@router.post("/switch/cancel")
+async def cancel_switch(
+    request: Request,
+    session: SessionDep,
+    organization_id: Annotated[str, Form(max_length=40)] = "",
+    csrf: Annotated[str, Form(max_length=100)] = "",
+) -> Response:
+    """Cancel the running switchover of the platform or one organization (the API's cancel)."""
+    check_csrf(session, csrf)
+    operator_only(session)
+    scope = optional_uuid(organization_id, "organization_id")
+    svc = await services(request)
+    if scope is not None:
+        await organization_of(request, session, scope)
+    await delete_switch(svc, organization_id=scope, platform=scope is None)
+    target = "/console/health" + (f"?organization_id={scope}" if scope else "")
+    return RedirectResponse(target, status_code=303)

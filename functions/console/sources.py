@@ -1,0 +1,106 @@
+"""`/console/orgs/{organization}/sources…`: the list, a source's page, retry, and delete with its receipt.
+
+Retry and delete call the API routes' own functions (`functions.api.knowledge.retry` and
+`delete_knowledge_source`) with the session's caller, so they refuse exactly what the API refuses: a
+source of another organization or of the platform answers 404 `source_not_found`, a ready source 409
+`source_not_failed`, a deleted one 410 with its receipt id. Delete asks first (a GET page with a POST
+form), then shows the receipt. Every POST checks the session's CSRF token.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+from uuid import UUID
+
+from fastapi import APIRouter, Form, Query, Request, Response
+from fastapi.responses import RedirectResponse
+
+from functions.api.knowledge import delete_knowledge_source, retry
+from functions.console._pages import ConsoleRoute, render
+from functions.console._scope import SessionDep, organization_of
+from functions.console._session import check_csrf
+from knowledge.ingestion.source_pages import page_chunks, page_sources, source_in_scope, source_progress
+
+__all__ = ["PAGE_SIZE", "router"]
+
+router = APIRouter(prefix="/console/orgs/{organization_id}/sources", route_class=ConsoleRoute, include_in_schema=False)
+
+PAGE_SIZE = 50
+"""Rows on one page of a list (sources, chunks)."""
+Status = Literal["", "pending", "ready", "failed"]
+
+
+@router.get("")
+async def source_list(
+    request: Request,
+    session: SessionDep,
+    organization_id: UUID,
+    status: Annotated[Status, Query()] = "",
+    overdue: Annotated[bool, Query()] = False,
+    q: Annotated[str, Query(max_length=200)] = "",
+    cursor: Annotated[str | None, Query(max_length=500)] = None,
+) -> Response:
+    """The organization's sources, newest first, a page at a time, filtered by status, overdue and title."""
+    svc, org = await organization_of(request, session, organization_id)
+    page = await page_sources(
+        svc.db, org.id, status=status or None, overdue=overdue, title=q, cursor=cursor or None, limit=PAGE_SIZE
+    )
+    return render(
+        request, "sources.html", org=org, rows=page.items, total=page.total, status=status, overdue=overdue,
+        q=q, next_cursor=page.next_cursor,
+    )  # fmt: skip
+
+
+@router.get("/{source_id}")
+async def source_page(
+    request: Request,
+    session: SessionDep,
+    organization_id: UUID,
+    source_id: UUID,
+    cursor: Annotated[str | None, Query(max_length=500)] = None,
+) -> Response:
+    """One source: metadata, its progress and reason per model, and a page of its chunks in full."""
+    svc, org = await organization_of(request, session, organization_id)
+    view = await source_in_scope(svc.db, source_id, organization_id=org.id)
+    progress = await source_progress(svc.db, source_id, organization_id=org.id)
+    chunks = await page_chunks(svc.db, source_id, organization_id=org.id, cursor=cursor or None, limit=PAGE_SIZE)
+    return render(request, "source.html", org=org, source=view, progress=progress, chunks=chunks)
+
+
+@router.post("/{source_id}/retry")
+async def source_retry(
+    request: Request,
+    session: SessionDep,
+    organization_id: UUID,
+    source_id: UUID,
+    csrf: Annotated[str, Form(max_length=100)] = "",
+) -> Response:
+    """Retry a failed source (the API's retry), then show the source again."""
+    check_csrf(session, csrf)
+    svc, org = await organization_of(request, session, organization_id)
+    await retry(request, svc, source_id, organization_id=org.id, platform=False)
+    return RedirectResponse(f"/console/orgs/{org.id}/sources/{source_id}?retried=1", status_code=303)
+
+
+@router.get("/{source_id}/delete")
+async def source_delete_page(request: Request, session: SessionDep, organization_id: UUID, source_id: UUID) -> Response:
+    """Ask before deleting."""
+    svc, org = await organization_of(request, session, organization_id)
+    view = await source_in_scope(svc.db, source_id, organization_id=org.id)
+    return render(request, "source_delete.html", org=org, source=view)
+
+
+@router.post("/{source_id}/delete")
+async def source_delete(
+    request: Request,
+    session: SessionDep,
+    organization_id: UUID,
+    source_id: UUID,
+    csrf: Annotated[str, Form(max_length=100)] = "",
+) -> Response:
+    """Delete the source (the API's delete) and show its receipt."""
+    check_csrf(session, csrf)
+    svc, org = await organization_of(request, session, organization_id)
+    await source_in_scope(svc.db, source_id, organization_id=org.id)  # the URL names the source's organization
+    receipt = await delete_knowledge_source(svc, session.caller, source_id, organization_id=org.id)
+    return RedirectResponse(f"/console/orgs/{org.id}/receipts/{receipt['id']}", status_code=303)

@@ -1,0 +1,95 @@
+"""The operator's overview of organizations: a page of them, each with the counts the console shows.
+
+`page_organizations(db, name=..., cursor=..., limit=...)` answers a `Page[OrganizationOverview]`, oldest
+first (the order `list_organizations` always had), filtered by a text the name contains (any case). Each
+row carries its sources by status, overdue sources, the chunks search can serve (summed from the readiness
+rows' counts under the organization's live model, never by scanning chunks), its live memories and when a
+source last became ready. The counts are read for the page's rows only, so a page costs the same however
+many organizations there are. This module must never write.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+import asyncpg
+
+from state.db import Database
+from state.errors import translated_db_errors
+from state.paging import FIRST_ASC, Page, fingerprint, page_of, page_size, start
+from state.queries import load_queries
+
+__all__ = ["OrganizationOverview", "page_organizations"]
+
+QUERIES = load_queries(__file__)
+_LIST = "organizations"
+
+
+@dataclass(frozen=True, slots=True)
+class OrganizationOverview:
+    """One organization with what it holds."""
+
+    id: UUID
+    """Its id."""
+    name: str
+    """Its display name."""
+    created_at: datetime
+    """When it was created."""
+    sources_by_status: dict[str, int] = field(default_factory=dict)
+    """Its knowledge sources per status (`pending`, `ready`, `failed`, `deleting`); a status it has none of
+    is absent."""
+    overdue_sources: int = 0
+    """Sources whose review date is before today in UTC."""
+    chunks: int = 0
+    """Chunks search can serve: its ready sources' chunks under its live model."""
+    memories: int = 0
+    """Its live memories (every scope)."""
+    last_ingested_at: datetime | None = None
+    """When one of its sources last became ready (under any model), or None."""
+
+    def as_json(self) -> dict[str, Any]:
+        """The row as JSON (timestamps ISO 8601)."""
+        return {
+            "id": str(self.id),
+            "name": self.name,
+            "created_at": self.created_at.isoformat(),
+            "sources_by_status": dict(self.sources_by_status),
+            "overdue_sources": self.overdue_sources,
+            "chunks": self.chunks,
+            "memories": self.memories,
+            "last_ingested_at": None if self.last_ingested_at is None else self.last_ingested_at.isoformat(),
+        }
+
+
+def _row(r: asyncpg.Record) -> OrganizationOverview:
+    by_status = r["sources_by_status"]
+    return OrganizationOverview(
+        id=r["id"],
+        name=r["name"],
+        created_at=r["created_at"],
+        sources_by_status={str(k): int(v) for k, v in (by_status or {}).items()},
+        overdue_sources=int(r["overdue_sources"]),
+        chunks=int(r["chunks"]),
+        memories=int(r["memories"]),
+        last_ingested_at=r["last_ingested_at"],
+    )
+
+
+async def page_organizations(
+    db: Database, *, name: str | None = None, cursor: str | None = None, limit: int = 100
+) -> Page[OrganizationOverview]:
+    """A page of organizations, oldest first, with their counts; `name`: only those whose name contains it."""
+    text = name.strip() if name and name.strip() else None
+    scope = fingerprint(text)
+    after = start(cursor, _LIST, scope, FIRST_ASC, (datetime, UUID))
+    with translated_db_errors():
+        async with db.connection() as conn:
+            total = int(await conn.fetchval(QUERIES["count_organizations_named"], text))
+            rows = await conn.fetch(QUERIES["page_organizations"], text, *after, page_size(limit) + 1)
+    return page_of(
+        [_row(r) for r in rows], limit=limit, total=total, listing=_LIST, scope=scope,
+        position=lambda o: (o.created_at, o.id),
+    )  # fmt: skip

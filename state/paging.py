@@ -1,0 +1,190 @@
+"""Cursor paging: the one shape of every list the API, the CLI and the console read.
+
+A list answers a `Page`: at most `limit` items in a stable order, `total` (how many rows match the list's
+filters, all pages together) and `next_cursor` (None on the last page). A cursor is opaque to callers: the
+base64url text (no padding) of a JSON array `[list, fingerprint, *position]`, where `list` names the list
+(`sources`, `chunks`, ...), `fingerprint` is a short hash of the list's scope and filters, and the position
+is the keyset of the last row shown (e.g. its `created_at` and `id`). The next page reads the rows after
+that position through the list's index (keyset paging, never OFFSET), so a deep page costs what the first
+does and a row inserted meanwhile neither shifts nor repeats a row. A cursor that does not decode, names
+another list, or was made under another scope or other filters is `InvalidCursorError`
+(`invalid_cursor`): a cursor never carries one organization's position into another's list.
+
+The paged reads, each answering a `Page` (names stable; the console, the API and the CLI call them):
+
+- `state.organization_overview.page_organizations(db, name=, cursor=, limit=)`: organizations, oldest
+  first, each with its sources by status, overdue sources, chunks, live memories, last ingestion.
+- `state.api_keys.page_keys(db, organization_id=, include_revoked=, cursor=, limit=)`: keys, oldest first.
+- `state.receipts.page_receipts(db, organization_id=, cursor=, limit=)`: receipts, newest first.
+- `knowledge.ingestion.source_pages.page_sources(db, organization_id, status=, overdue=, title=, cursor=,
+  limit=)`: a scope's sources, newest first; `page_chunks(db, source_id, organization_id=, operator=,
+  model=, cursor=, limit=)`: a source's chunks in ordinal order; `source_progress(...)` (not a page): a
+  source's stage and chunks done.
+- `memory.pages.page_memories(db, organization_id=, user_id=, definition_id=, cursor=, limit=)`: live
+  memories, newest first; `memory_chain(db, organization_id=, memory_id=)` (not a page): a chain's history.
+
+The first page starts from a sentinel position beyond every row (`FIRST_DESC`, `FIRST_ASC`), so each list
+is one statement whose keyset condition always applies (a generic plan keeps using the index).
+This module must never read the database.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Generic, TypeVar
+from uuid import UUID
+
+from state.errors import StateError
+
+__all__ = [
+    "DEFAULT_PAGE",
+    "FIRST_ASC",
+    "FIRST_DESC",
+    "MAX_PAGE",
+    "InvalidCursorError",
+    "Keyset",
+    "Page",
+    "decode_cursor",
+    "encode_cursor",
+    "fingerprint",
+    "page_of",
+    "page_size",
+    "start",
+]
+
+T = TypeVar("T")
+
+DEFAULT_PAGE = 100
+"""The page size when a caller names none."""
+MAX_PAGE = 1000
+"""The largest page a caller may ask for."""
+
+_MAX_UUID = UUID(int=(1 << 128) - 1)
+_MIN_UUID = UUID(int=0)
+_LATEST = datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=UTC)
+_EARLIEST = datetime(1, 1, 1, tzinfo=UTC)
+FIRST_DESC: tuple[datetime, UUID] = (_LATEST, _MAX_UUID)
+"""The position before the first row of a newest-first `(timestamp, uuid)` list."""
+FIRST_ASC: tuple[datetime, UUID] = (_EARLIEST, _MIN_UUID)
+"""The position before the first row of an oldest-first `(timestamp, uuid)` list."""
+_MAX_CURSOR = 1000
+
+
+class InvalidCursorError(StateError, ValueError):
+    """The cursor is not one this list gave out (malformed, another list's, or made under other filters)."""
+
+    code = "invalid_cursor"
+
+
+@dataclass(frozen=True, slots=True)
+class Page(Generic[T]):
+    """One page of a list."""
+
+    items: list[T]
+    """The rows of this page, in the list's order."""
+    total: int
+    """How many rows match the list's scope and filters, over every page."""
+    next_cursor: str | None
+    """The cursor of the next page, or None when this page is the last."""
+
+
+Keyset = tuple[Any, ...]
+"""A row's position in its list's order (the values of its ORDER BY, last one unique)."""
+
+
+def fingerprint(*parts: object) -> str:
+    """A short hash of a list's scope and filters, so a cursor answers only the list that made it."""
+    text = json.dumps([None if p is None else str(p) for p in parts], separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _plain(value: object) -> object:
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, UUID):
+        return str(value)
+    if isinstance(value, (str, int)) and not isinstance(value, bool):
+        return value
+    raise TypeError(f"a cursor holds text, integers, timestamps and UUIDs, not {type(value).__name__}")
+
+
+def encode_cursor(listing: str, scope: str, position: Keyset) -> str:
+    """The opaque cursor of `position` in list `listing` under `scope` (a `fingerprint`)."""
+    raw = json.dumps([listing, scope, *(_plain(v) for v in position)], separators=(",", ":"))
+    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+
+
+def _timestamp(value: object) -> datetime:
+    if not isinstance(value, str):
+        raise ValueError("not a timestamp")
+    parsed = datetime.fromisoformat(value)
+    if parsed.tzinfo is None:
+        raise ValueError("a timestamp without its offset")
+    return parsed
+
+
+def _uuid(value: object) -> UUID:
+    if not isinstance(value, str):
+        raise ValueError("not a UUID")
+    return UUID(value)
+
+
+def _int(value: object) -> int:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise ValueError("not an integer")
+    return value
+
+
+def _text(value: object) -> str:
+    if not isinstance(value, str):
+        raise ValueError("not text")
+    return value
+
+
+_READERS: dict[type, Callable[[object], Any]] = {datetime: _timestamp, UUID: _uuid, int: _int, str: _text}
+
+
+def decode_cursor(cursor: str, listing: str, scope: str, shape: Sequence[type]) -> Keyset:
+    """The position a cursor of `listing` under `scope` holds, typed by `shape`; `InvalidCursorError` otherwise."""
+    if not cursor or len(cursor) > _MAX_CURSOR:
+        raise InvalidCursorError("the cursor is empty or too long: pass the next_cursor a list answered")
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+        value = json.loads(raw.decode())
+    except (binascii.Error, UnicodeDecodeError, ValueError) as exc:
+        raise InvalidCursorError("the cursor is malformed: pass the next_cursor a list answered") from exc
+    if not isinstance(value, list) or len(value) != 2 + len(shape) or value[0] != listing:
+        raise InvalidCursorError(f"the cursor is not one of the {listing} list")
+    if value[1] != scope:
+        raise InvalidCursorError(f"the cursor belongs to the {listing} list of another scope or other filters")
+    try:
+        return tuple(_READERS[kind](item) for kind, item in zip(shape, value[2:], strict=True))
+    except (ValueError, TypeError) as exc:
+        raise InvalidCursorError("the cursor is malformed: pass the next_cursor a list answered") from exc
+
+
+def page_size(limit: int) -> int:
+    """`limit` when it is 1..MAX_PAGE; ValueError otherwise (the API and the CLI refuse it before)."""
+    if not 1 <= limit <= MAX_PAGE:
+        raise ValueError(f"a page holds 1 to {MAX_PAGE} rows")
+    return limit
+
+
+def page_of(
+    rows: Sequence[T], *, limit: int, total: int, listing: str, scope: str, position: Callable[[T], Keyset]
+) -> Page[T]:
+    """A page from `limit + 1` fetched rows: the extra row, when present, says a next page exists."""
+    items = list(rows[:limit])
+    more = len(rows) > limit and bool(items)
+    return Page(items, total, encode_cursor(listing, scope, position(items[-1])) if more else None)
+
+
+def start(cursor: str | None, listing: str, scope: str, first: Keyset, shape: Sequence[type]) -> Keyset:
+    """Where a page starts: the cursor's position, or `first` for the first page."""
+    return first if cursor is None else decode_cursor(cursor, listing, scope, shape)
