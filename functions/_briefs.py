@@ -26,6 +26,7 @@ from context.errors import ContextMisuseError, RequiredContextSourceError
 from context.models import BriefExplanation, ContextBrief, ContextPolicy, ContextRequest
 from functions._metrics import Metrics
 from functions.errors import OverloadedError
+from state.db import Database
 from state.errors import DatabaseUnavailableError
 
 __all__ = ["BriefSlots", "LimitedBuilder", "build_brief", "build_explained_brief"]
@@ -98,24 +99,32 @@ class LimitedBuilder:
         self.inner = inner
         self.slots = slots or BriefSlots(max_concurrent, retry_after_s=retry_after_s, metrics=metrics)
         """The slots this builder's builds run in; the HTTP edge admits the front door through the same."""
+        self.db: Database | None = None
+        """The database whose standbys a build reads on (`Database.on_standby`); None reads on the primary."""
         self.database_probe: Callable[[], Awaitable[bool]] | None = None
         """Asked when a brief comes back with failed sources: False means the database is down, and the
         build answers `DatabaseUnavailableError` rather than a brief with holes."""
 
     async def build(self, request: ContextRequest, policy: ContextPolicy) -> ContextBrief:
         """Build through the inner builder, or raise `OverloadedError` when no slot is free."""
-        return await self._guarded(lambda: self.inner.build(request, policy), lambda brief: brief)
+        return await self._guarded(request, lambda: self.inner.build(request, policy), lambda brief: brief)
 
     async def build_explained(
         self, request: ContextRequest, policy: ContextPolicy
     ) -> tuple[ContextBrief, BriefExplanation]:
         """Build with the packer's explanation, under the same cap and the same outage check as `build`."""
         explained = _explainer_of(self.inner)
-        return await self._guarded(lambda: explained(request, policy), lambda pair: pair[0])
+        return await self._guarded(request, lambda: explained(request, policy), lambda pair: pair[0])
 
-    async def _guarded(self, call: Callable[[], Awaitable[T]], brief_of: Callable[[T], ContextBrief]) -> T:
+    async def _guarded(
+        self, request: ContextRequest, call: Callable[[], Awaitable[T]], brief_of: Callable[[T], ContextBrief]
+    ) -> T:
         with self.slots.hold():
-            result = await call()
+            if self.db is None:
+                result = await call()
+            else:  # a brief with a failed source on a standby is built again on the primary
+                organization = request.subject.organization_id
+                result = await self.db.on_standby(organization, call, failed=lambda r: bool(brief_of(r).failed_sources))
         if brief_of(result).failed_sources and self.database_probe is not None and not await self.database_probe():
             raise DatabaseUnavailableError("the database is unreachable, so the brief's sources could not be read")
         return result

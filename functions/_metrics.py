@@ -20,6 +20,7 @@ from context.models import ContextBrief
 
 if TYPE_CHECKING:
     from state.outbox import Backlog
+    from state.replicas import ReadRouter
 
 __all__ = ["CONTENT_TYPE", "PLATFORM_LABEL", "Metrics"]
 
@@ -117,6 +118,27 @@ class Metrics:
             registry=self.registry,
         )
 
+        # Reads on standbys (state.replicas): each read that ran on the primary instead, by reason.
+        self.standby_fallbacks = Counter(
+            "ac_context_standby_fallbacks",
+            "Reads (briefs, searches, lists) that ran on the primary although standbys are configured, by reason: "
+            "standby_down, promoted, lagging, read_your_writes_timeout, recovery_conflict, standby_error.",
+            ["reason"],
+            registry=self.registry,
+        )
+        self.standby_reads = Counter(
+            "ac_context_standby_reads",
+            "Reads served by a standby, per standby host.",
+            ["standby"],
+            registry=self.registry,
+        )
+        self.standby_lag_bytes = Gauge(
+            "ac_context_standby_lag_bytes",
+            "WAL bytes a standby had still to replay at its last probe (-1 while it is down or promoted).",
+            ["standby"],
+            registry=self.registry,
+        )
+
         self.outbox_waiting_events = Gauge(
             "ac_context_outbox_waiting_events",
             "Events waiting in the outbox to be sent to Inngest (or run in-process); read at each scrape.",
@@ -128,6 +150,20 @@ class Metrics:
             "One stuck event does not fail /readyz: alert on this gauge.",
             registry=self.registry,
         )
+
+    def set_standbys(self, router: ReadRouter | None) -> None:
+        """Bring the standby counters up to the reads and fallbacks `router` counted (`state.replicas`)."""
+        if router is None:
+            return
+        for reason, count in router.fallbacks.items():
+            child = self.standby_fallbacks.labels(reason=reason)
+            child.inc(count - child._value.get())
+        for host, count in router.served.items():
+            served = self.standby_reads.labels(standby=host)
+            served.inc(count - served._value.get())
+        for standby in router.standbys:
+            behind, _ = router.lag(standby)
+            self.standby_lag_bytes.labels(standby=standby.host()).set(behind if standby.state == "streaming" else -1)
 
     def set_outbox(self, backlog: Backlog | None) -> None:
         """Set the outbox gauges from `backlog`; None (the database did not answer) leaves them as they were."""

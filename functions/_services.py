@@ -127,7 +127,7 @@ async def open_services(
     embedder_registry = embedders or default_embedders
     try:
         source_registry = registry or default_registry(database, embedders=embedder_registry.get)
-        return Services(
+        services = Services(
             settings=settings,
             db=database,
             registry=source_registry,
@@ -144,6 +144,9 @@ async def open_services(
             owns_db=owns_db,
             closers=[s for s in source_registry if hasattr(s, "aclose")] if registry is None else [],
         )
+        if isinstance(services.builder, LimitedBuilder):
+            services.builder.db = database
+        return services
     except BaseException:
         if owns_db:
             await database.close()

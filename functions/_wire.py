@@ -161,6 +161,8 @@ class SegmentBriefInput(BaseModel):
     """What the brief is built for."""
     policy: ContextPolicy
     """The policy frozen in the run snapshot."""
+    consistency_token: str | None = Field(default=None, pattern=r"^lsn:[0-9A-Fa-f]{1,8}/[0-9A-Fa-f]{1,8}$")
+    """The `AC-Consistency-Token` of the turn's last write: a standby builds the brief only once it has it."""
 
 
 class SegmentBriefOutput(BaseModel):

@@ -45,6 +45,7 @@ from functions._production import check_production
 from functions._services import Services, ServiceSlot, open_services, warm_live_embedder
 from functions.api import ROUTERS
 from functions.api._body import unread_routes
+from functions.api._consistency import ConsistencyTokens
 from functions.api._edge import EdgeGuard
 from functions.api._http import install_error_handlers
 from functions.api._scopes import undeclared_routes
@@ -143,6 +144,7 @@ def create_app(
     app.state.health = health
     install_error_handlers(app)
     install_docs(app)
+    app.add_middleware(ConsistencyTokens)  # inside the edge: a refused request never reads its token
     app.add_middleware(EdgeGuard)
     for router in ROUTERS:
         app.include_router(router)

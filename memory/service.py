@@ -114,6 +114,7 @@ class MemoryService:
             await check_subject(self._db, inv.organization_id, subject)
 
         for _ in range(self._max_attempts):
+            written: AgentMemory | None = None
             async with self._db.connection() as conn, conn.transaction():
                 await guard_writes(
                     conn, inv.organization_id, user_id=inv.user_id if candidate.scope == "user" else None,
@@ -135,7 +136,7 @@ class MemoryService:
                         f"memory {live.id} under {key} already holds this text; nothing was written"
                     )
                 try:
-                    return await repo.insert_revision(
+                    written = await repo.insert_revision(
                         conn,
                         organization_id=inv.organization_id,
                         definition_id=inv.definition_id,
@@ -152,6 +153,9 @@ class MemoryService:
                 except repo.ChainMoved as moved:
                     self.races_lost += 1
                     _log.debug("memory chain %s moved (%s); reloading the head", key, moved.constraint)
+            if written is not None:
+                await self._db.note_write(inv.organization_id)  # its reads on a standby wait for it (state.replicas)
+                return written
         raise MemoryConflictError(f"the chain {key} kept moving; gave up after {self._max_attempts} attempts")
 
     async def forget(self, inv: ToolInvocation, memory_id: UUID) -> AgentMemory:
@@ -191,6 +195,7 @@ class MemoryService:
                     f"memory {memory_id} stopped being the current revision while it was being forgotten"
                 ) from moved
         assert tombstone is not None  # the revision was read in this transaction and is never deleted
+        await self._db.note_write(inv.organization_id)
         return tombstone
 
     async def _check_invocation(self, inv: ToolInvocation) -> None:

@@ -22,12 +22,12 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final, TypeAlias
+from typing import Any, Final, TypeAlias, TypeVar
 from uuid import UUID
 
 import asyncpg
@@ -36,6 +36,7 @@ from pgvector.asyncpg import register_vector
 from state._connect import create_pool
 from state.embedded import embedded_server_url, restart_embedded_server
 from state.errors import connect_failure_reason, translate_connect_error
+from state.replicas import ReadRouter, Standby
 from state.settings import Settings
 
 __all__ = ["Connection", "Database", "PooledConnection", "init_connection", "resolve_database_url"]
@@ -51,6 +52,20 @@ _UNKNOWN: Final = "unknown"
 
 _WANTED: ContextVar[UUID | None] = ContextVar("ac_context_wanted_session", default=None)
 """The session the acquisition in progress asks for: an organization (a tenant scope) or None (the service)."""
+
+T = TypeVar("T")
+
+
+@dataclass
+class _OnStandby:
+    """A read running on a standby: where, and the first error one of its statements met there."""
+
+    standby: Standby
+    error: BaseException | None = None
+
+
+_ON_STANDBY: ContextVar[_OnStandby | None] = ContextVar("ac_context_on_standby", default=None)
+"""Set while a read runs on a standby (`Database.on_standby`): every acquisition takes the standby's pool."""
 
 Connection: TypeAlias = "asyncpg.Connection[asyncpg.Record] | asyncpg.pool.PoolConnectionProxy[asyncpg.Record]"
 """A connection as the pool hands it out."""
@@ -131,6 +146,18 @@ class _OneLinePoolWarnings(logging.Filter):
 _POOL_LOG_FILTER = _OneLinePoolWarnings()
 
 
+async def _open_pool(url: str, settings: Settings, *, min_size: int | None = None) -> asyncpg.Pool:
+    """A pool on `url` with this module's codecs and session switching."""
+    return await create_pool(
+        url,
+        min_size=settings.pool_min_size if min_size is None else min_size,
+        max_size=settings.pool_max_size,
+        init=init_connection,
+        setup=_switch_session,
+        connection_class=PooledConnection,
+    )
+
+
 def resolve_database_url(settings: Settings) -> str:
     """`DATABASE_URL` when set, else the embedded server under the data folder (left up for the next command)."""
     if settings.database_url:
@@ -148,6 +175,8 @@ class Database:
     """The data folder of the embedded server this pool is on (None: `DATABASE_URL` or a given URL)."""
     idle_timeout_s: float = 0.0
     """The embedded server's idle timeout, kept when it is started again."""
+    replicas: ReadRouter | None = None
+    """The standbys reads may run on (`AC_CONTEXT_READ_DATABASE_URLS`); None: every read on the primary."""
 
     @classmethod
     async def open(cls, settings: Settings, *, url: str | None = None, migrate: bool = True) -> Database:
@@ -159,24 +188,83 @@ class Database:
         url = url or resolve_database_url(settings)
         if migrate:
             await apply_migrations(url)
-        pool = await create_pool(
-            url,
-            min_size=settings.pool_min_size,
-            max_size=settings.pool_max_size,
-            init=init_connection,
-            setup=_switch_session,
-            connection_class=PooledConnection,
-        )
-        return cls(
+        pool = await _open_pool(url, settings)
+        database = cls(
             pool=pool,
             url=url,
             embedded_dir=settings.data_dir if embedded else None,
             idle_timeout_s=settings.embedded_idle_minutes * 60,
         )
+        if settings.read_urls():
+            database.use_standbys(settings.read_urls(), settings)
+        return database
+
+    def use_standbys(self, urls: list[str], settings: Settings) -> ReadRouter:
+        """Route this database's standby reads to `urls` (pools open at the first read); the router."""
+
+        async def open_standby(standby_url: str) -> asyncpg.Pool:
+            return await _open_pool(standby_url, settings, min_size=0)
+
+        self.replicas = ReadRouter.from_settings(self.pool, urls, open_standby, settings)
+        self.replicas.start()
+        return self.replicas
 
     async def close(self) -> None:
-        """Close the pool."""
+        """Close the pool (and the standbys')."""
+        if self.replicas is not None:
+            await self.replicas.close()
         await self.pool.close()
+
+    async def note_write(self, organization_id: UUID | None) -> None:
+        """Say that `organization_id` committed a write: its next reads see it on a standby, or run on the primary.
+
+        Nothing at all without standbys. `None` is a platform write (every organization's reads wait for it).
+        """
+        if self.replicas is not None:
+            await self.replicas.note_write(organization_id)
+
+    async def on_standby(
+        self,
+        organization_id: UUID | None,
+        call: Callable[[], Awaitable[T]],
+        *,
+        failed: Callable[[T], bool] | None = None,
+    ) -> T:
+        """Run the read `call` on a standby that has what this organization wrote, else on the primary.
+
+        A read that a statement on the standby failed, or whose answer `failed` says is incomplete, runs once
+        more on the primary (`state.replicas`: each fallback counted by reason). Without standbys it is `call()`.
+        """
+        router = self.replicas
+        if router is None or _ON_STANDBY.get() is not None:
+            return await call()
+        choice = await router.choose(organization_id)
+        if choice.standby is None:
+            if choice.reason is not None:
+                router.fallbacks[choice.reason] += 1
+            return await call()
+        scope = _OnStandby(choice.standby)
+        token = _ON_STANDBY.set(scope)
+        try:
+            result = await call()
+        except Exception:
+            if scope.error is None:
+                raise  # no statement failed on the standby: the read's own answer, the same on the primary
+            router.failed(choice.standby, scope.error)
+        else:
+            if failed is None or not failed(result):
+                router.served[choice.standby.host()] += 1
+                return result
+            router.failed(choice.standby, scope.error)
+        finally:
+            _ON_STANDBY.reset(token)
+        return await call()
+
+    @staticmethod
+    def serving_standby() -> str | None:
+        """The host of the standby the current read runs on, None on the primary."""
+        scope = _ON_STANDBY.get()
+        return None if scope is None else scope.standby.host()
 
     async def restart_embedded(self) -> bool:
         """Start the embedded server again if it was stopped under this pool; whether it had to be started."""
@@ -190,17 +278,25 @@ class Database:
 
         The new connection the pool makes for it failing is `DatabaseUnavailableError`.
         """
+        scope = _ON_STANDBY.get()
+        pool = self.pool if scope is None or scope.standby.pool is None else scope.standby.pool
         token = _WANTED.set(organization_id)
         try:
-            conn = await self.pool.acquire()
+            conn = await pool.acquire()
         except (OSError, TimeoutError, asyncpg.PostgresError) as exc:
-            raise translate_connect_error(exc, url=self.url) from exc
+            if scope is not None and scope.error is None:
+                scope.error = exc
+            raise translate_connect_error(exc, url=self.url if scope is None else scope.standby.host()) from exc
         finally:
             _WANTED.reset(token)  # an acquisition inside the scope asks for the service again
         try:
             yield conn
+        except BaseException as exc:
+            if scope is not None and scope.error is None and isinstance(exc, Exception):
+                scope.error = exc  # the read runs again on the primary; this says why (state.replicas)
+            raise
         finally:
-            await self.pool.release(conn)
+            await pool.release(conn)
 
     @asynccontextmanager
     async def connection(self) -> AsyncIterator[Connection]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import re
 from collections.abc import Mapping
 from datetime import timedelta
 from functools import lru_cache
@@ -63,6 +64,15 @@ class Settings(BaseModel):
     """Connections the pool opens at start."""
     pool_max_size: int = Field(default=10, ge=1, le=500)
     """The most connections the pool holds (the builder reads on several at once)."""
+    read_database_urls: str = ""
+    """Comma-separated URLs of hot standbys of the primary for briefs, searches and list/show reads (none: all
+    reads on the primary, as before)."""
+    read_your_writes_wait_ms: float = Field(default=250.0, ge=0, le=60_000, allow_inf_nan=False)
+    """How long a read waits for a standby to replay its organization's last write before it runs on the primary."""
+    read_max_lag_ms: float = Field(default=1000.0, gt=0, le=3_600_000, allow_inf_nan=False)
+    """A standby further behind the primary than this serves no read (each such read runs on the primary)."""
+    read_recheck_s: float = Field(default=2.0, gt=0, le=3600, allow_inf_nan=False)
+    """How long a standby that failed (down, promoted) is left out before a read tries it again."""
     embedding_model: str = "local/wordllama-l2-supercat-256"
     """The model the platform default row names when it is first created."""
     allow_test_models: bool = False
@@ -189,6 +199,18 @@ class Settings(BaseModel):
                 raise ValueError(f"is not a valid URL ({str(exc).replace(value, '…')})") from None
         return value or None
 
+    @field_validator("read_database_urls")
+    @classmethod
+    def _read_urls(cls, value: str) -> str:
+        for url in _split_urls(value):
+            if not url.startswith(("postgres://", "postgresql://")):
+                raise ValueError("each URL must start with postgresql:// or postgres://")
+        return value
+
+    def read_urls(self) -> list[str]:
+        """The standby URLs of `read_database_urls`, in order, without blanks or repeats."""
+        return list(dict.fromkeys(_split_urls(self.read_database_urls)))
+
     @model_validator(mode="after")
     def _pool_sizes(self) -> Settings:
         if self.pool_min_size > self.pool_max_size:
@@ -204,6 +226,11 @@ class Settings(BaseModel):
                 f"embedding_model {self.embedding_model} is a test model; real models: {', '.join(_REAL_MODELS)}"
             )
         return self
+
+
+def _split_urls(value: str) -> list[str]:
+    """The URLs of a comma-separated list; a comma inside a URL (asyncpg's `h1:5432,h2:5432`) stays in it."""
+    return [part.strip() for part in re.split(r",\s*(?=postgres(?:ql)?://)", value) if part.strip()]
 
 
 NEVER = "never"

@@ -227,13 +227,16 @@ async def get_dossier(
     document_limit: Annotated[int, Query(ge=0, le=999, description="The most document titles to list.")] = 20,
 ) -> dict[str, Any]:
     """The Company dossier exactly as the model reads it: the same facts, one line each."""
-    dossier = await read_dossier(
-        svc.db,
+    dossier = await svc.db.on_standby(
         organization_id,
-        user_id=user_id,
-        include_user=include_user,
-        include_documents=include_documents,
-        document_limit=document_limit,
+        lambda: read_dossier(
+            svc.db,
+            organization_id,
+            user_id=user_id,
+            include_user=include_user,
+            include_documents=include_documents,
+            document_limit=document_limit,
+        ),
     )
     return {
         "organization_id": str(organization_id),

@@ -411,11 +411,11 @@ async def delete_knowledge_source(
 )
 async def search_knowledge(body: SearchIn, svc: ServicesDep) -> dict[str, Any]:
     """The best chunks for a query, under the organization's live model."""
-    hits = await search(
+    hits = await svc.db.on_standby(body.organization_id, lambda: search(
         svc.db, body.organization_id, body.query, include_platform=body.include_platform,
         include_organization=body.include_organization, limit=body.limit, embedders=svc.embedders.get,
         min_relevance=body.min_relevance, keep_top=body.keep_top, per_source=body.per_source,
-    )  # fmt: skip
+    ))  # fmt: skip
     return {
         "hits": [
             {

@@ -73,6 +73,25 @@ class ReadyOut(BaseModel):
     """The outbox: events waiting to be sent to Inngest (absent while the database is unavailable)."""
     outbox: OutboxOut | None = None
     """The stuck events, which never fail readiness alone (absent while the database is unavailable)."""
+    standbys: list[StandbyOut] | None = None
+    """Each standby of `AC_CONTEXT_READ_DATABASE_URLS` and its lag (absent without standbys); never fails readiness."""
+
+
+class StandbyOut(BaseModel):
+    """One standby as a read sees it."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    host: str
+    """Its host and port (never its password)."""
+    state: str
+    """`streaming`, `down`, `promoted` (no longer a standby: reads leave it) or `unknown`."""
+    lag_bytes: int | None = None
+    """WAL bytes it had still to replay (while streaming)."""
+    lag_ms: float | None = None
+    """How long ago the primary passed the position it has replayed, in milliseconds (while streaming)."""
+    error: str | None = None
+    """Why it is down."""
 
 
 class OutboxOut(BaseModel):
@@ -156,9 +175,15 @@ async def readyz(request: Request) -> JSONResponse:
         details = {"status": "events_undeliverable", "database": True, "reason": reason, "pending_migrations": [],
                    "events": events, "outbox": stuck}  # fmt: skip
         return _not_ready(details, reason)
-    return JSONResponse(
-        content={"status": "ready", "database": True, "pending_migrations": [], "events": events, "outbox": stuck}
-    )
+    ready: dict[str, Any] = {"status": "ready", "database": True, "pending_migrations": [], "events": events}
+    ready["outbox"] = stuck
+    if services.db.replicas is not None:  # a standby down or lagging never fails readiness: reads use the primary
+        try:
+            async with asyncio.timeout(2.0):
+                ready["standbys"] = await services.db.replicas.status()
+        except TimeoutError:
+            ready["standbys"] = [{"host": s.host(), "state": "unknown"} for s in services.db.replicas.standbys]
+    return JSONResponse(content=ready)
 
 
 @router.get(
@@ -181,4 +206,5 @@ async def metrics(request: Request) -> Response:
             logger.warning("the overdue source count or the outbox backlog failed: %s", type(exc).__name__)
     request.app.state.metrics.set_overdue_sources(counts)
     request.app.state.metrics.set_outbox(waiting)
+    request.app.state.metrics.set_standbys(slot.get().db.replicas if slot.ready else None)
     return Response(content=request.app.state.metrics.render(), media_type=CONTENT_TYPE)

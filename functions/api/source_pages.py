@@ -137,10 +137,10 @@ async def get_sources(
     limit: Annotated[int, limit_query("sources")] = 100,
 ) -> dict[str, Any]:
     """A page of one scope's sources, newest first, with status, reason, owner, review date, model and chunks."""
-    page = await page_sources(
-        svc.db, scope_of(organization_id, platform), status=status, overdue=overdue, title=title, cursor=cursor,
-        limit=limit,
-    )  # fmt: skip
+    scope = scope_of(organization_id, platform)
+    page = await svc.db.on_standby(scope, lambda: page_sources(
+        svc.db, scope, status=status, overdue=overdue, title=title, cursor=cursor, limit=limit,
+    ))  # fmt: skip
     return page_body(page, [r.as_json() for r in page.items], legacy="sources")
 
 
@@ -162,10 +162,10 @@ async def get_chunks(
     limit: Annotated[int, limit_query("chunks")] = 100,
 ) -> dict[str, Any]:
     """A page of a source's chunks in ordinal order, with their full text."""
-    page = await page_chunks(
-        svc.db, source_id, organization_id=scope_of(organization_id, platform), model=model, cursor=cursor,
-        limit=limit,
-    )  # fmt: skip
+    scope = scope_of(organization_id, platform)
+    page = await svc.db.on_standby(scope, lambda: page_chunks(
+        svc.db, source_id, organization_id=scope, model=model, cursor=cursor, limit=limit,
+    ))  # fmt: skip
     return page_body(page, [c.as_json() for c in page.items])
 
 

@@ -22,7 +22,9 @@ from functions.cli.errors import CliError
 
 __all__ = ["db_app"]
 
-db_app = typer.Typer(help="The embedded PostgreSQL: its status, and stopping it.", no_args_is_help=True)
+db_app = typer.Typer(
+    help="The embedded PostgreSQL: its status, stopping it, and a hot standby of it.", no_args_is_help=True
+)
 
 
 def _external() -> str | None:
@@ -129,3 +131,12 @@ def stop(
         print_json({"stopped": stopped})
         return
     console.print("stopped the embedded PostgreSQL" if stopped else "the embedded PostgreSQL is not running")
+
+
+def _add_replica() -> None:
+    from functions.cli.replica import replica_app
+
+    db_app.add_typer(replica_app, name="replica")
+
+
+_add_replica()

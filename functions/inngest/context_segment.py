@@ -42,6 +42,7 @@ from functions.errors import OverloadedError
 from functions.event_routes import event_triggers
 from functions.events import EVENT_SEGMENT_BRIEF
 from functions.inngest.encryption import undecryptable
+from state.replicas import parse_consistency_token, reading_after
 
 __all__ = ["BUILD_STEP", "EVENT", "FUNCTION_ID", "REBUILD_STEP", "RETRIES", "make_context_segment_brief"]
 
@@ -123,8 +124,10 @@ def make_context_segment_brief(
         async def build() -> dict[str, object]:
             # A malformed entity is dropped (logged with its position, counted in the brief), never the segment.
             core, dropped = request.request.normalized(source="segment event")
+            after = 0 if request.consistency_token is None else parse_consistency_token(request.consistency_token)
             try:
-                brief = await build_brief(builder(), core, request.policy, metrics=metrics(), route="segment")
+                with reading_after(after):  # the turn's own writes are in its brief (state.replicas)
+                    brief = await build_brief(builder(), core, request.policy, metrics=metrics(), route="segment")
             except OverloadedError as exc:  # past the process cap: ask Inngest to come back, not to give up
                 raise inngest.RetryAfterError(str(exc), timedelta(seconds=exc.retry_after_s)) from exc
             if dropped:

@@ -125,6 +125,7 @@ async def delete_source(
                 await conn.execute(QUERIES["record_receipt_versions"], receipt_id, ids)
                 await add_to_receipt(conn, receipt_id, _unsearchable(counts))
     if ids:
+        await db.note_write(owner)  # unsearchable from that commit, on a standby too (state.replicas)
         await _delete_chunks(db, receipt_id, QUERIES["delete_source_chunk_batch"], ids, batch_size, on_batch)
         async with db.connection() as conn:
             with translated():
