@@ -137,3 +137,115 @@ SELECT EXISTS (
     SELECT 1 FROM agent.memories AS m
      WHERE m.organization_id = $2::uuid
        AND agent.memory_erasure_matches(m.scope, m.scope_owner_id, m.subject_key, $1::text, $3::uuid, $4::text));
+
+-- name: fetch_relevant_memories
+-- The relevance-ordered read of either source (migrations/0101): the same live rows, filters and limit as
+-- fetch_live_memories ($9 false) or fetch_personal_memories ($9 true), ranked by knowledge's hybrid score:
+-- Okapi BM25 of the memory text among the read's own live memories (their count, average length and
+-- document frequencies), and the cosine similarity of the memory's vector under the query's model; each list
+-- cut to its best $8 candidates, min-max normalised over them, fused convexly ($10 x dense + $11 x lexical).
+-- A memory with no vector under the model is scored by BM25 alone at the weight of both halves; a NULL
+-- query vector reads BM25 alone. Memories neither half ranks follow, newest first, so the limit still fills.
+-- $1 organization id, $2 definition id or NULL, $3 user id or NULL (personal: required), $4 limit,
+-- $5 query text, $6 query vector or NULL, $7 its model or NULL, $8 candidates per list, $9 personal,
+-- $10 dense weight, $11 lexical weight, $12 BM25 k1, $13 BM25 b.
+-- Answers the rows of fetch_live_memories with rank (1-based), score (NULL when neither half ranked it),
+-- dense_rank and lexical_rank.
+WITH scope AS MATERIALIZED (
+    SELECT m.id, m.organization_id, m.definition_id, m.scope, m.user_id, m.subject_key, m.text, m.subject_refs,
+           m.proposed_by_run_id, m.supersedes_id, m.created_at, m.lexical_length
+      FROM agent.live_memories AS m
+     WHERE m.organization_id = $1::uuid
+       AND ($2::uuid IS NULL OR m.definition_id = $2::uuid)
+       AND CASE WHEN $9::boolean
+                THEN m.scope = 'user' AND m.user_id = $3::uuid AND split_part(m.subject_key, ':', 3) LIKE 'preference.%'
+                ELSE m.scope = 'organization' OR (m.scope = 'user' AND m.user_id = $3::uuid) END
+), stats AS (
+    SELECT count(*)::double precision AS n, coalesce(avg(s.lexical_length), 1)::double precision AS avgdl FROM scope AS s
+), terms AS (
+    SELECT DISTINCT q.lexeme
+      FROM unnest(tsvector_to_array(to_tsvector('agent.knowledge_english'::regconfig, left($5::text, 65536)))) AS q (lexeme)
+     LIMIT 256
+), hits AS MATERIALIZED (
+    -- The postings of the query's lexemes under the owners this read reads, kept for the live rows in scope.
+    SELECT p.memory_id, p.lexeme, p.tf, s.lexical_length
+      FROM terms AS t
+      JOIN agent.memory_postings AS p
+        ON p.organization_id = $1::uuid AND p.lexeme = t.lexeme
+       AND p.scope_owner_id = ANY (CASE WHEN $9::boolean THEN ARRAY[$3::uuid] ELSE ARRAY[$1::uuid, $3::uuid] END)
+      JOIN scope AS s ON s.id = p.memory_id
+), idf AS (
+    SELECT h.lexeme, ln(1 + (st.n - count(*) + 0.5) / (count(*) + 0.5)) AS idf
+      FROM hits AS h CROSS JOIN stats AS st
+     GROUP BY h.lexeme, st.n
+), lexical AS (
+    SELECT h.memory_id AS id,
+           sum(i.idf * h.tf * ($12::double precision + 1)
+               / (h.tf + $12::double precision * (1 - $13::double precision
+                                                  + $13::double precision * h.lexical_length / st.avgdl))) AS bm25
+      FROM hits AS h JOIN idf AS i ON i.lexeme = h.lexeme CROSS JOIN stats AS st
+     GROUP BY h.memory_id
+     ORDER BY 2 DESC, 1
+     LIMIT $8
+), dense AS (
+    SELECT s.id, 1 - (e.embedding <=> $6::vector) AS similarity
+      FROM scope AS s
+      JOIN agent.memory_embeddings AS e ON e.memory_id = s.id AND e.embedding_model = $7::text
+     WHERE $6::vector IS NOT NULL
+     ORDER BY e.embedding <=> $6::vector, s.id
+     LIMIT $8
+), ranked AS (
+    SELECT s.*,
+           d.similarity, l.bm25,
+           row_number() OVER (ORDER BY d.similarity DESC NULLS LAST, s.id) AS dr,
+           row_number() OVER (ORDER BY l.bm25 DESC NULLS LAST, s.id) AS lr,
+           -- Asked only where it matters: a lexical candidate the dense list did not take.
+           CASE WHEN d.similarity IS NOT NULL THEN true
+                WHEN l.bm25 IS NULL OR $6::vector IS NULL THEN false
+                ELSE EXISTS (SELECT 1 FROM agent.memory_embeddings AS e
+                              WHERE e.memory_id = s.id AND e.embedding_model = $7::text) END AS has_vector
+      FROM scope AS s
+      LEFT JOIN dense AS d ON d.id = s.id
+      LEFT JOIN lexical AS l ON l.id = s.id
+), normalised AS (
+    SELECT r.*,
+           CASE WHEN r.similarity IS NULL THEN 0.0
+                ELSE coalesce((r.similarity - min(r.similarity) OVER ())
+                              / nullif(max(r.similarity) OVER () - min(r.similarity) OVER (), 0), 1.0) END AS dense_norm,
+           CASE WHEN r.bm25 IS NULL THEN 0.0
+                ELSE coalesce((r.bm25 - min(r.bm25) OVER ())
+                              / nullif(max(r.bm25) OVER () - min(r.bm25) OVER (), 0), 1.0) END AS lexical_norm
+      FROM ranked AS r
+), scored AS (
+    SELECT n.*,
+           CASE WHEN n.similarity IS NULL AND n.bm25 IS NULL THEN NULL
+                WHEN $6::vector IS NULL OR NOT n.has_vector THEN ($10::double precision + $11::double precision) * n.lexical_norm
+                ELSE $10::double precision * n.dense_norm + $11::double precision * n.lexical_norm END AS score
+      FROM normalised AS n
+)
+SELECT sc.id, sc.organization_id, sc.definition_id, sc.scope, sc.user_id, sc.subject_key, sc.text, sc.subject_refs,
+       sc.proposed_by_run_id, sc.supersedes_id, sc.created_at, sc.score,
+       CASE WHEN sc.similarity IS NOT NULL THEN sc.dr END::integer AS dense_rank,
+       CASE WHEN sc.bm25 IS NOT NULL THEN sc.lr END::integer AS lexical_rank,
+       row_number() OVER (ORDER BY sc.score DESC NULLS LAST, sc.created_at DESC, sc.id DESC)::integer AS rank
+  FROM scored AS sc
+ ORDER BY sc.score DESC NULLS LAST, sc.created_at DESC, sc.id DESC
+ LIMIT $4;
+
+-- name: store_memory_embeddings
+-- Store revisions' vectors under one model (a second call for the same pair keeps the first).
+-- $1 memory ids, $2 model, $3 vectors (same order).
+INSERT INTO agent.memory_embeddings (memory_id, embedding_model, embedding)
+SELECT v.memory_id, $2::text, v.embedding
+  FROM unnest($1::uuid[], $3::vector[]) AS v (memory_id, embedding)
+ON CONFLICT (memory_id, embedding_model) DO NOTHING;
+
+-- name: live_memories_without_vector
+-- Live memories of the organization with no vector under the model, oldest first (memory.vectors.embed_missing).
+-- $1 organization id, $2 model, $3 limit.
+SELECT m.id, m.text
+  FROM agent.live_memories AS m
+ WHERE m.organization_id = $1::uuid
+   AND NOT EXISTS (SELECT 1 FROM agent.memory_embeddings AS e WHERE e.memory_id = m.id AND e.embedding_model = $2::text)
+ ORDER BY m.created_at, m.id
+ LIMIT $3;

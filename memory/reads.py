@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from uuid import UUID
 
 from memory import repository as repo
-from memory.models import LiveMemory, MemorySubjectRef, parse_stored_refs
+from memory.models import LiveMemory, MemorySubjectRef, RankedMemory, RelevanceQuery, parse_stored_refs
 from state.db import Database
 from state.ids import is_canonical_uuid
 from state.refs import ResourceRef
@@ -49,6 +49,7 @@ __all__ = [
     "guard_subjects",
     "read_live_memories",
     "read_personal_memories",
+    "read_relevant_memories",
     "reads_personal_memory",
     "reads_user_chain",
 ]
@@ -118,6 +119,41 @@ async def read_personal_memories(
     assert user_id is not None
     return await repo.fetch_personal_memories(
         db, organization_id=organization_id, definition_id=definition_id, user_id=user_id, limit=limit
+    )
+
+
+async def read_relevant_memories(
+    db: Database,
+    *,
+    organization_id: UUID,
+    definition_id: UUID | None,
+    user_id: UUID | None,
+    trigger_id: UUID | None,
+    limit: int,
+    query: RelevanceQuery,
+    personal: bool,
+    beyond: int = 0,
+) -> list[RankedMemory]:
+    """Either source's rows (`personal` picks which) ranked by relevance; `beyond` more rows past the limit.
+
+    The same subject rules, filters and widening as `read_live_memories` / `read_personal_memories`; only
+    the order differs. The candidates each half reads follow `limit` alone, so asking for rows `beyond` it
+    (explain mode) never changes the first `limit`.
+    """
+    if limit <= 0:
+        return []
+    if personal and not reads_personal_memory(user_id, trigger_id):
+        return []
+    chain_user = user_id if reads_user_chain(user_id, trigger_id) else None
+    return await repo.fetch_relevant_memories(
+        db,
+        organization_id=organization_id,
+        definition_id=definition_id,
+        user_id=chain_user,
+        limit=limit + max(beyond, 0),
+        candidates=max(limit * query.candidates_per_limit, limit),
+        personal=personal,
+        query=query,
     )
 
 

@@ -17,8 +17,9 @@ from datetime import datetime
 from uuid import UUID
 
 import asyncpg
+from pgvector import Vector
 
-from memory.models import AgentMemory, LiveMemory
+from memory.models import AgentMemory, LiveMemory, RankedMemory, RelevanceQuery
 from state.db import Connection, Database
 from state.errors import translate_db_error
 from state.queries import load_queries
@@ -35,6 +36,7 @@ __all__ = [
     "fetch_invocation",
     "fetch_live_memories",
     "fetch_personal_memories",
+    "fetch_relevant_memories",
     "fetch_revision",
     "insert_revision",
     "insert_tombstone",
@@ -191,6 +193,27 @@ async def fetch_personal_memories(
     """The `personal_memory` source read: one person's preference.* memories in one definition (None: all)."""
     rows = await conn.fetch(QUERIES["fetch_personal_memories"], organization_id, definition_id, user_id, limit)
     return [LiveMemory.from_row(row) for row in rows]
+
+
+async def fetch_relevant_memories(
+    conn: Connection | Database,
+    *,
+    organization_id: UUID,
+    definition_id: UUID | None,
+    user_id: UUID | None,
+    limit: int,
+    candidates: int,
+    personal: bool,
+    query: RelevanceQuery,
+) -> list[RankedMemory]:
+    """Either source's read ranked by relevance, best first (see queries.sql, `fetch_relevant_memories`)."""
+    vector = None if query.vector is None else Vector(query.vector)
+    rows = await conn.fetch(
+        QUERIES["fetch_relevant_memories"],
+        organization_id, definition_id, user_id, limit, query.text, vector, query.model, candidates, personal,
+        query.dense_weight, query.lexical_weight, query.k1, query.b,
+    )  # fmt: skip
+    return [RankedMemory(LiveMemory.from_row(row), row["rank"], row["score"]) for row in rows]
 
 
 async def fetch_expired_heads(conn: Connection, *, now: datetime | None, limit: int) -> list[AgentMemory]:

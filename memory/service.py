@@ -46,6 +46,7 @@ from memory.errors import (
 from memory.expiry import DEFAULT_EXPIRY, ExpiryPolicy, resolve_expiry
 from memory.models import AgentMemory, MemoryCandidate, ToolInvocation, is_memory_attribute
 from memory.subjects import check_subject
+from memory.vectors import MemoryEmbedder, embed_texts, store_vectors
 from state.db import Connection, Database
 from state.erasure_marks import guard_writes
 from state.ids import entity_ref_problem
@@ -65,7 +66,12 @@ class MemoryService:
     """Appends memory revisions and tombstones for one invoking principal at a time."""
 
     def __init__(
-        self, db: Database, *, max_attempts: int = DEFAULT_MAX_ATTEMPTS, expiry: ExpiryPolicy = DEFAULT_EXPIRY
+        self,
+        db: Database,
+        *,
+        max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+        expiry: ExpiryPolicy = DEFAULT_EXPIRY,
+        embed: MemoryEmbedder | None = None,
     ) -> None:
         if max_attempts < 1:
             raise ValueError("max_attempts must be at least 1")
@@ -73,6 +79,8 @@ class MemoryService:
         self._max_attempts = max_attempts
         self.expiry = expiry
         """The expiry per namespace (`ExpiryPolicy.from_settings` in the app)."""
+        self.embed = embed
+        """Embeds a revision's text with the live model for the relevance read (`memory.vectors`); None: none."""
         self.races_lost = 0
         """How many inserts lost the chain race and reloaded the head (observability and tests)."""
 
@@ -112,6 +120,7 @@ class MemoryService:
         await self._check_invocation(inv)
         if subject is not None:  # resolved at write time; the read guard stays (memory.subjects)
             await check_subject(self._db, inv.organization_id, subject)
+        embedded = await embed_texts(self.embed, inv.organization_id, [candidate.text])  # before any transaction
 
         for _ in range(self._max_attempts):
             async with self._db.connection() as conn, conn.transaction():
@@ -135,7 +144,7 @@ class MemoryService:
                         f"memory {live.id} under {key} already holds this text; nothing was written"
                     )
                 try:
-                    return await repo.insert_revision(
+                    written = await repo.insert_revision(
                         conn,
                         organization_id=inv.organization_id,
                         definition_id=inv.definition_id,
@@ -152,6 +161,10 @@ class MemoryService:
                 except repo.ChainMoved as moved:
                     self.races_lost += 1
                     _log.debug("memory chain %s moved (%s); reloading the head", key, moved.constraint)
+                    continue
+                if embedded is not None:
+                    await store_vectors(conn, [written.id], embedded)
+                return written
         raise MemoryConflictError(f"the chain {key} kept moving; gave up after {self._max_attempts} attempts")
 
     async def forget(self, inv: ToolInvocation, memory_id: UUID) -> AgentMemory:

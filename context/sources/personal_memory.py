@@ -27,3 +27,4 @@ class PersonalMemoryContextSource(GuardedMemorySource):
     name = "personal_memory"
     kind = "personal_memory"
     reader = staticmethod(read_personal_memories)
+    personal = True
