@@ -149,11 +149,10 @@ SELECT EXISTS (
 -- $1 organization id, $2 definition id or NULL, $3 user id or NULL (personal: required), $4 limit,
 -- $5 query text, $6 query vector or NULL, $7 its model or NULL, $8 candidates per list, $9 personal,
 -- $10 dense weight, $11 lexical weight, $12 BM25 k1, $13 BM25 b.
--- Answers the rows of fetch_live_memories with rank (1-based), score (NULL when neither half ranked it),
--- dense_rank and lexical_rank.
+-- Answers the rows of fetch_live_memories with rank (1-based) and score (NULL when neither half ranked it).
 WITH scope AS MATERIALIZED (
-    SELECT m.id, m.organization_id, m.definition_id, m.scope, m.user_id, m.subject_key, m.text, m.subject_refs,
-           m.proposed_by_run_id, m.supersedes_id, m.created_at, m.lexical_length
+    -- Narrow on purpose: only the ranked candidates and the rows returned are read whole.
+    SELECT m.id, m.created_at, m.lexical_length
       FROM agent.live_memories AS m
      WHERE m.organization_id = $1::uuid
        AND ($2::uuid IS NULL OR m.definition_id = $2::uuid)
@@ -178,7 +177,7 @@ WITH scope AS MATERIALIZED (
     SELECT h.lexeme, ln(1 + (st.n - count(*) + 0.5) / (count(*) + 0.5)) AS idf
       FROM hits AS h CROSS JOIN stats AS st
      GROUP BY h.lexeme, st.n
-), lexical AS (
+), lexical AS MATERIALIZED (
     SELECT h.memory_id AS id,
            sum(i.idf * h.tf * ($12::double precision + 1)
                / (h.tf + $12::double precision * (1 - $13::double precision
@@ -187,57 +186,64 @@ WITH scope AS MATERIALIZED (
      GROUP BY h.memory_id
      ORDER BY 2 DESC, 1
      LIMIT $8
-), dense AS (
+), dense AS MATERIALIZED (
     SELECT s.id, 1 - (e.embedding <=> $6::vector) AS similarity
       FROM scope AS s
       JOIN agent.memory_embeddings AS e ON e.memory_id = s.id AND e.embedding_model = $7::text
      WHERE $6::vector IS NOT NULL
      ORDER BY e.embedding <=> $6::vector, s.id
      LIMIT $8
-), ranked AS (
-    SELECT s.*,
-           d.similarity, l.bm25,
-           row_number() OVER (ORDER BY d.similarity DESC NULLS LAST, s.id) AS dr,
-           row_number() OVER (ORDER BY l.bm25 DESC NULLS LAST, s.id) AS lr,
+), candidates AS (
+    SELECT s.id, s.created_at, d.similarity, l.bm25,
            -- Asked only where it matters: a lexical candidate the dense list did not take.
            CASE WHEN d.similarity IS NOT NULL THEN true
-                WHEN l.bm25 IS NULL OR $6::vector IS NULL THEN false
+                WHEN $6::vector IS NULL THEN false
                 ELSE EXISTS (SELECT 1 FROM agent.memory_embeddings AS e
                               WHERE e.memory_id = s.id AND e.embedding_model = $7::text) END AS has_vector
       FROM scope AS s
       LEFT JOIN dense AS d ON d.id = s.id
       LEFT JOIN lexical AS l ON l.id = s.id
+     WHERE s.id IN (SELECT id FROM dense UNION SELECT id FROM lexical)
 ), normalised AS (
-    SELECT r.*,
-           CASE WHEN r.similarity IS NULL THEN 0.0
-                ELSE coalesce((r.similarity - min(r.similarity) OVER ())
-                              / nullif(max(r.similarity) OVER () - min(r.similarity) OVER (), 0), 1.0) END AS dense_norm,
-           CASE WHEN r.bm25 IS NULL THEN 0.0
-                ELSE coalesce((r.bm25 - min(r.bm25) OVER ())
-                              / nullif(max(r.bm25) OVER () - min(r.bm25) OVER (), 0), 1.0) END AS lexical_norm
-      FROM ranked AS r
-), scored AS (
-    SELECT n.*,
-           CASE WHEN n.similarity IS NULL AND n.bm25 IS NULL THEN NULL
-                WHEN $6::vector IS NULL OR NOT n.has_vector THEN ($10::double precision + $11::double precision) * n.lexical_norm
+    SELECT c.*,
+           CASE WHEN c.similarity IS NULL THEN 0.0
+                ELSE coalesce((c.similarity - min(c.similarity) OVER ())
+                              / nullif(max(c.similarity) OVER () - min(c.similarity) OVER (), 0), 1.0) END AS dense_norm,
+           CASE WHEN c.bm25 IS NULL THEN 0.0
+                ELSE coalesce((c.bm25 - min(c.bm25) OVER ())
+                              / nullif(max(c.bm25) OVER () - min(c.bm25) OVER (), 0), 1.0) END AS lexical_norm
+      FROM candidates AS c
+), ranked AS (
+    SELECT n.id, n.created_at,
+           CASE WHEN NOT n.has_vector THEN ($10::double precision + $11::double precision) * n.lexical_norm
                 ELSE $10::double precision * n.dense_norm + $11::double precision * n.lexical_norm END AS score
       FROM normalised AS n
+     ORDER BY 3 DESC, 2 DESC, 1 DESC
+     LIMIT $4
+), filled AS (
+    -- The memories neither half ranked, newest first, after every ranked one.
+    SELECT s.id, s.created_at, NULL::double precision AS score
+      FROM scope AS s
+     WHERE s.id NOT IN (SELECT id FROM dense UNION SELECT id FROM lexical)
+     ORDER BY s.created_at DESC, s.id DESC
+     LIMIT $4
+), chosen AS (
+    SELECT o.id, o.score, row_number() OVER (ORDER BY o.score DESC NULLS LAST, o.created_at DESC, o.id DESC) AS rank
+      FROM (SELECT * FROM ranked UNION ALL SELECT * FROM filled) AS o
 )
-SELECT sc.id, sc.organization_id, sc.definition_id, sc.scope, sc.user_id, sc.subject_key, sc.text, sc.subject_refs,
-       sc.proposed_by_run_id, sc.supersedes_id, sc.created_at, sc.score,
-       CASE WHEN sc.similarity IS NOT NULL THEN sc.dr END::integer AS dense_rank,
-       CASE WHEN sc.bm25 IS NOT NULL THEN sc.lr END::integer AS lexical_rank,
-       row_number() OVER (ORDER BY sc.score DESC NULLS LAST, sc.created_at DESC, sc.id DESC)::integer AS rank
-  FROM scored AS sc
- ORDER BY sc.score DESC NULLS LAST, sc.created_at DESC, sc.id DESC
- LIMIT $4;
+SELECT m.id, m.organization_id, m.definition_id, m.scope, m.user_id, m.subject_key, m.text, m.subject_refs,
+       m.proposed_by_run_id, m.supersedes_id, m.created_at, c.score, c.rank::integer AS rank
+  FROM chosen AS c
+  JOIN agent.memories AS m ON m.id = c.id
+ WHERE c.rank <= $4
+ ORDER BY c.rank;
 
 -- name: store_memory_embeddings
 -- Store revisions' vectors under one model (a second call for the same pair keeps the first).
--- $1 memory ids, $2 model, $3 vectors (same order).
+-- $1 memory ids, $2 model, $3 vectors in vector's text form '[x,y,...]' (same order).
 INSERT INTO agent.memory_embeddings (memory_id, embedding_model, embedding)
-SELECT v.memory_id, $2::text, v.embedding
-  FROM unnest($1::uuid[], $3::vector[]) AS v (memory_id, embedding)
+SELECT v.memory_id, $2::text, v.embedding::vector
+  FROM unnest($1::uuid[], $3::text[]) AS v (memory_id, embedding)
 ON CONFLICT (memory_id, embedding_model) DO NOTHING;
 
 -- name: live_memories_without_vector

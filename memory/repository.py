@@ -17,7 +17,6 @@ from datetime import datetime
 from uuid import UUID
 
 import asyncpg
-from pgvector import Vector
 
 from memory.models import AgentMemory, LiveMemory, RankedMemory, RelevanceQuery
 from state.db import Connection, Database
@@ -207,10 +206,9 @@ async def fetch_relevant_memories(
     query: RelevanceQuery,
 ) -> list[RankedMemory]:
     """Either source's read ranked by relevance, best first (see queries.sql, `fetch_relevant_memories`)."""
-    vector = None if query.vector is None else Vector(query.vector)
-    rows = await conn.fetch(
+    rows = await conn.fetch(  # the pool's pgvector codec encodes the list
         QUERIES["fetch_relevant_memories"],
-        organization_id, definition_id, user_id, limit, query.text, vector, query.model, candidates, personal,
+        organization_id, definition_id, user_id, limit, query.text, query.vector, query.model, candidates, personal,
         query.dense_weight, query.lexical_weight, query.k1, query.b,
     )  # fmt: skip
     return [RankedMemory(LiveMemory.from_row(row), row["rank"], row["score"]) for row in rows]

@@ -17,8 +17,6 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from uuid import UUID
 
-from pgvector import Vector
-
 from memory.repository import QUERIES
 from state.db import Connection, Database
 
@@ -57,9 +55,8 @@ async def embed_texts(
 
 async def store_vectors(conn: Connection, memory_ids: Sequence[UUID], embedded: EmbeddedTexts) -> None:
     """Store one vector per revision under `embedded.model`."""
-    await conn.execute(
-        QUERIES["store_memory_embeddings"], list(memory_ids), embedded.model, [Vector(v) for v in embedded.vectors]
-    )
+    texts = ["[" + ",".join(repr(float(x)) for x in vector) + "]" for vector in embedded.vectors]  # vector's text form
+    await conn.execute(QUERIES["store_memory_embeddings"], list(memory_ids), embedded.model, texts)
 
 
 async def embed_missing(db: Database, organization_id: UUID, embed: MemoryEmbedder, *, batch: int = 256) -> int:
