@@ -187,16 +187,17 @@ WITH scope AS MATERIALIZED (
      ORDER BY 2 DESC, 1
      LIMIT $8
 ), dense AS MATERIALIZED (
-    SELECT s.id, 1 - (e.embedding <=> $6::vector) AS similarity
+    -- One distance per row: the sort key is the selected column, so it is not computed twice.
+    SELECT s.id, e.embedding <=> $6::vector AS distance
       FROM scope AS s
       JOIN agent.memory_embeddings AS e ON e.memory_id = s.id AND e.embedding_model = $7::text
      WHERE $6::vector IS NOT NULL
-     ORDER BY e.embedding <=> $6::vector, s.id
+     ORDER BY 2, 1
      LIMIT $8
 ), candidates AS (
-    SELECT s.id, s.created_at, d.similarity, l.bm25,
+    SELECT s.id, s.created_at, 1 - d.distance AS similarity, l.bm25,
            -- Asked only where it matters: a lexical candidate the dense list did not take.
-           CASE WHEN d.similarity IS NOT NULL THEN true
+           CASE WHEN d.distance IS NOT NULL THEN true
                 WHEN $6::vector IS NULL THEN false
                 ELSE EXISTS (SELECT 1 FROM agent.memory_embeddings AS e
                               WHERE e.memory_id = s.id AND e.embedding_model = $7::text) END AS has_vector

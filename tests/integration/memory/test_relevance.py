@@ -16,11 +16,12 @@ from context.models import ContextItem, ContextPolicy, ContextRequest, ContextSo
 from context.packer import ContextPacker
 from context.sources import default_registry
 from context.sources.memory import MemoryContextSource
-from context.sources.memory_vectors import live_memory_embedder
+from context.sources.memory_vectors import live_memory_embedder, relevance_query
 from context.sources.personal_memory import PersonalMemoryContextSource
 from knowledge.embedding.live_model import register_embedding_model
 from knowledge.embedding.registry import Embedder, FakeEmbedder
 from memory.models import MemoryCandidate
+from memory.reads import read_relevant_memories
 from memory.service import MemoryService
 from memory.vectors import EmbeddedTexts, embed_missing
 from state.db import Database
@@ -186,3 +187,18 @@ async def test_explain_names_the_memories_the_limit_cut(db: Database, world: Wor
     _, why = await builder.build_explained(ask(world), recency)
     assert [c.title for c in why.cut[:2]] == ["observation.noise1", "observation.noise0"]
     assert all(c.rule == "beyond_limit" and c.score is None for c in why.cut)
+
+
+async def test_the_relevance_read_answers_at_most_its_limit_and_beyond_only_when_asked(
+    db: Database, world: World
+) -> None:
+    await world_memory(db, world, attribute="observation.currency", text=ANSWER, created_at=T0)
+    await noise(db, world, 10)
+    query = await relevance_query(db, world.org, QUESTION, fake)
+    where: dict[str, Any] = {"organization_id": world.org, "definition_id": world.definition, "user_id": world.user,
+                             "trigger_id": None, "query": query, "personal": False}  # fmt: skip
+    rows = await read_relevant_memories(db, limit=3, **where)
+    assert [r.rank for r in rows] == [1, 2, 3]
+    assert rows[0].score is not None and rows[1].score is None, "the ranked memory, then the rest newest first"
+    assert [r.rank for r in await read_relevant_memories(db, limit=3, beyond=2, **where)] == [1, 2, 3, 4, 5]
+    assert await read_relevant_memories(db, limit=0, **where) == []
