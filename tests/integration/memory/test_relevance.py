@@ -26,6 +26,7 @@ from memory.service import MemoryService
 from memory.vectors import EmbeddedTexts, embed_missing
 from state.db import Database
 from tests.factories import Factory
+from tests.integration.knowledge.helpers import SecondFakeEmbedder
 from tests.integration.memory.helpers import World, raw_memory, world_memory
 
 T0 = datetime(2025, 1, 1, tzinfo=UTC)
@@ -202,3 +203,26 @@ async def test_the_relevance_read_answers_at_most_its_limit_and_beyond_only_when
     assert rows[0].score is not None and rows[1].score is None, "the ranked memory, then the rest newest first"
     assert [r.rank for r in await read_relevant_memories(db, limit=3, beyond=2, **where)] == [1, 2, 3, 4, 5]
     assert await read_relevant_memories(db, limit=0, **where) == []
+
+
+async def test_after_a_model_switch_a_memory_without_a_live_vector_ranks_by_bm25_and_no_models_mix(
+    db: Database, world: World
+) -> None:
+    lookup = {FAKE: FakeEmbedder(), SecondFakeEmbedder.model_id: SecondFakeEmbedder()}
+    service = MemoryService(db, embed=live_memory_embedder(db, lookup.__getitem__))
+    answer = await service.remember(world.inv, MemoryCandidate(attribute="observation.currency", scope="organization",
+                                                               text=ANSWER))  # fmt: skip
+    await noise(db, world, 3)
+    await register_embedding_model(db, SecondFakeEmbedder.model_id, dimensions=SecondFakeEmbedder.dimensions)
+    async with db.connection() as conn:  # the flip: the 64-dimension vectors stay, the live model has 32
+        await conn.execute("UPDATE public.knowledge_settings SET active_embedding_model = $1"
+                           " WHERE organization_id IS NULL", SecondFakeEmbedder.model_id)  # fmt: skip
+    source = MemoryContextSource(db, lookup.__getitem__)
+    ranked = await source.retrieve(ask(world), spec(order="relevance", limit=2))
+    assert UUID(ranked[0].ref.id) == answer.id, "ranked by BM25; the old model's vector is never compared"
+    assert await embed_missing(db, world.org, live_memory_embedder(db, lookup.__getitem__)) == 4
+    async with db.connection() as conn:
+        models = await conn.fetch("SELECT embedding_model FROM agent.memory_embeddings WHERE memory_id = $1"
+                                  " ORDER BY 1", answer.id)  # fmt: skip
+    assert sorted(r["embedding_model"] for r in models) == sorted([FAKE, SecondFakeEmbedder.model_id])
+    assert UUID((await source.retrieve(ask(world), spec(order="relevance", limit=2)))[0].ref.id) == answer.id
