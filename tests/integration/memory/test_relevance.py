@@ -20,6 +20,7 @@ from context.sources.memory_vectors import live_memory_embedder, relevance_query
 from context.sources.personal_memory import PersonalMemoryContextSource
 from knowledge.embedding.live_model import register_embedding_model
 from knowledge.embedding.registry import Embedder, FakeEmbedder
+from memory.errors import DuplicateMemoryError
 from memory.models import MemoryCandidate
 from memory.reads import read_relevant_memories
 from memory.service import MemoryService
@@ -153,6 +154,11 @@ async def test_the_service_stores_the_live_models_vector_and_the_dense_half_rank
             "SELECT embedding_model FROM agent.memory_embeddings WHERE memory_id = $1", written.id
         )
     assert [r["embedding_model"] for r in stored] == [FAKE]
+    with pytest.raises(DuplicateMemoryError):  # the duplicate check holds with an embedder, and stores nothing
+        await service.remember(world.inv, MemoryCandidate(attribute="observation.currency", scope="organization",
+                                                          text=ANSWER))  # fmt: skip
+    async with db.connection() as conn:
+        assert await conn.fetchval("SELECT count(*) FROM agent.memory_embeddings") == 1
 
     async def broken(_org: UUID, _texts: object) -> EmbeddedTexts:
         raise RuntimeError("provider down")
