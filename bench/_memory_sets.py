@@ -8,8 +8,8 @@ for it in other words ("What car does Priya Shah's daughter have?"), so a questi
 the relative with its memory and rarely the attribute's words. Every (contact, relative, attribute) appears
 once per set, so each question has exactly one answering memory; at 10,000 a contact has about 67
 memories, more than the read's limit of 20, so the name alone does not find the answer. Every memory names
-the common client "Acme", a term matching every row. Sizes 100, 1,000 and 10,000; 60 questions per set,
-the facts' creation times spread uniformly over one year.
+the common client "Acme", a term matching every row, and every other question names it too. Sizes 100,
+1,000 and 10,000; 60 questions per set, the facts' creation times spread uniformly over one year.
 The same seed gives the same sets on every machine.
 """
 
@@ -90,4 +90,6 @@ def make_set(size: int, *, questions: int = 60, seed: int = 37) -> MemorySet:
         asks.append(question.format(s=about))
         created.append(start + timedelta(seconds=rng.randrange(365 * 24 * 3600)))
     asked = rng.sample(range(size), min(questions, size))
-    return MemorySet(texts=texts, created=created, questions=[(asks[i], i) for i in asked])
+    # Every other question also names the common client, so its postings (every memory) are read too.
+    questions = [(asks[i] + (" Asking for the Acme account." if n % 2 else ""), i) for n, i in enumerate(asked)]
+    return MemorySet(texts=texts, created=created, questions=questions)
