@@ -256,3 +256,15 @@ SELECT m.id, m.text
    AND NOT EXISTS (SELECT 1 FROM agent.memory_embeddings AS e WHERE e.memory_id = m.id AND e.embedding_model = $2::text)
  ORDER BY m.created_at, m.id
  LIMIT $3;
+
+-- name: erasable_index_rows
+-- How many relevance index rows (migrations/0101) the revisions still in an erasure scope hold; an erasure
+-- batch reads it before and after, so its receipt counts what the cascade removed.
+-- $1 scope, $2 organization id, $3 user id or NULL, $4 subject '<kind>:<id>' or NULL.
+WITH erasable AS MATERIALIZED (
+    SELECT m.id FROM agent.memories AS m
+     WHERE m.organization_id = $2::uuid
+       AND agent.memory_erasure_matches(m.scope, m.scope_owner_id, m.subject_key, $1::text, $3::uuid, $4::text)
+)
+SELECT (SELECT count(*) FROM agent.memory_postings AS p WHERE p.memory_id IN (SELECT id FROM erasable)) AS postings,
+       (SELECT count(*) FROM agent.memory_embeddings AS e WHERE e.memory_id IN (SELECT id FROM erasable)) AS vectors;

@@ -183,6 +183,10 @@ async def test_person_canary_erasure_leaves_the_marker_nowhere(db: Database, fac
     erased_ids = await memory_ids_holding(db, gone)  # the 6 per definition with text (a tombstone has none)
     assert await index_rows_of(db, erased_ids) == {"agent.memory_postings": 2 * 6, "agent.memory_embeddings": 2 * 6}
 
+    async with db.connection() as conn:  # what the cascade will remove, row by row, for the receipt
+        postings = await conn.fetchval("SELECT count(*) FROM agent.memory_postings WHERE memory_id = ANY ($1)",
+                                       erased_ids)  # fmt: skip
+
     receipt = await erase_user(db, org, user, subject=f"crm.person:{person}", requested_by="canary")
 
     assert await tables_holding(db, gone) == {}, "the erased person's marker is nowhere in the database"
@@ -194,7 +198,9 @@ async def test_person_canary_erasure_leaves_the_marker_nowhere(db: Database, fac
     assert gone not in str(receipt.as_json())
     assert (await tables_holding(db, kept)).get("agent.memories") == 2 * 7, "the second person keeps every row"
     assert objects_holding(tmp_path / "objects", kept), "the scan reads the object store"
-    assert dict(receipt.counts) == {"agent.memories": 2 * 8}
+    assert dict(receipt.counts) == {
+        "agent.memories": 2 * 8, "agent.memory_postings": postings, "agent.memory_embeddings": 2 * 6,
+    }, "the receipt counts the index rows the revisions took with them"  # fmt: skip
     assert await erase_user(db, org, user, subject=f"crm.person:{person}", requested_by="canary") == receipt
     async with db.connection() as conn:
         assert await conn.fetch("SELECT * FROM agent.memory_chain_problems()") == []
