@@ -23,6 +23,7 @@ __all__ = [
     "DossierOptions",
     "EmptyOptions",
     "KnowledgeOptions",
+    "MemoryOptions",
     "RunHistoryOptions",
     "SourceOptions",
     "drops_overdue_items",
@@ -61,6 +62,14 @@ class KnowledgeOptions(SourceOptions):
     it out and counts the drop (reason `overdue`)."""
 
 
+class MemoryOptions(SourceOptions):
+    """How the memory sources order what they read; the count cap is `spec.limit` (default 20)."""
+
+    order: Literal["recency", "relevance"] = "recency"
+    """`recency`: newest first (the spec's V1). `relevance`: ranked against the question by knowledge's hybrid
+    scoring (BM25 over the memory text, the live model's vector), every other rule unchanged."""
+
+
 class DossierOptions(SourceOptions):
     """Which parts of the Company dossier the source returns."""
 
@@ -96,10 +105,10 @@ SOURCE_OPTIONS: Mapping[str, type[BaseModel]] = MappingProxyType(
         "definition_summary": EmptyOptions,
         "dossier": DossierOptions,
         "knowledge": KnowledgeOptions,
-        "memory": EmptyOptions,
+        "memory": MemoryOptions,
         "outreach": EmptyOptions,
         "outreach_thread": EmptyOptions,
-        "personal_memory": EmptyOptions,
+        "personal_memory": MemoryOptions,
         "run_history": RunHistoryOptions,
     }
 )

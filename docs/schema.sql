@@ -794,6 +794,36 @@ CREATE FUNCTION agent.memory_erasure_matches(m_scope text, m_scope_owner_id uuid
 $$;
 
 --
+-- Name: memory_lexical_length(text); Type: FUNCTION; Schema: agent; Owner: -
+--
+
+CREATE FUNCTION agent.memory_lexical_length(p_text text) RETURNS integer
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    SET search_path TO 'pg_catalog'
+    AS $$
+    SELECT coalesce(sum(t.tf), 0)::integer FROM agent.memory_terms(p_text) AS t
+$$;
+
+--
+-- Name: memory_postings_on_insert(); Type: FUNCTION; Schema: agent; Owner: -
+--
+
+CREATE FUNCTION agent.memory_postings_on_insert() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog'
+    AS $$
+BEGIN
+    INSERT INTO agent.memory_postings (organization_id, scope_owner_id, lexeme, memory_id, tf)
+    SELECT n.organization_id, n.scope_owner_id, t.lexeme, n.id, t.tf
+      FROM new_rows AS n
+     CROSS JOIN LATERAL agent.memory_terms(n.text) AS t
+     WHERE n.text IS NOT NULL
+     ORDER BY 1, 2, 3;
+    RETURN NULL;
+END
+$$;
+
+--
 -- Name: memory_subject_refs_well_formed(jsonb); Type: FUNCTION; Schema: agent; Owner: -
 --
 
@@ -805,6 +835,18 @@ CREATE FUNCTION agent.memory_subject_refs_well_formed(refs jsonb) RETURNS boolea
         ELSE NOT EXISTS (
             SELECT 1 FROM jsonb_array_elements(refs) AS e(element) WHERE NOT agent.is_memory_subject_ref(e.element))
     END
+$$;
+
+--
+-- Name: memory_terms(text); Type: FUNCTION; Schema: agent; Owner: -
+--
+
+CREATE FUNCTION agent.memory_terms(p_text text) RETURNS TABLE(lexeme text, tf integer)
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    SET search_path TO 'pg_catalog'
+    AS $$
+    SELECT u.lexeme, cardinality(u.positions)
+      FROM unnest(to_tsvector('agent.knowledge_english'::regconfig, coalesce(p_text, ''))) AS u
 $$;
 
 --
@@ -1646,6 +1688,7 @@ CREATE TABLE agent.memories (
     forgotten_at timestamp with time zone,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     expires_at timestamp with time zone,
+    lexical_length integer GENERATED ALWAYS AS (agent.memory_lexical_length(text)) STORED NOT NULL,
     CONSTRAINT memories_expiry_after_creation CHECK (((expires_at IS NULL) OR (expires_at > created_at))),
     CONSTRAINT memories_live_revision_has_text CHECK (((forgotten_at IS NOT NULL) OR ((text IS NOT NULL) AND (NOT agent.is_blank(text))))),
     CONSTRAINT memories_not_own_parent CHECK ((supersedes_id IS DISTINCT FROM id)),
@@ -1682,11 +1725,23 @@ CREATE VIEW agent.live_memories WITH (security_invoker='true') AS
     proposed_by_run_id,
     supersedes_id,
     created_at,
-    expires_at
+    expires_at,
+    lexical_length
    FROM agent.memories m
   WHERE ((forgotten_at IS NULL) AND ((expires_at IS NULL) OR (expires_at > now())) AND (NOT (EXISTS ( SELECT 1
            FROM agent.memories c
           WHERE (c.supersedes_id = m.id)))));
+
+--
+-- Name: memory_embeddings; Type: TABLE; Schema: agent; Owner: -
+--
+
+CREATE TABLE agent.memory_embeddings (
+    memory_id uuid NOT NULL,
+    embedding_model text NOT NULL,
+    embedding public.vector NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL
+);
 
 --
 -- Name: memory_heads; Type: VIEW; Schema: agent; Owner: -
@@ -1711,6 +1766,19 @@ CREATE VIEW agent.memory_heads WITH (security_invoker='true') AS
   WHERE (NOT (EXISTS ( SELECT 1
            FROM agent.memories c
           WHERE (c.supersedes_id = m.id))));
+
+--
+-- Name: memory_postings; Type: TABLE; Schema: agent; Owner: -
+--
+
+CREATE TABLE agent.memory_postings (
+    organization_id uuid NOT NULL,
+    scope_owner_id uuid NOT NULL,
+    lexeme text NOT NULL,
+    memory_id uuid NOT NULL,
+    tf integer NOT NULL,
+    CONSTRAINT memory_postings_tf_check CHECK ((tf > 0))
+);
 
 --
 -- Name: removal_receipts; Type: TABLE; Schema: agent; Owner: -
@@ -2303,6 +2371,20 @@ ALTER TABLE ONLY agent.memories
     ADD CONSTRAINT memories_pkey PRIMARY KEY (id);
 
 --
+-- Name: memory_embeddings memory_embeddings_pkey; Type: CONSTRAINT; Schema: agent; Owner: -
+--
+
+ALTER TABLE ONLY agent.memory_embeddings
+    ADD CONSTRAINT memory_embeddings_pkey PRIMARY KEY (memory_id, embedding_model);
+
+--
+-- Name: memory_postings memory_postings_pkey; Type: CONSTRAINT; Schema: agent; Owner: -
+--
+
+ALTER TABLE ONLY agent.memory_postings
+    ADD CONSTRAINT memory_postings_pkey PRIMARY KEY (organization_id, scope_owner_id, lexeme, memory_id);
+
+--
 -- Name: removal_receipts removal_receipts_pkey; Type: CONSTRAINT; Schema: agent; Owner: -
 --
 
@@ -2680,6 +2762,12 @@ CREATE INDEX memories_personal_preferences_idx ON agent.memories USING btree (or
 CREATE INDEX memories_run_idx ON agent.memories USING btree (proposed_by_run_id) WHERE (proposed_by_run_id IS NOT NULL);
 
 --
+-- Name: memory_postings_memory_idx; Type: INDEX; Schema: agent; Owner: -
+--
+
+CREATE INDEX memory_postings_memory_idx ON agent.memory_postings USING btree (memory_id);
+
+--
 -- Name: removal_receipts_one_running; Type: INDEX; Schema: agent; Owner: -
 --
 
@@ -2920,6 +3008,12 @@ CREATE TRIGGER memories_append_only BEFORE UPDATE ON agent.memories FOR EACH ROW
 CREATE TRIGGER memories_erase_only BEFORE DELETE ON agent.memories FOR EACH ROW EXECUTE FUNCTION agent.memories_refuse_delete();
 
 --
+-- Name: memories memory_postings_on_insert; Type: TRIGGER; Schema: agent; Owner: -
+--
+
+CREATE TRIGGER memory_postings_on_insert AFTER INSERT ON agent.memories REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION agent.memory_postings_on_insert();
+
+--
 -- Name: org_company_profiles dossier_changed; Type: TRIGGER; Schema: public; Owner: -
 --
 
@@ -3081,6 +3175,27 @@ ALTER TABLE ONLY agent.memories
 
 ALTER TABLE ONLY agent.memories
     ADD CONSTRAINT memories_user_fkey FOREIGN KEY (user_id) REFERENCES public.users(id) ON DELETE CASCADE;
+
+--
+-- Name: memory_embeddings memory_embeddings_embedding_model_fkey; Type: FK CONSTRAINT; Schema: agent; Owner: -
+--
+
+ALTER TABLE ONLY agent.memory_embeddings
+    ADD CONSTRAINT memory_embeddings_embedding_model_fkey FOREIGN KEY (embedding_model) REFERENCES agent.embedding_models(model_id);
+
+--
+-- Name: memory_embeddings memory_embeddings_memory_id_fkey; Type: FK CONSTRAINT; Schema: agent; Owner: -
+--
+
+ALTER TABLE ONLY agent.memory_embeddings
+    ADD CONSTRAINT memory_embeddings_memory_id_fkey FOREIGN KEY (memory_id) REFERENCES agent.memories(id) ON DELETE CASCADE;
+
+--
+-- Name: memory_postings memory_postings_memory_id_fkey; Type: FK CONSTRAINT; Schema: agent; Owner: -
+--
+
+ALTER TABLE ONLY agent.memory_postings
+    ADD CONSTRAINT memory_postings_memory_id_fkey FOREIGN KEY (memory_id) REFERENCES agent.memories(id) ON DELETE CASCADE;
 
 --
 -- Name: runs runs_definition_id_fkey; Type: FK CONSTRAINT; Schema: agent; Owner: -
@@ -3520,6 +3635,18 @@ ALTER TABLE agent.knowledge_sources ENABLE ROW LEVEL SECURITY;
 ALTER TABLE agent.memories ENABLE ROW LEVEL SECURITY;
 
 --
+-- Name: memory_embeddings; Type: ROW SECURITY; Schema: agent; Owner: -
+--
+
+ALTER TABLE agent.memory_embeddings ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: memory_postings; Type: ROW SECURITY; Schema: agent; Owner: -
+--
+
+ALTER TABLE agent.memory_postings ENABLE ROW LEVEL SECURITY;
+
+--
 -- Name: removal_receipts; Type: ROW SECURITY; Schema: agent; Owner: -
 --
 
@@ -3938,6 +4065,12 @@ REVOKE ALL ON FUNCTION agent.memory_chain_problems(p_organization_id uuid) FROM 
 --
 
 REVOKE ALL ON FUNCTION agent.memory_erasure_matches(m_scope text, m_scope_owner_id uuid, m_subject_key text, p_scope text, p_user_id uuid, p_subject text) FROM PUBLIC;
+
+--
+-- Name: FUNCTION memory_postings_on_insert(); Type: ACL; Schema: agent; Owner: -
+--
+
+REVOKE ALL ON FUNCTION agent.memory_postings_on_insert() FROM PUBLIC;
 
 --
 -- Name: FUNCTION organization_cascade_counts(p_organization_id uuid); Type: ACL; Schema: agent; Owner: -

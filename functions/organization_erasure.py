@@ -41,7 +41,10 @@ __all__ = ["DEFAULT_ERASE_BATCH", "SWEPT_OBJECTS", "erase_organization", "erased
 
 SWEPT_OBJECTS = "objects_swept"
 """The receipt's count of objects the final sweep of the organization's folder found and deleted."""
-CASCADED = {"agent.knowledge_sources": ("agent.knowledge_source_terms",)}
+CASCADED = {
+    "agent.knowledge_sources": ("agent.knowledge_source_terms",),
+    "agent.memories": ("agent.memory_postings", "agent.memory_embeddings"),
+}
 """Tables whose rows go with a counted table's rows (foreign-key cascades), so they are vacuumed with it."""
 
 DEFAULT_ERASE_BATCH = 2000

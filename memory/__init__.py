@@ -57,6 +57,8 @@ if TYPE_CHECKING:
         MemorySubjectKeyPart,
         MemorySubjectRef,
         ParsedRefs,
+        RankedMemory,
+        RelevanceQuery,
         ToolInvocation,
         parse_stored_refs,
     )
@@ -67,6 +69,7 @@ if TYPE_CHECKING:
         guard_subjects,
         read_live_memories,
         read_personal_memories,
+        read_relevant_memories,
     )
     from memory.service import MemoryService
     from memory.tools import (
@@ -82,6 +85,7 @@ if TYPE_CHECKING:
         check_workflow_tool_nodes,
         tool_schemas,
     )
+    from memory.vectors import EmbeddedTexts, MemoryEmbedder, embed_missing
 
 __all__ = [
     "BLANK_CHARACTERS",
@@ -97,6 +101,7 @@ __all__ = [
     "AttributeNamespaceError",
     "CanonicalSubjectRef",
     "DuplicateMemoryError",
+    "EmbeddedTexts",
     "ErasedBatch",
     "ExpiryPolicy",
     "ForgetInput",
@@ -111,6 +116,7 @@ __all__ = [
     "MemoryAlreadyForgottenError",
     "MemoryCandidate",
     "MemoryConflictError",
+    "MemoryEmbedder",
     "MemoryMisuseError",
     "MemoryNotCurrentError",
     "MemoryNotFoundError",
@@ -124,6 +130,8 @@ __all__ = [
     "MemoryTools",
     "ParsedRefs",
     "PrincipalMismatchError",
+    "RankedMemory",
+    "RelevanceQuery",
     "RememberInput",
     "RunMemoryLimitError",
     "TooManySubjectRefsError",
@@ -133,6 +141,7 @@ __all__ = [
     "UserScopeForTriggerError",
     "WorkflowMemoryToolError",
     "check_workflow_tool_nodes",
+    "embed_missing",
     "erase_organization_memories",
     "erase_user",
     "guard_subjects",
@@ -141,6 +150,7 @@ __all__ = [
     "parse_stored_refs",
     "read_live_memories",
     "read_personal_memories",
+    "read_relevant_memories",
     "resolve_expiry",
     "sweep_expired",
     "tool_schemas",

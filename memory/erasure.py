@@ -33,6 +33,7 @@ from state.receipts import Receipt, add_to_receipt, begin_receipt, finish_receip
 from state.refs import ResourceRef, normalize_refs
 
 __all__ = [
+    "INDEX_COUNT_KEYS",
     "MAX_ERASURE_BATCH",
     "MEMORY_COUNT_KEY",
     "PERSON_KINDS",
@@ -52,6 +53,8 @@ PERSON_KINDS = frozenset({"crm.person", "intelligence.person"})
 """The entity kinds that name a person, the only subjects an erasure of a person takes."""
 MEMORY_COUNT_KEY = "agent.memories"
 """The receipt's count key for the revisions removed."""
+INDEX_COUNT_KEYS = ("agent.memory_postings", "agent.memory_embeddings")
+"""The receipt's count keys for the relevance index rows (migrations/0101) that go with the revisions."""
 MAX_ERASURE_BATCH = 100_000
 """The largest batch (in chains) the database function accepts."""
 
@@ -103,6 +106,16 @@ async def erase_memory_batch(
     return ErasedBatch(chains=int(row["chains"]), revisions=int(row["revisions"]))
 
 
+async def _index_rows(
+    conn: Connection, scope: ErasureScope, organization_id: UUID, *, user_id: UUID | None, subject: str | None
+) -> dict[str, int]:
+    """The relevance index rows (postings, vectors) the scope's revisions hold: the cascade removes them."""
+    with translated_db_errors():
+        row = await conn.fetchrow(QUERIES["erasable_index_rows"], scope, organization_id, user_id, subject)
+    assert row is not None
+    return dict(zip(INDEX_COUNT_KEYS, (int(row["postings"]), int(row["vectors"])), strict=True))
+
+
 async def _erasable(
     conn: Connection, scope: ErasureScope, organization_id: UUID, *, user_id: UUID | None, subject: str | None
 ) -> bool:
@@ -123,10 +136,13 @@ async def _erase_scope(
     """Erase every chain of one scope, batch by batch, each batch counted into the receipt in its transaction."""
     while True:
         async with db.connection() as conn, conn.transaction():
+            before = await _index_rows(conn, scope, organization_id, user_id=user_id, subject=subject)
             batch = await erase_memory_batch(
                 conn, scope, organization_id, user_id=user_id, subject=subject, limit=batch_size
             )
-            await add_to_receipt(conn, receipt_id, {MEMORY_COUNT_KEY: batch.revisions})
+            after = await _index_rows(conn, scope, organization_id, user_id=user_id, subject=subject)
+            cascaded = {table: before[table] - after[table] for table in INDEX_COUNT_KEYS}
+            await add_to_receipt(conn, receipt_id, {MEMORY_COUNT_KEY: batch.revisions, **cascaded})
         if batch.chains < batch_size:  # the batch took every chain left in the scope
             return
 

@@ -50,6 +50,8 @@ __all__ = [
     "MemorySubjectKeyPart",
     "MemorySubjectRef",
     "ParsedRefs",
+    "RankedMemory",
+    "RelevanceQuery",
     "ToolInvocation",
     "attribute_of",
     "check_key_part",
@@ -354,3 +356,37 @@ class LiveMemory:
             supersedes_id=row["supersedes_id"],
             created_at=row["created_at"],
         )
+
+
+@dataclass(frozen=True)
+class RelevanceQuery:
+    """What a relevance-ordered read scores against, with knowledge's fusion settings (the caller passes them)."""
+
+    text: str
+    """The question; its lexemes (knowledge's configuration) are BM25's query terms."""
+    vector: list[float] | None
+    """The question's vector under `model`; None ranks by BM25 alone."""
+    model: str | None
+    """The model of `vector` (the live one): only memory vectors of this model are compared."""
+    dense_weight: float
+    """The dense list's weight in the convex fusion."""
+    lexical_weight: float
+    """The BM25 list's weight in the convex fusion."""
+    k1: float
+    """BM25 term-frequency saturation."""
+    b: float
+    """BM25 length normalisation."""
+    candidates_per_limit: int = 4
+    """Candidates read from each list per row of the limit (knowledge reads four times its limit)."""
+
+
+@dataclass(frozen=True)
+class RankedMemory:
+    """A live memory of a relevance-ordered read, with its place and score."""
+
+    memory: LiveMemory
+    """The row."""
+    rank: int
+    """Its 1-based place in the read's order."""
+    score: float | None
+    """The fused score; None when neither half ranked it (it follows, newest first)."""

@@ -180,3 +180,134 @@ SELECT m.id, m.organization_id, m.definition_id, m.scope, m.user_id, m.scope_own
   JOIN target t ON m.organization_id = t.organization_id AND m.definition_id = t.definition_id
                AND m.scope = t.scope AND m.scope_owner_id = t.scope_owner_id AND m.subject_key = t.subject_key
  ORDER BY m.created_at, m.id;
+
+-- name: fetch_relevant_memories
+-- The relevance-ordered read of either source (migrations/0101): the same live rows, filters and limit as
+-- fetch_live_memories ($9 false) or fetch_personal_memories ($9 true), ranked by knowledge's hybrid score:
+-- Okapi BM25 of the memory text among the read's own live memories (their count, average length and
+-- document frequencies), and the cosine similarity of the memory's vector under the query's model; each list
+-- cut to its best $8 candidates, min-max normalised over them, fused convexly ($10 x dense + $11 x lexical).
+-- A memory with no vector under the model is scored by BM25 alone at the weight of both halves; a NULL
+-- query vector reads BM25 alone. Memories neither half ranks follow, newest first, so the limit still fills.
+-- $1 organization id, $2 definition id or NULL, $3 user id or NULL (personal: required), $4 limit,
+-- $5 query text, $6 query vector or NULL, $7 its model or NULL, $8 candidates per list, $9 personal,
+-- $10 dense weight, $11 lexical weight, $12 BM25 k1, $13 BM25 b.
+-- Answers the rows of fetch_live_memories with rank (1-based) and score (NULL when neither half ranked it).
+WITH scope AS MATERIALIZED (
+    -- Narrow on purpose: only the ranked candidates and the rows returned are read whole.
+    SELECT m.id, m.created_at, m.lexical_length
+      FROM agent.live_memories AS m
+     WHERE m.organization_id = $1::uuid
+       AND ($2::uuid IS NULL OR m.definition_id = $2::uuid)
+       AND CASE WHEN $9::boolean
+                THEN m.scope = 'user' AND m.user_id = $3::uuid AND split_part(m.subject_key, ':', 3) LIKE 'preference.%'
+                ELSE m.scope = 'organization' OR (m.scope = 'user' AND m.user_id = $3::uuid) END
+), stats AS (
+    SELECT count(*)::double precision AS n, coalesce(avg(s.lexical_length), 1)::double precision AS avgdl FROM scope AS s
+), terms AS (
+    SELECT DISTINCT q.lexeme
+      FROM unnest(tsvector_to_array(to_tsvector('agent.knowledge_english'::regconfig, left($5::text, 65536)))) AS q (lexeme)
+     LIMIT 256
+), hits AS MATERIALIZED (
+    -- The postings of the query's lexemes under the owners this read reads, kept for the live rows in scope.
+    SELECT p.memory_id, p.lexeme, p.tf, s.lexical_length
+      FROM terms AS t
+      JOIN agent.memory_postings AS p
+        ON p.organization_id = $1::uuid AND p.lexeme = t.lexeme
+       AND p.scope_owner_id = ANY (CASE WHEN $9::boolean THEN ARRAY[$3::uuid] ELSE ARRAY[$1::uuid, $3::uuid] END)
+      JOIN scope AS s ON s.id = p.memory_id
+), idf AS (
+    SELECT h.lexeme, ln(1 + (st.n - count(*) + 0.5) / (count(*) + 0.5)) AS idf
+      FROM hits AS h CROSS JOIN stats AS st
+     GROUP BY h.lexeme, st.n
+), lexical AS MATERIALIZED (
+    SELECT h.memory_id AS id,
+           sum(i.idf * h.tf * ($12::double precision + 1)
+               / (h.tf + $12::double precision * (1 - $13::double precision
+                                                  + $13::double precision * h.lexical_length / st.avgdl))) AS bm25
+      FROM hits AS h JOIN idf AS i ON i.lexeme = h.lexeme CROSS JOIN stats AS st
+     GROUP BY h.memory_id
+     ORDER BY 2 DESC, 1
+     LIMIT $8
+), dense AS MATERIALIZED (
+    -- One distance per row: the sort key is the selected column, so it is not computed twice.
+    SELECT s.id, e.embedding <=> $6::vector AS distance
+      FROM scope AS s
+      JOIN agent.memory_embeddings AS e ON e.memory_id = s.id AND e.embedding_model = $7::text
+     WHERE $6::vector IS NOT NULL
+     ORDER BY 2, 1
+     LIMIT $8
+), candidates AS (
+    SELECT s.id, s.created_at, 1 - d.distance AS similarity, l.bm25,
+           -- Asked only where it matters: a lexical candidate the dense list did not take.
+           CASE WHEN d.distance IS NOT NULL THEN true
+                WHEN $6::vector IS NULL THEN false
+                ELSE EXISTS (SELECT 1 FROM agent.memory_embeddings AS e
+                              WHERE e.memory_id = s.id AND e.embedding_model = $7::text) END AS has_vector
+      FROM scope AS s
+      LEFT JOIN dense AS d ON d.id = s.id
+      LEFT JOIN lexical AS l ON l.id = s.id
+     WHERE s.id IN (SELECT id FROM dense UNION SELECT id FROM lexical)
+), normalised AS (
+    SELECT c.*,
+           CASE WHEN c.similarity IS NULL THEN 0.0
+                ELSE coalesce((c.similarity - min(c.similarity) OVER ())
+                              / nullif(max(c.similarity) OVER () - min(c.similarity) OVER (), 0), 1.0) END AS dense_norm,
+           CASE WHEN c.bm25 IS NULL THEN 0.0
+                ELSE coalesce((c.bm25 - min(c.bm25) OVER ())
+                              / nullif(max(c.bm25) OVER () - min(c.bm25) OVER (), 0), 1.0) END AS lexical_norm
+      FROM candidates AS c
+), ranked AS (
+    SELECT n.id, n.created_at,
+           CASE WHEN NOT n.has_vector THEN ($10::double precision + $11::double precision) * n.lexical_norm
+                ELSE $10::double precision * n.dense_norm + $11::double precision * n.lexical_norm END AS score
+      FROM normalised AS n
+     ORDER BY 3 DESC, 2 DESC, 1 DESC
+     LIMIT $4
+), filled AS (
+    -- The memories neither half ranked, newest first, after every ranked one.
+    SELECT s.id, s.created_at, NULL::double precision AS score
+      FROM scope AS s
+     WHERE s.id NOT IN (SELECT id FROM dense UNION SELECT id FROM lexical)
+     ORDER BY s.created_at DESC, s.id DESC
+     LIMIT $4
+), chosen AS (
+    SELECT o.id, o.score, row_number() OVER (ORDER BY o.score DESC NULLS LAST, o.created_at DESC, o.id DESC) AS rank
+      FROM (SELECT * FROM ranked UNION ALL SELECT * FROM filled) AS o
+)
+SELECT m.id, m.organization_id, m.definition_id, m.scope, m.user_id, m.subject_key, m.text, m.subject_refs,
+       m.proposed_by_run_id, m.supersedes_id, m.created_at, c.score, c.rank::integer AS rank
+  FROM chosen AS c
+  JOIN agent.memories AS m ON m.id = c.id
+ WHERE c.rank <= $4
+ ORDER BY c.rank;
+
+-- name: store_memory_embeddings
+-- Store revisions' vectors under one model (a second call for the same pair keeps the first).
+-- $1 memory ids, $2 model, $3 vectors in vector's text form '[x,y,...]' (same order).
+INSERT INTO agent.memory_embeddings (memory_id, embedding_model, embedding)
+SELECT v.memory_id, $2::text, v.embedding::vector
+  FROM unnest($1::uuid[], $3::text[]) AS v (memory_id, embedding)
+ON CONFLICT (memory_id, embedding_model) DO NOTHING;
+
+-- name: live_memories_without_vector
+-- Live memories of the organization with no vector under the model, oldest first (memory.vectors.embed_missing).
+-- $1 organization id, $2 model, $3 limit.
+SELECT m.id, m.text
+  FROM agent.live_memories AS m
+ WHERE m.organization_id = $1::uuid
+   AND NOT EXISTS (SELECT 1 FROM agent.memory_embeddings AS e WHERE e.memory_id = m.id AND e.embedding_model = $2::text)
+ ORDER BY m.created_at, m.id
+ LIMIT $3;
+
+-- name: erasable_index_rows
+-- How many relevance index rows (migrations/0101) the revisions still in an erasure scope hold; an erasure
+-- batch reads it before and after, so its receipt counts what the cascade removed.
+-- $1 scope, $2 organization id, $3 user id or NULL, $4 subject '<kind>:<id>' or NULL.
+WITH erasable AS MATERIALIZED (
+    SELECT m.id FROM agent.memories AS m
+     WHERE m.organization_id = $2::uuid
+       AND agent.memory_erasure_matches(m.scope, m.scope_owner_id, m.subject_key, $1::text, $3::uuid, $4::text)
+)
+SELECT (SELECT count(*) FROM agent.memory_postings AS p WHERE p.memory_id IN (SELECT id FROM erasable)) AS postings,
+       (SELECT count(*) FROM agent.memory_embeddings AS e WHERE e.memory_id IN (SELECT id FROM erasable)) AS vectors;

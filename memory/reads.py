@@ -14,7 +14,9 @@ same subject key in a higher class) and counts the `memory` copy dropped, so one
 and a policy without `personal_memory` still shows it under memory, so it never disappears.
 
 Both read `agent.live_memories` on the service role with the organization named explicitly, newest first,
-`(created_at DESC, id DESC)`. The view holds no expired revision (`expires_at <= now()`, migration 0086),
+`(created_at DESC, id DESC)`; `read_relevant_memories` reads the same rows of either, ranked against a
+question instead (BM25 and the live model's vectors, migration 0101), unranked rows after, newest first.
+The view holds no expired revision (`expires_at <= now()`, migration 0086),
 so an expired memory is never read, before or after the expiry sweep closes its chain. The subject guard
 then parses each stored `subject_refs` tolerantly, drops a malformed or two-element memory (logged),
 drops a ref of a kind no resolver owns, drops a ref whose id is not canonical UUID text (a row written
@@ -34,7 +36,7 @@ from dataclasses import dataclass, field
 from uuid import UUID
 
 from memory import repository as repo
-from memory.models import LiveMemory, MemorySubjectRef, parse_stored_refs
+from memory.models import LiveMemory, MemorySubjectRef, RankedMemory, RelevanceQuery, parse_stored_refs
 from state.db import Database
 from state.ids import is_canonical_uuid
 from state.refs import ResourceRef
@@ -49,6 +51,7 @@ __all__ = [
     "guard_subjects",
     "read_live_memories",
     "read_personal_memories",
+    "read_relevant_memories",
     "reads_personal_memory",
     "reads_user_chain",
 ]
@@ -118,6 +121,41 @@ async def read_personal_memories(
     assert user_id is not None
     return await repo.fetch_personal_memories(
         db, organization_id=organization_id, definition_id=definition_id, user_id=user_id, limit=limit
+    )
+
+
+async def read_relevant_memories(
+    db: Database,
+    *,
+    organization_id: UUID,
+    definition_id: UUID | None,
+    user_id: UUID | None,
+    trigger_id: UUID | None,
+    limit: int,
+    query: RelevanceQuery,
+    personal: bool,
+    beyond: int = 0,
+) -> list[RankedMemory]:
+    """Either source's rows (`personal` picks which) ranked by relevance; `beyond` more rows past the limit.
+
+    The same subject rules, filters and widening as `read_live_memories` / `read_personal_memories`; only
+    the order differs. The candidates each half reads follow `limit` alone, so asking for rows `beyond` it
+    (explain mode) never changes the first `limit`.
+    """
+    if limit <= 0:
+        return []
+    if personal and not reads_personal_memory(user_id, trigger_id):
+        return []
+    chain_user = user_id if reads_user_chain(user_id, trigger_id) else None
+    return await repo.fetch_relevant_memories(
+        db,
+        organization_id=organization_id,
+        definition_id=definition_id,
+        user_id=chain_user,
+        limit=limit + max(beyond, 0),
+        candidates=max(limit * query.candidates_per_limit, limit),
+        personal=personal,
+        query=query,
     )
 
 

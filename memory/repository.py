@@ -18,7 +18,7 @@ from uuid import UUID
 
 import asyncpg
 
-from memory.models import AgentMemory, LiveMemory
+from memory.models import AgentMemory, LiveMemory, RankedMemory, RelevanceQuery
 from state.db import Connection, Database
 from state.errors import translate_db_error
 from state.queries import load_queries
@@ -35,6 +35,7 @@ __all__ = [
     "fetch_invocation",
     "fetch_live_memories",
     "fetch_personal_memories",
+    "fetch_relevant_memories",
     "fetch_revision",
     "insert_revision",
     "insert_tombstone",
@@ -191,6 +192,26 @@ async def fetch_personal_memories(
     """The `personal_memory` source read: one person's preference.* memories in one definition (None: all)."""
     rows = await conn.fetch(QUERIES["fetch_personal_memories"], organization_id, definition_id, user_id, limit)
     return [LiveMemory.from_row(row) for row in rows]
+
+
+async def fetch_relevant_memories(
+    conn: Connection | Database,
+    *,
+    organization_id: UUID,
+    definition_id: UUID | None,
+    user_id: UUID | None,
+    limit: int,
+    candidates: int,
+    personal: bool,
+    query: RelevanceQuery,
+) -> list[RankedMemory]:
+    """Either source's read ranked by relevance, best first (see queries.sql, `fetch_relevant_memories`)."""
+    rows = await conn.fetch(  # the pool's pgvector codec encodes the list
+        QUERIES["fetch_relevant_memories"],
+        organization_id, definition_id, user_id, limit, query.text, query.vector, query.model, candidates, personal,
+        query.dense_weight, query.lexical_weight, query.k1, query.b,
+    )  # fmt: skip
+    return [RankedMemory(LiveMemory.from_row(row), row["rank"], row["score"]) for row in rows]
 
 
 async def fetch_expired_heads(conn: Connection, *, now: datetime | None, limit: int) -> list[AgentMemory]:

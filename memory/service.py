@@ -46,6 +46,7 @@ from memory.errors import (
 from memory.expiry import DEFAULT_EXPIRY, ExpiryPolicy, resolve_expiry
 from memory.models import AgentMemory, MemoryCandidate, ToolInvocation, is_memory_attribute
 from memory.subjects import check_subject
+from memory.vectors import MemoryEmbedder, embed_texts, store_vectors
 from state.db import Connection, Database
 from state.erasure_marks import guard_writes
 from state.ids import entity_ref_problem
@@ -65,7 +66,12 @@ class MemoryService:
     """Appends memory revisions and tombstones for one invoking principal at a time."""
 
     def __init__(
-        self, db: Database, *, max_attempts: int = DEFAULT_MAX_ATTEMPTS, expiry: ExpiryPolicy = DEFAULT_EXPIRY
+        self,
+        db: Database,
+        *,
+        max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+        expiry: ExpiryPolicy = DEFAULT_EXPIRY,
+        embed: MemoryEmbedder | None = None,
     ) -> None:
         if max_attempts < 1:
             raise ValueError("max_attempts must be at least 1")
@@ -73,6 +79,8 @@ class MemoryService:
         self._max_attempts = max_attempts
         self.expiry = expiry
         """The expiry per namespace (`ExpiryPolicy.from_settings` in the app)."""
+        self.embed = embed
+        """Embeds a revision's text with the live model for the relevance read (`memory.vectors`); None: none."""
         self.races_lost = 0
         """How many inserts lost the chain race and reloaded the head (observability and tests)."""
 
@@ -112,6 +120,7 @@ class MemoryService:
         await self._check_invocation(inv)
         if subject is not None:  # resolved at write time; the read guard stays (memory.subjects)
             await check_subject(self._db, inv.organization_id, subject)
+        embedded = await embed_texts(self.embed, inv.organization_id, [candidate.text])  # before any transaction
 
         for _ in range(self._max_attempts):
             written: AgentMemory | None = None
@@ -153,6 +162,8 @@ class MemoryService:
                 except repo.ChainMoved as moved:
                     self.races_lost += 1
                     _log.debug("memory chain %s moved (%s); reloading the head", key, moved.constraint)
+                if written is not None and embedded is not None:
+                    await store_vectors(conn, [written.id], embedded)  # in the transaction that wrote it
             if written is not None:
                 await self._db.note_write(inv.organization_id)  # its reads on a standby wait for it (state.replicas)
                 return written

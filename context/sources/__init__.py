@@ -1,7 +1,7 @@
 """The context sources, one module per kind, and the registry of all ten for one process.
 
-`default_sources(db, embedders=...)` builds every source over the `Database` (the knowledge source also
-takes the model-id-to-embedder lookup, the process default when None); `default_registry(...)` wraps them
+`default_sources(db, embedders=...)` builds every source over the `Database` (the knowledge and memory sources also
+take the model-id-to-embedder lookup, the process default when None); `default_registry(...)` wraps them
 in a `ContextSourceRegistry`. Their names equal their kinds. This module must never read a database at
 import or construction time.
 """
@@ -34,12 +34,12 @@ def default_sources(db: Database, *, embedders: Callable[[str], Embedder] | None
         ConversationContextSource(db),
         OutreachThreadContextSource(db),
         OutreachContextSource(db),
-        PersonalMemoryContextSource(db),
+        PersonalMemoryContextSource(db, embedders or get_embedder),
         ApplicationContextSource(db),
         DossierContextSource(db),
         DefinitionSummaryContextSource(db),
         KnowledgeContextSource(db, embedders or get_embedder),
-        MemoryContextSource(db),
+        MemoryContextSource(db, embedders or get_embedder),
         RunHistoryContextSource(db),
     ]
 

@@ -1,7 +1,8 @@
 """The `personal_memory` source: the standing instructions of the person who asks.
 
 It reads the asking person's user-scope `preference.*` live memories, newest first, `(created_at DESC,
-id DESC)`, and they rank above application state. A subject with a definition reads that definition; a
+id DESC)`, or ranked against the question with the option `order: relevance` (as `memory` does), and they
+rank above application state. A subject with a definition reads that definition; a
 subject with a user and no definition (a Front Door turn, where the person asks with no agent) reads that
 person's preferences across the organization's definitions: the same single widening as `memory`, the
 organization filter, the user chain rule and the subject guard all still applying. A subject with no user,
@@ -27,3 +28,4 @@ class PersonalMemoryContextSource(GuardedMemorySource):
     name = "personal_memory"
     kind = "personal_memory"
     reader = staticmethod(read_personal_memories)
+    personal = True

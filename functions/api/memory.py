@@ -19,6 +19,7 @@ from uuid import UUID
 from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field
 
+from context.sources.memory_vectors import live_memory_embedder
 from functions._wire import CleanJson
 from functions.api._body import BodyRoute
 from functions.api._deps import ServicesDep
@@ -167,7 +168,8 @@ _AS_WRITTEN: dict[str, Any] = {
 
 
 async def _call(svc: ServicesDep, name: str, body: ToolCallIn) -> dict[str, Any]:
-    tools = MemoryTools(MemoryService(svc.db, expiry=ExpiryPolicy.from_settings(svc.settings)))
+    embed = live_memory_embedder(svc.db, svc.embedders.get)  # the vector memory's relevance read compares
+    tools = MemoryTools(MemoryService(svc.db, expiry=ExpiryPolicy.from_settings(svc.settings), embed=embed))
     return await tools.call(name, body.invocation.to_invocation(), body.arguments)
 
 

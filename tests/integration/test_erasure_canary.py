@@ -27,8 +27,11 @@ from pathlib import Path
 from typing import Any
 from uuid import UUID
 
+from context.sources.memory_vectors import live_memory_embedder
 from functions.organization_erasure import erase_organization
 from knowledge.documents.objects import LocalObjectStore, object_prefix_for
+from knowledge.embedding.live_model import register_embedding_model
+from knowledge.embedding.registry import FakeEmbedder
 from knowledge.ingestion.core import ingest_source
 from knowledge.ingestion.registration import register_upload, register_uri
 from knowledge.ingestion.steps import embed_batch, mark_ready, prepare_chunks
@@ -97,6 +100,34 @@ async def database_files_holding(db: Database, text: str) -> list[str] | None:
     return [names.get(h.split(".")[0].split("_")[0], h) for h in hits]
 
 
+async def use_fake_live_model(db: Database) -> None:
+    """The fake model as the platform's live model, so the memory service stores a vector per revision."""
+    await register_embedding_model(db, FakeEmbedder.model_id, dimensions=FakeEmbedder.dimensions)
+    async with db.connection() as conn:
+        await conn.execute("UPDATE public.knowledge_settings SET active_embedding_model = $1"
+                           " WHERE organization_id IS NULL", FakeEmbedder.model_id)  # fmt: skip
+
+
+async def memory_ids_holding(db: Database, text: str) -> list[UUID]:
+    """The memory revisions whose text holds `text`."""
+    async with db.connection() as conn:
+        rows = await conn.fetch("SELECT id FROM agent.memories WHERE text LIKE $1", f"%{text}%")
+    return [r["id"] for r in rows]
+
+
+async def index_rows_of(db: Database, memory_ids: list[UUID]) -> dict[str, int]:
+    """How many rows of each relevance index table (migrations/0101) name one of `memory_ids`; none: {}."""
+    found: dict[str, int] = {}
+    async with db.connection() as conn:
+        for table in ("agent.memory_postings", "agent.memory_embeddings"):
+            count = await conn.fetchval(
+                f"SELECT count(DISTINCT memory_id) FROM {table} WHERE memory_id = ANY ($1::uuid[])", memory_ids
+            )
+            if count:
+                found[table] = count
+    return found
+
+
 async def seed_person(
     db: Database, factory: Factory, tools: MemoryTools, *, org: UUID, definitions: list[UUID], mark: str
 ) -> tuple[UUID, UUID]:
@@ -136,25 +167,40 @@ async def seed_person(
 async def test_person_canary_erasure_leaves_the_marker_nowhere(db: Database, factory: Factory, tmp_path: Path) -> None:
     org = await factory.organization()
     definitions = [await factory.definition(org), await factory.definition(org)]
-    tools = MemoryTools(MemoryService(db))
+    await use_fake_live_model(db)
+    tools = MemoryTools(MemoryService(db, embed=live_memory_embedder(db, lambda _m: FakeEmbedder())))
     gone, kept = marker(), marker()
     user, person = await seed_person(db, factory, tools, org=org, definitions=definitions, mark=gone)
     await seed_person(db, factory, tools, org=org, definitions=definitions, mark=kept)
     store = LocalObjectStore(tmp_path / "objects")
     await register_upload(db, store, organization_id=org, data=f"# Notes\n\n{kept}".encode(), filename="notes.md")
-    assert set(await tables_holding(db, gone)) == {"agent.memories"}, "the seed reached the memory rows"
+    assert set(await tables_holding(db, gone)) == {"agent.memories", "agent.memory_postings"}, (
+        "the seed reached the memory rows and their relevance index"
+    )
     # Per definition: three tone revisions and their tombstone (no text, no ref), the meeting, the role and its
     # tombstone (which copies the labelled ref), the budget: 8 rows, 7 of them holding the marker.
     assert (await tables_holding(db, gone))["agent.memories"] == 2 * 7
+    erased_ids = await memory_ids_holding(db, gone)  # the 6 per definition with text (a tombstone has none)
+    assert await index_rows_of(db, erased_ids) == {"agent.memory_postings": 2 * 6, "agent.memory_embeddings": 2 * 6}
+
+    async with db.connection() as conn:  # what the cascade will remove, row by row, for the receipt
+        postings = await conn.fetchval("SELECT count(*) FROM agent.memory_postings WHERE memory_id = ANY ($1)",
+                                       erased_ids)  # fmt: skip
 
     receipt = await erase_user(db, org, user, subject=f"crm.person:{person}", requested_by="canary")
 
     assert await tables_holding(db, gone) == {}, "the erased person's marker is nowhere in the database"
+    assert await index_rows_of(db, erased_ids) == {}, "no posting and no vector of an erased memory is left"
+    assert await index_rows_of(db, await memory_ids_holding(db, kept)) == {
+        "agent.memory_postings": 2 * 6, "agent.memory_embeddings": 2 * 6,
+    }, "the second person's memories keep their index rows"  # fmt: skip
     assert objects_holding(tmp_path / "objects", gone) == []
     assert gone not in str(receipt.as_json())
     assert (await tables_holding(db, kept)).get("agent.memories") == 2 * 7, "the second person keeps every row"
     assert objects_holding(tmp_path / "objects", kept), "the scan reads the object store"
-    assert dict(receipt.counts) == {"agent.memories": 2 * 8}
+    assert dict(receipt.counts) == {
+        "agent.memories": 2 * 8, "agent.memory_postings": postings, "agent.memory_embeddings": 2 * 6,
+    }, "the receipt counts the index rows the revisions took with them"  # fmt: skip
     assert await erase_user(db, org, user, subject=f"crm.person:{person}", requested_by="canary") == receipt
     async with db.connection() as conn:
         assert await conn.fetch("SELECT * FROM agent.memory_chain_problems()") == []
@@ -186,7 +232,8 @@ async def seed_organization(
         else:
             await ingest_source(kit.ingestion(), synced.source_id)
     definitions = [await factory.definition(org)]
-    await seed_person(db, factory, MemoryTools(MemoryService(db)), org=org, definitions=definitions, mark=mark)
+    tools = MemoryTools(MemoryService(db, embed=live_memory_embedder(db, kit.lookup)))
+    await seed_person(db, factory, tools, org=org, definitions=definitions, mark=mark)
     return org, await tables_holding(db, mark), {hashlib.sha256(d).hexdigest() for d in [handbook, *versions]}
 
 
@@ -200,7 +247,7 @@ async def test_organization_canary_erasure_leaves_the_marker_nowhere(
     other, other_seeded, _ = await seed_organization(db, factory, kit, mark=kept)
     layer_tables = {
         "agent.api_keys", "agent.knowledge_chunks", "agent.knowledge_lexemes", "agent.knowledge_postings",
-        "agent.knowledge_sources", "agent.memories", "public.organizations",
+        "agent.knowledge_sources", "agent.memories", "agent.memory_postings", "public.organizations",
     }  # fmt: skip
     assert layer_tables <= set(seeded), f"the seed reached every text field the layer stores: {sorted(seeded)}"
     assert objects_holding(tmp_path / "objects", gone)
@@ -212,10 +259,14 @@ async def test_organization_canary_erasure_leaves_the_marker_nowhere(
     assert set(await kit.store.list_prefix(prefix)) > referenced, "the seed left an object no row names"
     assert names_holding(tmp_path / "objects", gone_digests | {gone}) == [], "no name holds a hash or the marker"
 
+    erased_ids = await memory_ids_holding(db, gone)
+    assert set(await index_rows_of(db, erased_ids)) == {"agent.memory_postings", "agent.memory_embeddings"}
+
     receipt = await erase_organization(db, kit.store, org, requested_by="canary")
 
     left = await tables_holding(db, gone)
     assert left == {}, f"the erased organization's marker is still in {left}"
+    assert await index_rows_of(db, erased_ids) == {}, "no posting and no vector of an erased memory is left"
     assert objects_holding(tmp_path / "objects", gone) == [], "its objects are gone from the store"
     assert await kit.store.list_prefix(prefix) == [], "nothing under its prefix, referenced by a row or not"
     assert not (tmp_path / "objects" / prefix).exists(), "no folder of the organization is left"

@@ -72,7 +72,7 @@ async def test_erase_user_needs_yes_then_erases_and_repeats_the_receipt(
     done = await invoke(*args, "--yes", "--json")
     assert done.exit_code == 0, done.output
     receipt = json.loads(done.stdout)
-    assert receipt["counts"] == {"agent.memories": 3} and receipt["status"] == "complete"
+    assert receipt["counts"] == {"agent.memories": 3, "agent.memory_postings": 3} and receipt["status"] == "complete"
     assert receipt["requested_by"].startswith("cli")
     assert await memory_count(db, org) == 1
 

@@ -146,3 +146,15 @@ def test_every_options_schema_is_strict_closed_and_frozen() -> None:
         config = schema.model_config
         assert (config.get("strict"), config.get("extra"), config.get("frozen")) == (True, "forbid", True), name
         assert schema.model_validate({}) is not None  # every option has a default
+
+
+def test_the_memory_sources_take_an_order_of_recency_or_relevance_and_nothing_else() -> None:
+    pol = policy(
+        spec("memory", 100, options={"order": "relevance"}), spec("personal_memory", 100, options={"order": "recency"})
+    )
+    assert PUBLISHING.validate(pol) == pol
+    for bad in ("random", 1, True, None):
+        with pytest.raises(PolicyPublishError) as caught:
+            PUBLISHING.validate(policy(spec("memory", 100), spec("personal_memory", 100, options={"order": bad})))
+        assert _locs(caught.value) == [("sources", 1, "options", "order")]
+        assert caught.value.code == "policy_invalid"
