@@ -34,7 +34,10 @@ _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12
 
 
 def _env(data_dir: Path) -> dict[str, str]:
-    keep = {k: v for k, v in os.environ.items() if not k.startswith("AC_CONTEXT_") and k != "DATABASE_URL"}
+    # Bytecode is cached as an install or a second run leaves it: a PYTHONDONTWRITEBYTECODE inherited from the
+    # bench's own shell would make every process compile the project's modules again (0.1 s of CPU here).
+    dropped = ("DATABASE_URL", "PYTHONDONTWRITEBYTECODE")
+    keep = {k: v for k, v in os.environ.items() if not k.startswith("AC_CONTEXT_") and k not in dropped}
     return keep | {"AC_CONTEXT_DATA_DIR": str(data_dir), "PYTHONPATH": str(ROOT)}
 
 
