@@ -232,9 +232,9 @@ def _clear(value: Any) -> Any:
     return json.loads(box.decrypt(value["data"].encode(), encoder=nacl.encoding.Base64Encoder))
 
 
-async def _segment_builds(http: httpx.AsyncClient, base: str) -> float:
-    """Segment briefs the process at `base` has built, from its /metrics."""
-    metrics = await http.get(f"{base}/metrics", headers={"Authorization": f"Bearer {TOKEN}"})
+async def _segment_builds(http: httpx.AsyncClient) -> float:
+    """Segment briefs the process behind `http` has built, from its /metrics."""
+    metrics = await http.get("/metrics", headers={"Authorization": f"Bearer {TOKEN}"})
     assert metrics.status_code == 200, metrics.text
     found = [
         float(line[len(SEGMENT_BUILDS) :]) for line in metrics.text.splitlines() if line.startswith(SEGMENT_BUILDS)
@@ -251,28 +251,27 @@ async def test_a_segment_brief_built_on_one_process_is_replayed_from_its_memo_on
     conversation = await factory.conversation(tenant.id)
     await factory.message(tenant.id, conversation, "We agreed on a pilot with twelve seats.")
     event = _segment_event(tenant.id, tenant.user, agent, run, conversation)
-    async with httpx.AsyncClient(timeout=60) as http_b:
-        on_a = InngestExecutor(httpx.AsyncClient(base_url=two.url(0), timeout=60))
-        on_b = InngestExecutor(httpx.AsyncClient(base_url=two.url(1), timeout=60))
-        async with on_a.http, on_b.http:
-            first = await on_a.run(SEGMENT, event, retries=RETRIES)
-            assert first.status == "completed", first.output
-            assert first.step_names == [BUILD_STEP], "A built the brief in its step"
-            assert "twelve seats" not in json.dumps([first.steps, first.output]), "A's memo and answer are encrypted"
-            memo = _clear(first.step_outputs[BUILD_STEP])
-            assert "twelve seats" in memo["text"] and _clear(first.output)["brief"] == memo
-            # The world moves on: a fresh build now would read this message.
-            await factory.message(tenant.id, conversation, "Later: the pilot grows to forty seats.")
-            builds_on_b = await _segment_builds(http_b, two.url(1))
+    on_a = InngestExecutor(httpx.AsyncClient(base_url=two.url(0), timeout=60))
+    on_b = InngestExecutor(httpx.AsyncClient(base_url=two.url(1), timeout=60))
+    async with on_a.http, on_b.http:
+        first = await on_a.run(SEGMENT, event, retries=RETRIES)
+        assert first.status == "completed", first.output
+        assert first.step_names == [BUILD_STEP], "A built the brief in its step"
+        assert "twelve seats" not in json.dumps([first.steps, first.output]), "A's memo and answer are encrypted"
+        memo = _clear(first.step_outputs[BUILD_STEP])
+        assert "twelve seats" in memo["text"] and _clear(first.output)["brief"] == memo
+        # The world moves on: a fresh build now would read this message.
+        await factory.message(tenant.id, conversation, "Later: the pilot grows to forty seats.")
+        builds_on_b = await _segment_builds(on_b.http)
 
-            replay = await on_b.run(SEGMENT, event, retries=RETRIES, steps=first.steps)
-            assert replay.status == "completed", replay.output
-            assert replay.requests == 1 and replay.step_names == [], "B answered from the memo, with no new step"
-            replayed = _clear(replay.output)
-            assert json.dumps(replayed["brief"]) == json.dumps(memo), "B's brief is A's memo, decrypted on B"
-            assert "forty seats" not in replayed["brief"]["text"], "B did not build the brief again"
-            assert await _segment_builds(http_b, two.url(1)) == builds_on_b, "B's build counter did not move"
+        replay = await on_b.run(SEGMENT, event, retries=RETRIES, steps=first.steps)
+        assert replay.status == "completed", replay.output
+        assert replay.requests == 1 and replay.step_names == [], "B answered from the memo, with no new step"
+        replayed = _clear(replay.output)
+        assert json.dumps(replayed["brief"]) == json.dumps(memo), "B's brief is A's memo, decrypted on B"
+        assert "forty seats" not in replayed["brief"]["text"], "B did not build the brief again"
+        assert await _segment_builds(on_b.http) == builds_on_b, "B's build counter did not move"
 
-            fresh = await on_b.run(SEGMENT, event, retries=RETRIES)  # without the memo, B builds: the new message
-            assert "forty seats" in _clear(fresh.output)["brief"]["text"]
-            assert await _segment_builds(http_b, two.url(1)) == builds_on_b + 1
+        fresh = await on_b.run(SEGMENT, event, retries=RETRIES)  # without the memo, B builds: the new message
+        assert "forty seats" in _clear(fresh.output)["brief"]["text"]
+        assert await _segment_builds(on_b.http) == builds_on_b + 1
