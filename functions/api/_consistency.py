@@ -31,8 +31,10 @@ class ConsistencyTokens:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        slot = scope["app"].state.slot if scope["type"] == "http" else None
-        if slot is None or not slot.ready or slot.get().db.replicas is None or not scope["path"].startswith("/v1/"):
+        # Only a /v1/ request is looked at: anything else (Inngest's /api/inngest among them) passes through
+        # without a call back into the service (tests/integration/functions/test_ingestion_paths.py).
+        slot = scope["app"].state.slot if scope["type"] == "http" and scope["path"].startswith("/v1/") else None
+        if slot is None or not slot.ready or slot.get().db.replicas is None:
             await self.app(scope, receive, send)
             return
         brought = Headers(scope=scope).get(TOKEN_HEADER)

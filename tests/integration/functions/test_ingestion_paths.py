@@ -298,6 +298,10 @@ ROOT = Path(__file__).resolve().parents[3]
 FEATURES = ROOT.parent / "shared" / "corpus" / "markdown" / "fastapi-docs" / "features.md"
 
 
+INTERFACES = ("inngest", "api", "cli", "demo", "console")
+"""The interface rooms of `functions` (docs/architecture.md); the console's headers wrap every request."""
+
+
 def _room(module: str) -> str | None:
     """The room of a module: `functions.<interface>`, `functions`, `knowledge.ingestion` (the core, its steps, bulk,
     the pool), `knowledge`, `state`, `context` or `memory`; None outside the project's packages (the SDK, FastAPI,
@@ -305,7 +309,7 @@ def _room(module: str) -> str | None:
     top, _, rest = module.partition(".")
     if top == "functions":
         interface = rest.partition(".")[0]
-        return f"functions.{interface}" if interface in ("inngest", "api", "cli", "demo") else "functions"
+        return f"functions.{interface}" if interface in INTERFACES else "functions"
     if top == "knowledge":
         return "knowledge.ingestion" if rest.partition(".")[0] == "ingestion" else "knowledge"
     return top if top in ("state", "context", "memory") else None
