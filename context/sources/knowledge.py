@@ -10,8 +10,8 @@ drop is reported like every other. The organization always comes from
 per-source cap (both default to knowledge.search's measured defaults). In explain mode
 (`retrieve_explained`) the same search also returns the candidates it cut, each named with its rule
 (`relevance_floor`, `per_source_cap`, `beyond_limit`); every item carries the rule that placed it
-(`placed_by`: `rank`, or `cap_fill` for a chunk past its document's cap that fills the room the limit left). This module must never read a scope the options did
-not ask for, and never write prose.
+(`placed_by`: `rank`, or `cap_fill` for a chunk past its document's cap that fills the room the limit
+left). This module must never read a scope the options did not ask for, and never write prose.
 """
 
 from __future__ import annotations
