@@ -293,7 +293,7 @@ class SourceSpend(BaseModel):
     """Items dropped."""
 
 
-CutRule = Literal["relevance_floor", "per_source_cap", "beyond_limit"]
+CutRule = Literal["query_unanswered", "relevance_floor", "per_source_cap", "beyond_limit"]
 """Why a source cut a candidate before the packer saw it: under the relevance floor, past the per-source
 cap of one document, or ranked past the source's item limit."""
 

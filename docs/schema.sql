@@ -920,7 +920,7 @@ CREATE FUNCTION public.current_organization_id() RETURNS uuid
 -- Name: knowledge_search(uuid, public.vector, text, boolean, boolean, integer, text, double precision, double precision, integer, integer, integer, text, double precision, integer, integer, integer, double precision, double precision, double precision, integer, double precision, boolean, double precision, double precision); Type: FUNCTION; Schema: public; Owner: -
 --
 
-CREATE FUNCTION public.knowledge_search(p_organization_id uuid, p_query_embedding public.vector, p_query_text text, p_include_platform boolean, p_include_organization boolean, p_limit integer, p_query_model text DEFAULT NULL::text, p_dense_weight double precision DEFAULT NULL::double precision, p_lexical_weight double precision DEFAULT NULL::double precision, p_candidates integer DEFAULT NULL::integer, p_rrf_k integer DEFAULT 60, p_exact_below integer DEFAULT 10000, p_fusion text DEFAULT NULL::text, p_min_relevance double precision DEFAULT 0.0, p_per_source integer DEFAULT NULL::integer, p_lexical_depth integer DEFAULT 200, p_ef_search integer DEFAULT NULL::integer, p_k1 double precision DEFAULT 1.2, p_b double precision DEFAULT 0.75, p_source_weight double precision DEFAULT 0.75, p_keep_top integer DEFAULT 0, p_keep_floor double precision DEFAULT 0.0, p_explain boolean DEFAULT false, p_query_gate double precision DEFAULT NULL::double precision, p_relative_floor double precision DEFAULT 0.0) RETURNS TABLE(chunk_id bigint, source_id uuid, source_title text, source_organization_id uuid, ordinal integer, text text, tokens integer, embedding_model text, dense_rank integer, lexical_rank integer, dense_distance double precision, lexical_score real, score double precision, cut text, relevance double precision, placed text)
+CREATE FUNCTION public.knowledge_search(p_organization_id uuid, p_query_embedding public.vector, p_query_text text, p_include_platform boolean, p_include_organization boolean, p_limit integer, p_query_model text DEFAULT NULL::text, p_dense_weight double precision DEFAULT NULL::double precision, p_lexical_weight double precision DEFAULT NULL::double precision, p_candidates integer DEFAULT NULL::integer, p_rrf_k integer DEFAULT 60, p_exact_below integer DEFAULT 10000, p_fusion text DEFAULT NULL::text, p_min_relevance double precision DEFAULT 0.0, p_per_source integer DEFAULT NULL::integer, p_lexical_depth integer DEFAULT 200, p_ef_search integer DEFAULT NULL::integer, p_k1 double precision DEFAULT 1.2, p_b double precision DEFAULT 0.75, p_source_weight double precision DEFAULT 0.75, p_keep_top integer DEFAULT 0, p_keep_floor double precision DEFAULT 0.0, p_explain boolean DEFAULT false, p_answer_cosine double precision DEFAULT NULL::double precision, p_answer_lexical double precision DEFAULT NULL::double precision) RETURNS TABLE(chunk_id bigint, source_id uuid, source_title text, source_organization_id uuid, ordinal integer, text text, tokens integer, embedding_model text, dense_rank integer, lexical_rank integer, dense_distance double precision, lexical_score real, score double precision, cut text, relevance double precision, placed text)
     LANGUAGE plpgsql STABLE
     SET search_path TO 'pg_catalog', 'public'
     SET "hnsw.iterative_scan" TO 'relaxed_order'
@@ -1159,18 +1159,20 @@ BEGIN
                         ELSE $5 * n.dense_norm + $6 * n.lexical_norm
                    END AS fused_score,
                    -- The floor's measure: the better of the cosine similarity and the BM25 over the query's best.
-                   greatest(1 - n.distance, coalesce(n.bm25 / nullif($19, 0), 0)) AS relevance
+                   greatest(1 - n.distance, coalesce(n.bm25 / nullif($19, 0), 0)) AS relevance,
+                   1 - n.distance AS cosine, coalesce(n.bm25 / nullif($19, 0), 0) AS lexical_share
               FROM normalised n
-        ), floored AS (
-            -- The floor: relevant enough; or within a half's own top and above the lower floor; or the query
-            -- reaches the gate (its best candidate is relevant, so the ranking decides); or within the
-            -- relative floor's share of the query's best candidate.
-            SELECT s.*,
-                   (s.relevance >= $20
-                    OR (least(s.dr, s.lr) <= $26 AND s.relevance >= $27)
-                    OR max(s.relevance) OVER () >= $28
-                    OR ($29 > 0 AND s.relevance >= $29 * max(s.relevance) OVER ())) AS kept
+        ), answered AS (
+            -- Is the query answered at all: its best candidate's cosine, or its best BM25 share, is enough.
+            SELECT s.*, (coalesce(max(s.cosine) OVER (), 0) >= $28 OR coalesce(max(s.lexical_share) OVER (), 0) >= $29)
+                   AS answered
               FROM scored s
+        ), floored AS (
+            -- The floor: an answered query's candidate relevant enough, or within a half's own top and above
+            -- the lower floor.
+            SELECT s.*,
+                   (s.answered AND (s.relevance >= $20 OR (least(s.dr, s.lr) <= $26 AND s.relevance >= $27))) AS kept
+              FROM answered s
         ), capped AS (
             SELECT s.*, row_number() OVER (PARTITION BY s.source_id, s.kept ORDER BY s.fused_score DESC, s.id) AS nth
               FROM floored s
@@ -1186,7 +1188,8 @@ BEGIN
             SELECT c.*, row_number() OVER (PARTITION BY c.kept ORDER BY c.nth > $21, c.fused_score DESC, c.id) AS pos
               FROM capped c
         ), placed AS (
-            SELECT o.*, CASE WHEN NOT o.kept THEN 'relevance_floor'
+            SELECT o.*, CASE WHEN NOT o.answered THEN 'query_unanswered'
+                             WHEN NOT o.kept THEN 'relevance_floor'
                              WHEN o.pos > $8 AND o.nth > $21 THEN 'per_source_cap'
                              WHEN o.pos > $8 THEN 'beyond_limit' END AS rule
               FROM ordered o
@@ -1216,15 +1219,15 @@ BEGIN
           coalesce(p_min_relevance, 0.0), coalesce(p_per_source, 1000), v_walk,
           v_source, coalesce(v_source_idf, '{}'), coalesce(v_source_avg, 1.0),
           greatest(coalesce(p_keep_top, 0), 0), coalesce(p_keep_floor, 0.0),
-          coalesce(p_query_gate, 'Infinity'::double precision), greatest(coalesce(p_relative_floor, 0.0), 0.0);
+          coalesce(p_answer_cosine, '-Infinity'::double precision), coalesce(p_answer_lexical, 'Infinity'::double precision);
 END
 $_$;
 
 --
--- Name: FUNCTION knowledge_search(p_organization_id uuid, p_query_embedding public.vector, p_query_text text, p_include_platform boolean, p_include_organization boolean, p_limit integer, p_query_model text, p_dense_weight double precision, p_lexical_weight double precision, p_candidates integer, p_rrf_k integer, p_exact_below integer, p_fusion text, p_min_relevance double precision, p_per_source integer, p_lexical_depth integer, p_ef_search integer, p_k1 double precision, p_b double precision, p_source_weight double precision, p_keep_top integer, p_keep_floor double precision, p_explain boolean, p_query_gate double precision, p_relative_floor double precision); Type: COMMENT; Schema: public; Owner: -
+-- Name: FUNCTION knowledge_search(p_organization_id uuid, p_query_embedding public.vector, p_query_text text, p_include_platform boolean, p_include_organization boolean, p_limit integer, p_query_model text, p_dense_weight double precision, p_lexical_weight double precision, p_candidates integer, p_rrf_k integer, p_exact_below integer, p_fusion text, p_min_relevance double precision, p_per_source integer, p_lexical_depth integer, p_ef_search integer, p_k1 double precision, p_b double precision, p_source_weight double precision, p_keep_top integer, p_keep_floor double precision, p_explain boolean, p_answer_cosine double precision, p_answer_lexical double precision); Type: COMMENT; Schema: public; Owner: -
 --
 
-COMMENT ON FUNCTION public.knowledge_search(p_organization_id uuid, p_query_embedding public.vector, p_query_text text, p_include_platform boolean, p_include_organization boolean, p_limit integer, p_query_model text, p_dense_weight double precision, p_lexical_weight double precision, p_candidates integer, p_rrf_k integer, p_exact_below integer, p_fusion text, p_min_relevance double precision, p_per_source integer, p_lexical_depth integer, p_ef_search integer, p_k1 double precision, p_b double precision, p_source_weight double precision, p_keep_top integer, p_keep_floor double precision, p_explain boolean, p_query_gate double precision, p_relative_floor double precision) IS 'Hybrid (dense + Okapi BM25 of the chunk mixed with its source''s, fused as the live model is calibrated; a floor that keeps either half''s top or an answered query''s ranking; a per-source cap that fills what the limit leaves) search of ready knowledge under the live model; SECURITY INVOKER.';
+COMMENT ON FUNCTION public.knowledge_search(p_organization_id uuid, p_query_embedding public.vector, p_query_text text, p_include_platform boolean, p_include_organization boolean, p_limit integer, p_query_model text, p_dense_weight double precision, p_lexical_weight double precision, p_candidates integer, p_rrf_k integer, p_exact_below integer, p_fusion text, p_min_relevance double precision, p_per_source integer, p_lexical_depth integer, p_ef_search integer, p_k1 double precision, p_b double precision, p_source_weight double precision, p_keep_top integer, p_keep_floor double precision, p_explain boolean, p_answer_cosine double precision, p_answer_lexical double precision) IS 'Hybrid (dense + Okapi BM25 of the chunk mixed with its source''s, fused as the live model is calibrated; a floor that keeps either half''s top or an answered query''s ranking; a per-source cap that fills what the limit leaves) search of ready knowledge under the live model; SECURITY INVOKER.';
 
 --
 -- Name: notify_dossier_changed(); Type: FUNCTION; Schema: public; Owner: -
@@ -4114,12 +4117,12 @@ REVOKE ALL ON FUNCTION agent.organization_cascade_counts(p_organization_id uuid)
 REVOKE ALL ON FUNCTION agent.removal_receipt_add(p_id uuid, p_counts jsonb, p_object_keys text[]) FROM PUBLIC;
 
 --
--- Name: FUNCTION knowledge_search(p_organization_id uuid, p_query_embedding public.vector, p_query_text text, p_include_platform boolean, p_include_organization boolean, p_limit integer, p_query_model text, p_dense_weight double precision, p_lexical_weight double precision, p_candidates integer, p_rrf_k integer, p_exact_below integer, p_fusion text, p_min_relevance double precision, p_per_source integer, p_lexical_depth integer, p_ef_search integer, p_k1 double precision, p_b double precision, p_source_weight double precision, p_keep_top integer, p_keep_floor double precision, p_explain boolean, p_query_gate double precision, p_relative_floor double precision); Type: ACL; Schema: public; Owner: -
+-- Name: FUNCTION knowledge_search(p_organization_id uuid, p_query_embedding public.vector, p_query_text text, p_include_platform boolean, p_include_organization boolean, p_limit integer, p_query_model text, p_dense_weight double precision, p_lexical_weight double precision, p_candidates integer, p_rrf_k integer, p_exact_below integer, p_fusion text, p_min_relevance double precision, p_per_source integer, p_lexical_depth integer, p_ef_search integer, p_k1 double precision, p_b double precision, p_source_weight double precision, p_keep_top integer, p_keep_floor double precision, p_explain boolean, p_answer_cosine double precision, p_answer_lexical double precision); Type: ACL; Schema: public; Owner: -
 --
 
-REVOKE ALL ON FUNCTION public.knowledge_search(p_organization_id uuid, p_query_embedding public.vector, p_query_text text, p_include_platform boolean, p_include_organization boolean, p_limit integer, p_query_model text, p_dense_weight double precision, p_lexical_weight double precision, p_candidates integer, p_rrf_k integer, p_exact_below integer, p_fusion text, p_min_relevance double precision, p_per_source integer, p_lexical_depth integer, p_ef_search integer, p_k1 double precision, p_b double precision, p_source_weight double precision, p_keep_top integer, p_keep_floor double precision, p_explain boolean, p_query_gate double precision, p_relative_floor double precision) FROM PUBLIC;
-GRANT ALL ON FUNCTION public.knowledge_search(p_organization_id uuid, p_query_embedding public.vector, p_query_text text, p_include_platform boolean, p_include_organization boolean, p_limit integer, p_query_model text, p_dense_weight double precision, p_lexical_weight double precision, p_candidates integer, p_rrf_k integer, p_exact_below integer, p_fusion text, p_min_relevance double precision, p_per_source integer, p_lexical_depth integer, p_ef_search integer, p_k1 double precision, p_b double precision, p_source_weight double precision, p_keep_top integer, p_keep_floor double precision, p_explain boolean, p_query_gate double precision, p_relative_floor double precision) TO ac_tenant;
-GRANT ALL ON FUNCTION public.knowledge_search(p_organization_id uuid, p_query_embedding public.vector, p_query_text text, p_include_platform boolean, p_include_organization boolean, p_limit integer, p_query_model text, p_dense_weight double precision, p_lexical_weight double precision, p_candidates integer, p_rrf_k integer, p_exact_below integer, p_fusion text, p_min_relevance double precision, p_per_source integer, p_lexical_depth integer, p_ef_search integer, p_k1 double precision, p_b double precision, p_source_weight double precision, p_keep_top integer, p_keep_floor double precision, p_explain boolean, p_query_gate double precision, p_relative_floor double precision) TO authenticated;
+REVOKE ALL ON FUNCTION public.knowledge_search(p_organization_id uuid, p_query_embedding public.vector, p_query_text text, p_include_platform boolean, p_include_organization boolean, p_limit integer, p_query_model text, p_dense_weight double precision, p_lexical_weight double precision, p_candidates integer, p_rrf_k integer, p_exact_below integer, p_fusion text, p_min_relevance double precision, p_per_source integer, p_lexical_depth integer, p_ef_search integer, p_k1 double precision, p_b double precision, p_source_weight double precision, p_keep_top integer, p_keep_floor double precision, p_explain boolean, p_answer_cosine double precision, p_answer_lexical double precision) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.knowledge_search(p_organization_id uuid, p_query_embedding public.vector, p_query_text text, p_include_platform boolean, p_include_organization boolean, p_limit integer, p_query_model text, p_dense_weight double precision, p_lexical_weight double precision, p_candidates integer, p_rrf_k integer, p_exact_below integer, p_fusion text, p_min_relevance double precision, p_per_source integer, p_lexical_depth integer, p_ef_search integer, p_k1 double precision, p_b double precision, p_source_weight double precision, p_keep_top integer, p_keep_floor double precision, p_explain boolean, p_answer_cosine double precision, p_answer_lexical double precision) TO ac_tenant;
+GRANT ALL ON FUNCTION public.knowledge_search(p_organization_id uuid, p_query_embedding public.vector, p_query_text text, p_include_platform boolean, p_include_organization boolean, p_limit integer, p_query_model text, p_dense_weight double precision, p_lexical_weight double precision, p_candidates integer, p_rrf_k integer, p_exact_below integer, p_fusion text, p_min_relevance double precision, p_per_source integer, p_lexical_depth integer, p_ef_search integer, p_k1 double precision, p_b double precision, p_source_weight double precision, p_keep_top integer, p_keep_floor double precision, p_explain boolean, p_answer_cosine double precision, p_answer_lexical double precision) TO authenticated;
 
 --
 -- Name: TABLE definitions; Type: ACL; Schema: agent; Owner: -

@@ -402,7 +402,7 @@ SELECT (SELECT count(*) FROM dropped)::integer AS chunks, (SELECT count(*) FROM 
 -- $16 hnsw.ef_search (NULL = the function's), $17 BM25 k1, $18 BM25 b, $19 the weight of a chunk's
 -- source's BM25 in its lexical score (0 = the chunk's own BM25 only), $20 the top of either half kept
 -- above the lower floor, $21 that lower floor, $22 explain (also return the cut candidates, with `cut`),
--- $23 the query gate (NULL: none), $24 the relative floor (0: none).
+-- $23 the cosine that answers a query (NULL: every query is answered), $24 the BM25 share that does.
 -- Each hit also carries its source's review date and whether it is overdue (before today in UTC,
 -- migrations/0087): one primary-key probe per hit in the same statement, no second round trip.
 SELECT h.chunk_id, h.source_id, h.source_title, h.source_organization_id, h.ordinal, h.text, h.tokens,
@@ -414,7 +414,7 @@ SELECT h.chunk_id, h.source_id, h.source_title, h.source_organization_id, h.ordi
                                p_min_relevance => $13, p_per_source => $14, p_lexical_depth => $15,
                                p_ef_search => $16, p_k1 => $17, p_b => $18, p_source_weight => $19,
                                p_keep_top => $20, p_keep_floor => $21, p_explain => $22,
-                               p_query_gate => $23, p_relative_floor => $24)
+                               p_answer_cosine => $23, p_answer_lexical => $24)
        WITH ORDINALITY AS h
  CROSS JOIN LATERAL (
         -- A scalar subquery, so each hit is one probe of the primary key whatever the planner's row guess.

@@ -34,12 +34,12 @@ from knowledge.embedding.registry import EmbedderLookup, get_embedder
 from state.db import Database
 
 __all__ = [
+    "DEFAULT_ANSWER_COSINE",
+    "DEFAULT_ANSWER_LEXICAL",
     "DEFAULT_FUSION",
     "DEFAULT_KEEP_TOP",
     "DEFAULT_MIN_RELEVANCE",
     "DEFAULT_PER_SOURCE",
-    "DEFAULT_QUERY_GATE",
-    "DEFAULT_RELATIVE_FLOOR",
     "KEEP_FLOOR_SHARE",
     "LIVE_MODEL_TTL_S",
     "MAX_SEARCH_LIMIT",
@@ -129,20 +129,20 @@ KEEP_FLOOR_SHARE: Final = 0.83
 """The share of `min_relevance` a candidate within a half's own top still needs (the lower floor, 0.25 of
 the default 0.3): the best of the shares measured at cutting off-topic queries' hits."""
 
-CutRule = Literal["relevance_floor", "per_source_cap", "beyond_limit"]
-"""Why a search cut a candidate (`search_explained`): the floor, the per-source cap (a capped candidate the
-limit had no room left for), or the limit."""
+CutRule = Literal["query_unanswered", "relevance_floor", "per_source_cap", "beyond_limit"]
+"""Why a search cut a candidate (`search_explained`): nothing answers the query, the floor, the per-source cap
+(a capped candidate the limit had no room left for), or the limit."""
 
 PlaceRule = Literal["rank", "cap_fill"]
 """Which rule placed a hit: `rank` (by score, within its source's cap), or `cap_fill` (past its source's cap,
 filling room the limit had left after every candidate within its cap)."""
 
-DEFAULT_QUERY_GATE: Final[float | None] = None
-"""With a gate g, every candidate of a query whose best candidate's relevance reaches g passes the floor (an
-answered query is ranked, not floored); None: no gate (measured: docs/decisions.md, Retrieval)."""
+DEFAULT_ANSWER_COSINE: Final[float | None] = None
+"""A query is answered when its best candidate's cosine similarity reaches this (or its best BM25 share reaches
+DEFAULT_ANSWER_LEXICAL); an unanswered query returns nothing. None: every query is answered."""
 
-DEFAULT_RELATIVE_FLOOR: Final = 0.0
-"""With a share r > 0, a candidate whose relevance reaches r x the query's best candidate's passes the floor."""
+DEFAULT_ANSWER_LEXICAL: Final[float | None] = None
+"""The exact-words escape of an unanswered query: its best candidate's BM25 over the best possible reaches it."""
 
 DEFAULT_PER_SOURCE: Final = 3
 """The most hits one source contributes to a search when the caller names no cap (docs/decisions.md)."""
@@ -240,19 +240,20 @@ async def search(
     keep_top: int = DEFAULT_KEEP_TOP,
     keep_floor: float | None = None,
     per_source: int | None = DEFAULT_PER_SOURCE,
-    query_gate: float | None = DEFAULT_QUERY_GATE,
-    relative_floor: float = DEFAULT_RELATIVE_FLOOR,
+    answer_cosine: float | None = DEFAULT_ANSWER_COSINE,
+    answer_lexical: float | None = DEFAULT_ANSWER_LEXICAL,
 ) -> list[KnowledgeHit]:
     """The best `limit` ready chunks of the scopes asked for, under the organization's live model.
 
     The floor: a hit is kept when the better of its cosine similarity and its BM25 over the query's best
     possible score reaches `min_relevance`, or when either half ranks it within its own first `keep_top`
-    and that relevance reaches `keep_floor` (None: KEEP_FLOOR_SHARE x `min_relevance`), or when the query's
-    best candidate reaches `query_gate`, or when it reaches `relative_floor` x that best. `per_source` caps
-    the hits one source places by rank; capped candidates then fill what room the limit has left, by score.
+    and that relevance reaches `keep_floor` (None: KEEP_FLOOR_SHARE x `min_relevance`). A query whose best
+    candidate's cosine is under `answer_cosine` and whose best BM25 share is under `answer_lexical` is
+    unanswered and returns nothing. `per_source` caps the hits one source places by rank; capped candidates
+    then fill what room the limit has left, by score.
     """
     hits = await _run(db, organization_id, query, include_platform, include_organization, limit, embedders,
-                      fusion, min_relevance, keep_top, keep_floor, per_source, query_gate, relative_floor,
+                      fusion, min_relevance, keep_top, keep_floor, per_source, answer_cosine, answer_lexical,
                       explain=False)  # fmt: skip
     return hits
 
@@ -271,12 +272,12 @@ async def search_explained(
     keep_top: int = DEFAULT_KEEP_TOP,
     keep_floor: float | None = None,
     per_source: int | None = DEFAULT_PER_SOURCE,
-    query_gate: float | None = DEFAULT_QUERY_GATE,
-    relative_floor: float = DEFAULT_RELATIVE_FLOOR,
+    answer_cosine: float | None = DEFAULT_ANSWER_COSINE,
+    answer_lexical: float | None = DEFAULT_ANSWER_LEXICAL,
 ) -> tuple[list[KnowledgeHit], list[KnowledgeHit]]:
     """`search`'s hits, and the candidates it cut, best first, each with the rule that cut it (`cut`)."""
     rows = await _run(db, organization_id, query, include_platform, include_organization, limit, embedders,
-                      fusion, min_relevance, keep_top, keep_floor, per_source, query_gate, relative_floor,
+                      fusion, min_relevance, keep_top, keep_floor, per_source, answer_cosine, answer_lexical,
                       explain=True)  # fmt: skip
     return [h for h in rows if h.cut is None], [h for h in rows if h.cut is not None]
 
@@ -294,8 +295,8 @@ async def _run(
     keep_top: int,
     keep_floor: float | None,
     per_source: int | None,
-    query_gate: float | None,
-    relative_floor: float,
+    answer_cosine: float | None,
+    answer_lexical: float | None,
     *,
     explain: bool,
 ) -> list[KnowledgeHit]:
@@ -309,12 +310,13 @@ async def _run(
         raise ValueError(f"keep_top must be within 0..{MAX_SEARCH_LIMIT}, got {keep_top!r}")
     if per_source is not None and (isinstance(per_source, bool) or per_source < 1):
         raise ValueError(f"per_source must be a positive count, got {per_source!r}")
-    if query_gate is not None and not 0.0 <= query_gate <= 1.0:
-        raise ValueError(f"query_gate must be within 0..1, got {query_gate!r}")
-    if not 0.0 <= relative_floor <= 1.0:
-        raise ValueError(f"relative_floor must be within 0..1, got {relative_floor!r}")
+    for name, value in (("answer_cosine", answer_cosine), ("answer_lexical", answer_lexical)):
+        if value is not None and not 0.0 <= value <= 1.0:
+            raise ValueError(f"{name} must be within 0..1, got {value!r}")
     if limit == 0 or not (include_platform or include_organization) or not query.strip():
         return []
+    if min_relevance == 0.0:  # no floor: every query is answered too (the gate is the floor's query half)
+        answer_cosine = answer_lexical = None
     remembered = _remembered_model(db, organization_id)
     attempts = ("remembered", "read", "read") if remembered is not None else ("read", "read")
     for n, attempt in enumerate(attempts, start=1):
@@ -349,8 +351,8 @@ async def _run(
                         keep_top,
                         KEEP_FLOOR_SHARE * min_relevance if keep_floor is None else keep_floor,
                         explain,
-                        query_gate,
-                        relative_floor,
+                        answer_cosine,
+                        answer_lexical,
                     )
         except LiveModelChangedError:
             _remember_model(db, organization_id, None)

@@ -15,11 +15,13 @@
 -- hit (`rank`, or `cap_fill`); in explain mode `per_source_cap` now names a capped candidate the limit
 -- had no room for.
 --
--- Two more floor rules, off by default (the defaults are measured: docs/decisions.md, Retrieval):
--- p_query_gate keeps every candidate of a query whose best candidate's relevance reaches it (an answered
--- query is ranked, not floored); p_relative_floor keeps a candidate whose relevance reaches that share of
--- the query's best. `relevance` returns each hit's floor measure: the better of its cosine similarity and
--- its BM25 over the query's best possible BM25.
+-- An unanswered query returns nothing. The floor judges each candidate alone, so a query nothing answers
+-- still got the few candidates that share a common word with it. Now a query is answered when its best
+-- candidate's cosine similarity reaches p_answer_cosine, or (an exact-words escape, for a query its words
+-- match but the model embeds poorly) its best BM25 over the best possible reaches p_answer_lexical; else no
+-- candidate is kept (explain: `query_unanswered`). NULL p_answer_cosine: every query is answered. The
+-- defaults are measured (docs/decisions.md, "Does the relevance floor cut evidence?"). `relevance` returns
+-- each hit's floor measure: the better of its cosine similarity and its BM25 over the best possible.
 
 ALTER TABLE agent.embedding_models
     ADD COLUMN fusion_method text NOT NULL DEFAULT 'convex' CHECK (fusion_method IN ('convex', 'rrf')),
@@ -73,8 +75,8 @@ CREATE FUNCTION public.knowledge_search(
     p_keep_top integer DEFAULT 0,
     p_keep_floor double precision DEFAULT 0.0,
     p_explain boolean DEFAULT false,
-    p_query_gate double precision DEFAULT NULL,
-    p_relative_floor double precision DEFAULT 0.0
+    p_answer_cosine double precision DEFAULT NULL,
+    p_answer_lexical double precision DEFAULT NULL
 ) RETURNS TABLE (
     chunk_id bigint,
     source_id uuid,
@@ -331,18 +333,20 @@ BEGIN
                         ELSE $5 * n.dense_norm + $6 * n.lexical_norm
                    END AS fused_score,
                    -- The floor's measure: the better of the cosine similarity and the BM25 over the query's best.
-                   greatest(1 - n.distance, coalesce(n.bm25 / nullif($19, 0), 0)) AS relevance
+                   greatest(1 - n.distance, coalesce(n.bm25 / nullif($19, 0), 0)) AS relevance,
+                   1 - n.distance AS cosine, coalesce(n.bm25 / nullif($19, 0), 0) AS lexical_share
               FROM normalised n
-        ), floored AS (
-            -- The floor: relevant enough; or within a half's own top and above the lower floor; or the query
-            -- reaches the gate (its best candidate is relevant, so the ranking decides); or within the
-            -- relative floor's share of the query's best candidate.
-            SELECT s.*,
-                   (s.relevance >= $20
-                    OR (least(s.dr, s.lr) <= $26 AND s.relevance >= $27)
-                    OR max(s.relevance) OVER () >= $28
-                    OR ($29 > 0 AND s.relevance >= $29 * max(s.relevance) OVER ())) AS kept
+        ), answered AS (
+            -- Is the query answered at all: its best candidate's cosine, or its best BM25 share, is enough.
+            SELECT s.*, (coalesce(max(s.cosine) OVER (), 0) >= $28 OR coalesce(max(s.lexical_share) OVER (), 0) >= $29)
+                   AS answered
               FROM scored s
+        ), floored AS (
+            -- The floor: an answered query's candidate relevant enough, or within a half's own top and above
+            -- the lower floor.
+            SELECT s.*,
+                   (s.answered AND (s.relevance >= $20 OR (least(s.dr, s.lr) <= $26 AND s.relevance >= $27))) AS kept
+              FROM answered s
         ), capped AS (
             SELECT s.*, row_number() OVER (PARTITION BY s.source_id, s.kept ORDER BY s.fused_score DESC, s.id) AS nth
               FROM floored s
@@ -358,7 +362,8 @@ BEGIN
             SELECT c.*, row_number() OVER (PARTITION BY c.kept ORDER BY c.nth > $21, c.fused_score DESC, c.id) AS pos
               FROM capped c
         ), placed AS (
-            SELECT o.*, CASE WHEN NOT o.kept THEN 'relevance_floor'
+            SELECT o.*, CASE WHEN NOT o.answered THEN 'query_unanswered'
+                             WHEN NOT o.kept THEN 'relevance_floor'
                              WHEN o.pos > $8 AND o.nth > $21 THEN 'per_source_cap'
                              WHEN o.pos > $8 THEN 'beyond_limit' END AS rule
               FROM ordered o
@@ -388,7 +393,7 @@ BEGIN
           coalesce(p_min_relevance, 0.0), coalesce(p_per_source, 1000), v_walk,
           v_source, coalesce(v_source_idf, '{}'), coalesce(v_source_avg, 1.0),
           greatest(coalesce(p_keep_top, 0), 0), coalesce(p_keep_floor, 0.0),
-          coalesce(p_query_gate, 'Infinity'::double precision), greatest(coalesce(p_relative_floor, 0.0), 0.0);
+          coalesce(p_answer_cosine, '-Infinity'::double precision), coalesce(p_answer_lexical, 'Infinity'::double precision);
 END
 $fn$;
 

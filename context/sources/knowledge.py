@@ -9,7 +9,7 @@ drop is reported like every other. The organization always comes from
 `request.subject`; the options say which scopes join (both default to off), the relevance floor and the
 per-source cap (both default to knowledge.search's measured defaults). In explain mode
 (`retrieve_explained`) the same search also returns the candidates it cut, each named with its rule
-(`relevance_floor`, `per_source_cap`, `beyond_limit`); every item carries the rule that placed it
+(`query_unanswered`, `relevance_floor`, `per_source_cap`, `beyond_limit`); every item carries the rule that placed it
 (`placed_by`: `rank`, or `cap_fill` for a chunk past its document's cap that fills the room the limit
 left). This module must never read a scope the options did not ask for, and never write prose.
 """
@@ -22,6 +22,8 @@ from context.models import ContextItem, ContextRequest, ContextSourceSpec, CutCa
 from context.options import KnowledgeOptions
 from knowledge.embedding.registry import EmbedderLookup, get_embedder
 from knowledge.search import (
+    DEFAULT_ANSWER_COSINE,
+    DEFAULT_ANSWER_LEXICAL,
     DEFAULT_KEEP_TOP,
     DEFAULT_MIN_RELEVANCE,
     DEFAULT_PER_SOURCE,
@@ -92,6 +94,8 @@ class KnowledgeContextSource:
         rule = hit.cut or "beyond_limit"
         cosine = "" if hit.dense_distance is None else f"cosine {1 - hit.dense_distance:.2f}, "
         messages = {
+            "query_unanswered": "nothing answers the query: its best candidate's cosine is under "
+            f"{DEFAULT_ANSWER_COSINE} and its best BM25 share under {DEFAULT_ANSWER_LEXICAL}",
             "relevance_floor": f"{cosine}under the relevance floor {arguments['min_relevance']:.2f}"
             + (
                 f" and not in either half's top {arguments['keep_top']} above the lower floor"

@@ -120,23 +120,27 @@ async def test_a_chunk_inside_keep_top_of_one_half_and_past_it_in_the_other_is_k
     assert kept == await search(kit.db, org, "QUERY harbour", **kwargs)
 
 
-async def test_the_query_gate_keeps_every_candidate_of_an_answered_query_and_none_of_an_unanswered_one(
+async def test_a_query_whose_best_candidate_answers_it_neither_by_cosine_nor_by_words_returns_nothing(
     designed: Kit, factory: Factory
 ) -> None:
     kit, org = designed, await factory.organization()
     evidence = await kit.ingest(org, "The evidence: we adopted a beagle from the rescue centre.")
-    tails = {await kit.ingest(org, f"A tail sentence number {n} about the weather.") for n in range(3)}
-    kwargs = {"include_organization": True, "embedders": kit.lookup, "per_source": None}
-    # The best candidate (cosine 0.23) reaches a gate of 0.2: the query is answered, the ranking decides.
-    hits = await search(kit.db, org, "QUERY which pet", query_gate=0.2, **kwargs)
-    assert hits[0].source_id == evidence and {h.source_id for h in hits[1:]} == tails
-    assert hits[0].relevance is not None and abs(hits[0].relevance - 0.23) < 1e-3
-    # A gate above the best candidate: the floor alone, and it cuts them all.
-    assert await search(kit.db, org, "QUERY which pet", query_gate=0.24, **kwargs) == []
-    # The relative floor keeps what reaches its share of the best: the evidence (0.23), not the tail (0.15).
-    hits = await search(kit.db, org, "QUERY which pet", relative_floor=0.8, **kwargs)
+    await kit.ingest(org, "A tail sentence about the weather.")
+    kwargs = {"include_organization": True, "embedders": kit.lookup, "per_source": None, "min_relevance": 0.2}
+    # The best candidate's cosine (0.23) reaches 0.2: answered, and the floor keeps the evidence alone.
+    hits = await search(kit.db, org, "QUERY which pet", answer_cosine=0.2, **kwargs)
     assert [h.source_id for h in hits] == [evidence]
-    with pytest.raises(ValueError, match="query_gate"):
-        await search(kit.db, org, "q", query_gate=1.5, **kwargs)
-    with pytest.raises(ValueError, match="relative_floor"):
-        await search(kit.db, org, "q", relative_floor=-0.1, **kwargs)
+    assert hits[0].relevance is not None and abs(hits[0].relevance - 0.23) < 1e-3
+    # Under 0.24 and no words in common: unanswered, nothing comes back, and explain says why.
+    assert await search(kit.db, org, "QUERY which pet", answer_cosine=0.24, **kwargs) == []
+    kept, cut = await search_explained(kit.db, org, "QUERY which pet", answer_cosine=0.24, **kwargs)
+    assert kept == [] and {h.cut for h in cut} == {"query_unanswered"}
+    # The exact-words escape: the query's words match the evidence, so it is answered though its cosine is low.
+    hits = await search(kit.db, org, "QUERY beagle rescue centre", answer_cosine=0.24, answer_lexical=0.3, **kwargs)
+    assert evidence in {h.source_id for h in hits}
+    # No floor (min_relevance 0): every query is answered.
+    assert await search(kit.db, org, "QUERY which pet", answer_cosine=0.24, **{**kwargs, "min_relevance": 0.0})
+    with pytest.raises(ValueError, match="answer_cosine"):
+        await search(kit.db, org, "q", answer_cosine=1.5, **kwargs)
+    with pytest.raises(ValueError, match="answer_lexical"):
+        await search(kit.db, org, "q", answer_lexical=-0.1, **kwargs)
