@@ -291,14 +291,24 @@ SELECT v.memory_id, $2::text, v.embedding::vector
 ON CONFLICT (memory_id, embedding_model) DO NOTHING;
 
 -- name: live_memories_without_vector
--- Live memories of the organization with no vector under the model, oldest first (memory.vectors.embed_missing).
--- $1 organization id, $2 model, $3 limit.
-SELECT m.id, m.text
+-- Live memories of the organizations with no vector under the model, oldest first (memory.vectors: the fill
+-- after a failed write embedding, and a switchover's fill under its new model, which resumes where it stopped).
+-- $1 organization ids, $2 model, $3 limit.
+SELECT m.id, m.organization_id, m.text
   FROM agent.live_memories AS m
- WHERE m.organization_id = $1::uuid
+ WHERE m.organization_id = ANY ($1::uuid[])
    AND NOT EXISTS (SELECT 1 FROM agent.memory_embeddings AS e WHERE e.memory_id = m.id AND e.embedding_model = $2::text)
  ORDER BY m.created_at, m.id
  LIMIT $3;
+
+-- name: memory_vector_coverage
+-- How many live memories the organizations hold, and how many of them hold a vector under the model (a
+-- switchover's progress). $1 organization ids, $2 model.
+SELECT count(*)::integer AS live,
+       (count(*) FILTER (WHERE EXISTS (SELECT 1 FROM agent.memory_embeddings AS e
+                                        WHERE e.memory_id = m.id AND e.embedding_model = $2::text)))::integer AS embedded
+  FROM agent.live_memories AS m
+ WHERE m.organization_id = ANY ($1::uuid[]);
 
 -- name: erasable_index_rows
 -- How many relevance index rows (migrations/0101) the revisions still in an erasure scope hold; an erasure

@@ -2,9 +2,10 @@
 
 `memory` imports only `state`, so the pieces of knowledge's hybrid scoring it reuses come through here, the
 one room that may read both: the organization's live model and its embedder (`live_memory_embedder`, which
-`MemoryService(embed=...)` calls at write and the relevance read calls for the question), the live model's
-calibrated fusion weights, and knowledge's BM25 settings (`knowledge.search.DEFAULT_FUSION`: k1 and b), so
-memory is never scored by a second set of constants. This module must never read or write a memory row.
+`MemoryService(embed=...)` calls at write and the relevance read calls for the question; `model_memory_embedder`,
+one named model, which a switchover's fill calls before its model is live), the live model's calibrated fusion
+weights, and knowledge's BM25 settings (`knowledge.search.DEFAULT_FUSION`: k1 and b), so memory is never scored
+by a second set of constants. This module must never read or write a memory row.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from memory.models import RelevanceQuery
 from memory.vectors import EmbeddedTexts, MemoryEmbedder, embed_texts
 from state.db import Database
 
-__all__ = ["live_memory_embedder", "relevance_query"]
+__all__ = ["live_memory_embedder", "model_memory_embedder", "relevance_query"]
 
 _UNCALIBRATED = LiveModel("none/none", 1, True)
 """The fusion weights of a read with no live model (BM25 alone then, so only their sum matters)."""
@@ -31,6 +32,21 @@ def live_memory_embedder(db: Database, embedders: EmbedderLookup = get_embedder)
 
     async def embed(organization_id: UUID, texts: Sequence[str]) -> EmbeddedTexts:
         model = (await live_model(db, organization_id)).model_id
+        if not texts:
+            return EmbeddedTexts(model=model, vectors=[])
+        vectors = await embedders(model).embed(list(texts))
+        return EmbeddedTexts(model=model, vectors=[[float(x) for x in row] for row in vectors])
+
+    return embed
+
+
+def model_memory_embedder(model: str, embedders: EmbedderLookup = get_embedder) -> MemoryEmbedder:
+    """A `MemoryEmbedder` over one named model, whatever is live.
+
+    A switchover's fill embeds under its new model before the flip makes it live.
+    """
+
+    async def embed(_organization_id: UUID, texts: Sequence[str]) -> EmbeddedTexts:
         if not texts:
             return EmbeddedTexts(model=model, vectors=[])
         vectors = await embedders(model).embed(list(texts))
@@ -52,7 +68,7 @@ async def relevance_query(db: Database, organization_id: UUID, text: str, embedd
         live = None
     embedded = None
     if text.strip() and live is not None:
-        embedded = await embed_texts(_model_embedder(live.model_id, embedders), organization_id, [text])
+        embedded = await embed_texts(model_memory_embedder(live.model_id, embedders), organization_id, [text])
     return RelevanceQuery(
         text=text,
         vector=None if embedded is None else embedded.vectors[0],
@@ -63,10 +79,3 @@ async def relevance_query(db: Database, organization_id: UUID, text: str, embedd
         b=DEFAULT_FUSION.b,
     )
 
-
-def _model_embedder(model: str, embedders: EmbedderLookup) -> MemoryEmbedder:
-    async def embed(organization_id: UUID, texts: Sequence[str]) -> EmbeddedTexts:
-        vectors = await embedders(model).embed(list(texts))
-        return EmbeddedTexts(model=model, vectors=[[float(x) for x in row] for row in vectors])
-
-    return embed
