@@ -182,6 +182,30 @@ SELECT m.id, m.organization_id, m.definition_id, m.scope, m.user_id, m.scope_own
  ORDER BY m.created_at, m.id;
 
 -- name: fetch_relevant_memories
+-- The relevance-ordered read of either source (migrations/0101, bounded by 0104): the same live rows, filters
+-- and limit as fetch_live_memories ($9 false) or fetch_personal_memories ($9 true), ranked by knowledge's
+-- hybrid score: Okapi BM25 of the memory text (statistics of the owners' revisions; at most $14 postings of
+-- each query lexeme per owner in impact order, the best partial candidates completed), and the cosine
+-- similarity of the memory's vector under the query's model (the owners' vectors, exact); each list's live
+-- candidates in scope cut to its best $8, min-max normalised, fused convexly ($10 x dense + $11 x lexical).
+-- A memory with no vector under the model is scored by BM25 alone at the weight of both halves; a NULL query
+-- vector reads BM25 alone. Memories neither half ranks follow, newest first, so the limit still fills.
+-- agent.memory_relevance is planned for its arguments on every call (no cached generic plan).
+-- $1 organization id, $2 definition id or NULL, $3 user id or NULL (personal: required), $4 limit,
+-- $5 query text, $6 query vector or NULL, $7 its model or NULL, $8 candidates per list, $9 personal,
+-- $10 dense weight, $11 lexical weight, $12 BM25 k1, $13 BM25 b, $14 postings per lexeme and owner.
+-- Answers the rows of fetch_live_memories with rank (1-based) and score (NULL when neither half ranked it).
+SELECT m.id, m.organization_id, m.definition_id, m.scope, m.user_id, m.subject_key, m.text, m.subject_refs,
+       m.proposed_by_run_id, m.supersedes_id, m.created_at, r.score, r.rank
+  FROM agent.memory_relevance($1::uuid, $2::uuid, $3::uuid, $4::integer, $5::text, $6::vector, $7::text,
+                              $8::integer, $9::boolean, $10::double precision, $11::double precision,
+                              $12::double precision, $13::double precision, $14::integer) AS r
+  JOIN agent.memories AS m ON m.id = r.id
+ ORDER BY r.rank;
+
+-- name: fetch_relevant_memories_exact
+-- The exact relevance read of migrations/0101, kept as the reference the bounded read is measured against
+-- (bench/bench_memory_relevance.py: recall of its top k) and tested against; no runtime path runs it.
 -- The relevance-ordered read of either source (migrations/0101): the same live rows, filters and limit as
 -- fetch_live_memories ($9 false) or fetch_personal_memories ($9 true), ranked by knowledge's hybrid score:
 -- Okapi BM25 of the memory text among the read's own live memories (their count, average length and
@@ -285,9 +309,10 @@ SELECT m.id, m.organization_id, m.definition_id, m.scope, m.user_id, m.subject_k
 -- name: store_memory_embeddings
 -- Store revisions' vectors under one model (a second call for the same pair keeps the first).
 -- $1 memory ids, $2 model, $3 vectors in vector's text form '[x,y,...]' (same order).
-INSERT INTO agent.memory_embeddings (memory_id, embedding_model, embedding)
-SELECT v.memory_id, $2::text, v.embedding::vector
+INSERT INTO agent.memory_embeddings (memory_id, embedding_model, embedding, organization_id, scope_owner_id)
+SELECT v.memory_id, $2::text, v.embedding::vector, m.organization_id, m.scope_owner_id
   FROM unnest($1::uuid[], $3::text[]) AS v (memory_id, embedding)
+  JOIN agent.memories AS m ON m.id = v.memory_id
 ON CONFLICT (memory_id, embedding_model) DO NOTHING;
 
 -- name: live_memories_without_vector
