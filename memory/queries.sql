@@ -320,8 +320,9 @@ WITH terms AS MATERIALIZED (
      ORDER BY 3 DESC, 2 DESC, 1 DESC
      LIMIT $4::integer
 ), filled AS (
-    -- The newest live memories in scope that neither half ranked, after every ranked one: two branches
-    -- with literal predicates, so each one's index serves it in any plan (the personal index of 0090).
+    -- The newest live memories in scope that neither half ranked, after every ranked one, read only when the
+    -- ranked ones do not fill the limit: two branches with literal predicates, so each one's index serves it
+    -- in any plan (the personal index of 0090).
     (SELECT m.id, m.created_at, NULL::double precision AS score
        FROM agent.memories AS m
       WHERE NOT $9::boolean AND m.organization_id = $1::uuid AND m.forgotten_at IS NULL
@@ -331,7 +332,7 @@ WITH terms AS MATERIALIZED (
         AND NOT EXISTS (SELECT 1 FROM agent.memories AS ch WHERE ch.supersedes_id = m.id)
         AND m.id NOT IN (SELECT c.id FROM candidates AS c)
       ORDER BY m.created_at DESC, m.id DESC
-      LIMIT $4::integer)
+      LIMIT greatest($4::integer - (SELECT count(*) FROM ranked), 0))
     UNION ALL
     (SELECT m.id, m.created_at, NULL::double precision AS score
        FROM agent.memories AS m
@@ -343,7 +344,7 @@ WITH terms AS MATERIALIZED (
         AND NOT EXISTS (SELECT 1 FROM agent.memories AS ch WHERE ch.supersedes_id = m.id)
         AND m.id NOT IN (SELECT c.id FROM candidates AS c)
       ORDER BY m.created_at DESC, m.id DESC
-      LIMIT $4::integer)
+      LIMIT greatest($4::integer - (SELECT count(*) FROM ranked), 0))
 ), chosen AS (
     SELECT o.id, o.score,
            row_number() OVER (ORDER BY o.score DESC NULLS LAST, o.created_at DESC, o.id DESC) AS rank
