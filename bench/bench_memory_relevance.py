@@ -137,9 +137,9 @@ def _goals(sets: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     for size, figures in sets.items():
         for mode in ("relevance", "relevance_bm25_only"):
             rows.append(goal(f"{mode} brief median, {size} memories", figures[mode]["brief_ms_median"], at_most=30,
-                             unit=" ms", note="the read scans the person's live memories exactly: the dense half "
-                             "computes every vector's distance, the lexical half reads every posting of a common "
-                             "term (no impact-ordered depth as knowledge has; docs/decisions.md, Memory)"))  # fmt: skip
+                             unit=" ms", note="the dense half scores every vector of the person exactly; the lexical "
+                             "half reads a common term to 200 postings in impact order (migration 0104; "
+                             "bench_memory_read_cost has the read alone)"))  # fmt: skip
         gain = figures["relevance"]["answer_in_brief_share"] - figures["recency"]["answer_in_brief_share"]
         rows.append(goal(f"answer in the brief, relevance minus recency, {size} memories", round(gain, 3),
                          at_least=0.0))  # fmt: skip

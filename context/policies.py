@@ -26,6 +26,7 @@ __all__ = [
     "FRONT_DOOR",
     "FRONT_DOOR_KNOWLEDGE_LIMIT",
     "FRONT_DOOR_KNOWLEDGE_TOKENS",
+    "FRONT_DOOR_MEMORY_ORDER",
     "FRONT_DOOR_NAME",
     "NAMED_POLICIES",
     "OUTREACH_PLANNER",
@@ -38,6 +39,11 @@ FRONT_DOOR_KNOWLEDGE_TOKENS = 1500
 """Open decision 2 of the spec, decided for the Front Door: 1,500 tokens per turn."""
 FRONT_DOOR_KNOWLEDGE_LIMIT = 8
 """Open decision 2 of the spec, decided for the Front Door: up to eight chunks."""
+FRONT_DOOR_MEMORY_ORDER = "relevance"
+"""The Front Door reads `memory` by relevance (issue 43, docs/decisions.md "Memory"): on REALTALK's real
+conversations the evidence of a question reached the brief 0.5 % of the time by recency and 36 % by relevance
+(the held-out LoCoMo observations: 3.6 % and 62.7 %). `personal_memory` stays newest first: a person's standing
+preferences are few, and each one applies to every turn, asked about or not."""
 
 FRONT_DOOR = ContextPolicy(
     sources=[
@@ -54,7 +60,7 @@ FRONT_DOOR = ContextPolicy(
             limit=FRONT_DOOR_KNOWLEDGE_LIMIT,
             options={"include_platform": True, "include_organization": True},
         ),
-        ContextSourceSpec(name="memory", token_budget=500, limit=20),
+        ContextSourceSpec(name="memory", token_budget=500, limit=20, options={"order": FRONT_DOOR_MEMORY_ORDER}),
         ContextSourceSpec(name="run_history", token_budget=400, limit=5, options={"lookback_hours": 24}),
     ],
     total_token_budget=6000,

@@ -813,8 +813,9 @@ CREATE FUNCTION agent.memory_postings_on_insert() RETURNS trigger
     SET search_path TO 'pg_catalog'
     AS $$
 BEGIN
-    INSERT INTO agent.memory_postings (organization_id, scope_owner_id, lexeme, memory_id, tf)
-    SELECT n.organization_id, n.scope_owner_id, t.lexeme, n.id, t.tf
+    INSERT INTO agent.memory_postings (organization_id, scope_owner_id, lexeme, memory_id, tf, lexical_length, impact)
+    SELECT n.organization_id, n.scope_owner_id, t.lexeme, n.id, t.tf, n.lexical_length,
+           t.tf * 2.2 / (t.tf + 1.2 * (0.25 + 0.75 * n.lexical_length / 12.0))
       FROM new_rows AS n
      CROSS JOIN LATERAL agent.memory_terms(n.text) AS t
      WHERE n.text IS NOT NULL
@@ -1772,7 +1773,9 @@ CREATE TABLE agent.memory_embeddings (
     memory_id uuid NOT NULL,
     embedding_model text NOT NULL,
     embedding public.vector NOT NULL,
-    created_at timestamp with time zone DEFAULT now() NOT NULL
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    organization_id uuid NOT NULL,
+    scope_owner_id uuid NOT NULL
 );
 
 --
@@ -1809,6 +1812,8 @@ CREATE TABLE agent.memory_postings (
     lexeme text NOT NULL,
     memory_id uuid NOT NULL,
     tf integer NOT NULL,
+    lexical_length integer NOT NULL,
+    impact real NOT NULL,
     CONSTRAINT memory_postings_tf_check CHECK ((tf > 0))
 );
 
@@ -2782,6 +2787,12 @@ CREATE INDEX memories_live_recent_idx ON agent.memories USING btree (organizatio
 CREATE UNIQUE INDEX memories_one_root_per_chain ON agent.memories USING btree (organization_id, definition_id, scope, scope_owner_id, subject_key) WHERE (supersedes_id IS NULL);
 
 --
+-- Name: memories_owner_length_idx; Type: INDEX; Schema: agent; Owner: -
+--
+
+CREATE INDEX memories_owner_length_idx ON agent.memories USING btree (organization_id, scope_owner_id) INCLUDE (lexical_length) WHERE (text IS NOT NULL);
+
+--
 -- Name: memories_personal_preferences_idx; Type: INDEX; Schema: agent; Owner: -
 --
 
@@ -2792,6 +2803,18 @@ CREATE INDEX memories_personal_preferences_idx ON agent.memories USING btree (or
 --
 
 CREATE INDEX memories_run_idx ON agent.memories USING btree (proposed_by_run_id) WHERE (proposed_by_run_id IS NOT NULL);
+
+--
+-- Name: memory_embeddings_owner_idx; Type: INDEX; Schema: agent; Owner: -
+--
+
+CREATE INDEX memory_embeddings_owner_idx ON agent.memory_embeddings USING btree (embedding_model, organization_id, scope_owner_id);
+
+--
+-- Name: memory_postings_impact_idx; Type: INDEX; Schema: agent; Owner: -
+--
+
+CREATE INDEX memory_postings_impact_idx ON agent.memory_postings USING btree (organization_id, scope_owner_id, lexeme, impact DESC, memory_id) INCLUDE (tf, lexical_length);
 
 --
 -- Name: memory_postings_memory_idx; Type: INDEX; Schema: agent; Owner: -

@@ -71,6 +71,7 @@ async def ingest_batch_of(services: Services, entry: OutboxEntry) -> None:
 
 async def switch_model(services: Services, entry: OutboxEntry) -> None:
     """A model switch: begin it and re-embed the scope here until it flips (what `switch-model` does inline)."""
+    from functions._memory_switch import memory_fill
     from knowledge.embedding.live_model import begin_switch
     from knowledge.switchover import run_switch
 
@@ -79,7 +80,8 @@ async def switch_model(services: Services, entry: OutboxEntry) -> None:
     model = str(entry.data["model"])
     plan = await begin_switch(services.db, organization_id, model, embedder=services.embedders.get(model))
     if not plan.already_live:
-        await run_switch(services.db, services.object_store, plan, embedders=services.embedders.get)
+        fill = memory_fill(services.db, organization_id, services.embedders.get)
+        await run_switch(services.db, services.object_store, plan, embedders=services.embedders.get, fill=fill)
 
 
 async def reembed_source(services: Services, entry: OutboxEntry) -> None:

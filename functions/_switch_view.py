@@ -3,8 +3,9 @@
 It says what the flip waits for: the counts under the new model, a `phase` (`embedding`: sources are
 still pending, among them uploads made during the switch, which their ingestion builds under both models;
 `stopped`: a source failed under the new model, retry it and request the switch again; `ready_to_flip`),
-and the first sources not ready with their status, reason and pending age. This module must never change
-a switch.
+the first sources not ready with their status, reason and pending age, and `memories`: the scope's live
+memories and how many hold a vector under the new model (the switch fills them before its flip). This
+module must never change a switch.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from datetime import UTC, datetime
 from typing import Any
 from uuid import UUID
 
+from functions._memory_switch import memory_progress
 from knowledge.embedding.live_model import live_model, running_switch, switch_status, switch_waiting
 from state.db import Database
 
@@ -49,6 +51,7 @@ async def switch_view(db: Database, scope: UUID | None) -> dict[str, Any]:
         "pending": status.pending,
         "failed": status.failed,
         "missing": status.missing,
+        "memories": await memory_progress(db, scope, switch.to_model),
         "waiting_for": [
             {
                 "source_id": str(w.source_id),

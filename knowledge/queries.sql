@@ -271,6 +271,14 @@ SELECT ks.active_embedding_model AS model_id, m.dimensions, ks.organization_id I
  ORDER BY ks.organization_id NULLS LAST
  LIMIT 1;
 
+-- name: platform_following_organizations
+-- The organizations with no knowledge_settings row of their own: a switch of the platform default changes
+-- their live model (what else they embed, their memories, follows the switch).
+SELECT o.id
+  FROM public.organizations AS o
+ WHERE NOT EXISTS (SELECT 1 FROM public.knowledge_settings AS ks WHERE ks.organization_id = o.id)
+ ORDER BY o.id;
+
 -- name: register_embedding_model
 -- Register a model's dimension (no-op when registered). $1 model id, $2 dimensions. Returns the stored dimension.
 WITH added AS (

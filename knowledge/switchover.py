@@ -1,7 +1,8 @@
 """The switchover, sequenced once: begin, build the scope, poll it, rescan it, flip one row, drop the old chunks.
 
-    begin -> fan-out (build the plan's sources) -> per poll <n>: check <n> -> (failures <n> | flip ->
-    delete-old-chunks | rescan <n> -> fan-out <n>) -> wait <n>
+    begin -> fan-out (build the plan's sources) -> per poll <n>: check <n> -> (failures <n> |
+    embed-memories <n>.<k>... -> flip -> embed-memories-after-flip <k>... -> delete-old-chunks |
+    rescan <n> -> fan-out <n>) -> wait <n>
 
 `switch_over` is that sequence, run through a `SwitchDriver`: a step runner that also knows how to build
 sources and how to wait. `run_switch` (what `ac-context switch-model` runs) drives it inline: each source
@@ -10,6 +11,13 @@ needs the old one to serve now), waiting costs nothing, and the scope is rescann
 until every source in it is ready under the new model. The Inngest `knowledge-model-switch` drives it
 durably: its build sends one `knowledge/source.reembed.requested` per source, its wait is a durable
 sleep, and it rescans only for sources that have no readiness row yet (an upload's own run builds it).
+
+What else the scope embeds (its organizations' memories) is a `VectorFill` the caller hands in, since
+`knowledge` imports no other room: once every source is ready, the fill embeds, in bounded steps, every
+live memory that has no vector under the new model, then the flip, then one more fill for the memories
+remembered under the old model between the fill and the flip. The relevance read therefore finds the new
+model's vectors at the flip and never falls back to BM25 for the switch. A fill never embeds a memory twice
+(it reads only those without a vector), so a rerun or a retried step continues where the last one stopped.
 
 A source that cannot be read fails on its own with its reason and leaves the scope; it never stops the
 switch. A source ready under the old model that failed under the new one stops the switch before the
@@ -48,10 +56,12 @@ from knowledge.ingestion.steps import ReadyCheck
 from state.db import Database
 
 __all__ = [
+    "MAX_FILL_STEPS",
     "MAX_ROUNDS",
     "SwitchDriver",
     "SwitchOutcome",
     "SwitchProgress",
+    "VectorFill",
     "reembed_source",
     "run_switch",
     "switch_failures",
@@ -71,6 +81,13 @@ MAX_ROUNDS = 50
 
 SwitchProgress = Callable[[int, int], None]
 """Called after each source with (sources done, sources known so far)."""
+
+VectorFill = Callable[[str], Awaitable[int]]
+"""Embeds one bounded batch of what else the scope serves (its organizations' live memories) under the model
+it is given, only rows with no vector under it; answers how many it embedded (0: none is left)."""
+
+MAX_FILL_STEPS = 200
+"""Fill steps before the flip (and again after it); at `functions`' 2,048 memories a step, 409,600 memories."""
 
 Step = dict[str, Any]
 T = TypeVar("T")
@@ -123,6 +140,8 @@ class SwitchOutcome:
     """Sources in scope at the last check."""
     reasons: tuple[str, ...] = ()
     """`title (source id): reason` of the first failed sources (`stopped`)."""
+    memories: int = 0
+    """Memories the fill embedded under the new model, before the flip and after it."""
 
 
 async def switch_over(
@@ -132,8 +151,12 @@ async def switch_over(
     *,
     driver: SwitchDriver,
     begin: Callable[[], Awaitable[SwitchPlan]],
+    fill: VectorFill | None = None,
 ) -> SwitchOutcome:
-    """Run the switch of a scope to `model` through `driver` until it flips, stops, is cancelled or times out."""
+    """Run the switch of a scope to `model` through `driver` until it flips, stops, is cancelled or times out.
+
+    `fill` embeds the scope's memories under `model`: before the flip, and once more after it.
+    """
 
     def conn() -> Database:
         return db if isinstance(db, Database) else db()
@@ -188,7 +211,27 @@ async def switch_over(
             return {"closed": "cancelled", "sources": []}
         return {"closed": "flipped" if again.already_live else None, "sources": [str(s) for s in again.source_ids]}
 
+    async def fill_before_flip() -> int:
+        assert fill is not None
+        if await switch_state(conn(), switch_id) != "running":
+            return 0  # cancelled or flipped elsewhere: the flip step says which
+        return await fill(model)
+
+    async def fill_after_flip() -> int:
+        assert fill is not None
+        return await fill(model)
+
+    async def fill_all(step: Callable[[], Awaitable[int]], name: Callable[[int], str]) -> int:
+        embedded = 0
+        for k in range(MAX_FILL_STEPS if fill is not None else 0):
+            got: int = await driver.run(name(k), step)
+            embedded += got
+            if not got:
+                break
+        return embedded
+
     counts: Step = {}
+    memories = 0
     for n in range(driver.max_polls):
         counts = await driver.run(f"check {n}", check)
         if counts.get("closed"):
@@ -198,13 +241,18 @@ async def switch_over(
             return SwitchOutcome(model, "stopped", plan["from_model"], switch_id, sent, failed=counts["failed"],
                                  total=counts["total"], reasons=tuple(reasons))  # fmt: skip
         if counts["ready"] == counts["total"]:
+            # The memories before the flip, so the relevance read has the new model's vectors at the flip.
+            memories += await fill_all(fill_before_flip, lambda k: f"embed-memories {n}.{k}")  # noqa: B023
             flipped = await driver.run("flip", flip)
             if flipped.get("closed"):
                 return ended(flipped["closed"], switch_id)
             if not flipped.get("not_ready"):
                 old: str = flipped["from_model"]
+                # Those remembered under the old model between the fill and the flip.
+                memories += await fill_all(fill_after_flip, lambda k: f"embed-memories-after-flip {k}")
                 dropped = await driver.run("delete-old-chunks", lambda: drop_unwanted_chunks(conn(), old))  # noqa: B023
-                return SwitchOutcome(model, "flipped", old, switch_id, sent, dropped, total=counts["total"])
+                return SwitchOutcome(model, "flipped", old, switch_id, sent, dropped, total=counts["total"],
+                                     memories=memories)  # fmt: skip
         elif counts["missing"] or driver.in_place:
             rescanned = await driver.run(f"rescan {n}", rescan)
             if rescanned["closed"]:
@@ -260,8 +308,12 @@ async def run_switch(
     embedders: EmbedderLookup,
     on_progress: SwitchProgress | None = None,
     batch_size: int | None = None,
+    fill: VectorFill | None = None,
 ) -> FlipResult:
-    """Re-embed the scope of a begun switch here until every source is ready under the new model, then flip it."""
+    """Re-embed the scope of a begun switch here until every source is ready under the new model, then flip it.
+
+    `fill` embeds the scope's memories under the new model before the flip, and those written meanwhile after it.
+    """
     if plan.switch_id is None:
         raise ValueError("the plan has no running switch (is the model already live?)")
     switch_id = plan.switch_id
@@ -270,9 +322,10 @@ async def run_switch(
     async def begun() -> SwitchPlan:
         return plan
 
-    outcome = await switch_over(db, plan.organization_id, plan.to_model, driver=driver, begin=begun)
+    outcome = await switch_over(db, plan.organization_id, plan.to_model, driver=driver, begin=begun, fill=fill)
     if outcome.state == "flipped":
-        return FlipResult(plan.organization_id, outcome.from_model or plan.from_model, plan.to_model, outcome.dropped)
+        return FlipResult(plan.organization_id, outcome.from_model or plan.from_model, plan.to_model, outcome.dropped,
+                          outcome.memories)  # fmt: skip
     if outcome.state in ("cancelled", "flipped_elsewhere"):
         await ensure_running(db, switch_id)  # raises the cancel's own `SwitchCancelledError`
         raise SwitchCancelledError(f"the switch to {plan.to_model} was cancelled while it ran")

@@ -378,6 +378,9 @@ class RelevanceQuery:
     """BM25 length normalisation."""
     candidates_per_limit: int = 4
     """Candidates read from each list per row of the limit (knowledge reads four times its limit)."""
+    lexical_depth: int = 200
+    """Postings the lexical half reads of each query lexeme for each scope owner, best impact first (knowledge
+    reads 200 too); the best partial candidates are then completed with the lexemes it cut."""
 
 
 @dataclass(frozen=True)

@@ -36,6 +36,7 @@ __all__ = [
     "fetch_live_memories",
     "fetch_personal_memories",
     "fetch_relevant_memories",
+    "fetch_relevant_memories_exact",
     "fetch_revision",
     "insert_revision",
     "insert_tombstone",
@@ -208,6 +209,29 @@ async def fetch_relevant_memories(
     """Either source's read ranked by relevance, best first (see queries.sql, `fetch_relevant_memories`)."""
     rows = await conn.fetch(  # the pool's pgvector codec encodes the list
         QUERIES["fetch_relevant_memories"],
+        organization_id, definition_id, user_id, limit, query.text, query.vector, query.model, candidates, personal,
+        query.dense_weight, query.lexical_weight, query.k1, query.b, query.lexical_depth,
+    )  # fmt: skip
+    return [RankedMemory(LiveMemory.from_row(row), row["rank"], row["score"]) for row in rows]
+
+
+async def fetch_relevant_memories_exact(
+    conn: Connection | Database,
+    *,
+    organization_id: UUID,
+    definition_id: UUID | None,
+    user_id: UUID | None,
+    limit: int,
+    candidates: int,
+    personal: bool,
+    query: RelevanceQuery,
+) -> list[RankedMemory]:
+    """The exact relevance read of migration 0101: every memory in scope scored.
+
+    The reference the bounded read is measured and tested against (recall of its top k); no runtime path calls it.
+    """
+    rows = await conn.fetch(
+        QUERIES["fetch_relevant_memories_exact"],
         organization_id, definition_id, user_id, limit, query.text, query.vector, query.model, candidates, personal,
         query.dense_weight, query.lexical_weight, query.k1, query.b,
     )  # fmt: skip

@@ -5,9 +5,11 @@
 (`context.sources.memory_vectors.live_memory_embedder` wires knowledge's). `MemoryService.remember` embeds the
 text before its transaction (never holding one open while a provider answers) and stores the vector in the
 transaction that appends the revision. A failed embedding never refuses a memory: the revision is written
-without a vector and the relevance read ranks it by BM25 alone until `embed_missing` fills it in, which is
-also the step that embeds live memories under a new live model after a switchover (docs/decisions.md,
-"Memory"). This module must never decide which memories a subject reads.
+without a vector and the relevance read ranks it by BM25 alone until `embed_missing` fills it in. A
+switchover embeds the live memories of the organizations it switches under its new model before it flips,
+and those written meanwhile right after (`fill_vectors`, wired by `functions._memory_switch`, counted by
+`vector_coverage` in the switch's progress; docs/decisions.md, "Memory"). This module must never decide
+which memories a subject reads.
 """
 
 from __future__ import annotations
@@ -15,12 +17,23 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 from uuid import UUID
 
 from memory.repository import QUERIES
 from state.db import Connection, Database
 
-__all__ = ["EmbeddedTexts", "MemoryEmbedder", "embed_missing", "embed_texts", "store_vectors"]
+__all__ = [
+    "EmbeddedTexts",
+    "FilledVectors",
+    "MemoryEmbedder",
+    "VectorCoverage",
+    "embed_missing",
+    "embed_texts",
+    "fill_vectors",
+    "store_vectors",
+    "vector_coverage",
+]
 
 _log = logging.getLogger(__name__)
 
@@ -62,15 +75,82 @@ async def store_vectors(conn: Connection, memory_ids: Sequence[UUID], embedded: 
 async def embed_missing(db: Database, organization_id: UUID, embed: MemoryEmbedder, *, batch: int = 256) -> int:
     """Embed every live memory of the organization with no vector under its live model; answer how many."""
     done = 0
-    probe = await embed(organization_id, [])
+    model = (await embed(organization_id, [])).model
     while True:
-        async with db.connection() as conn:
-            rows = await conn.fetch(QUERIES["live_memories_without_vector"], organization_id, probe.model, batch)
-        if not rows:
+        filled = await fill_vectors(db, [organization_id], model, embed, most=batch, batch=batch)
+        if not filled.embedded:
             return done
-        embedded = await embed(organization_id, [r["text"] for r in rows])
+        done += filled.embedded
+        model = filled.model  # the live model flipped meanwhile: follow it
+
+
+@dataclass(frozen=True)
+class FilledVectors:
+    """What one `fill_vectors` call embedded."""
+
+    embedded: int
+    """Memories given a vector (0: none of the organizations' live memories lacks one under the model)."""
+    model: str
+    """The model the embedder answered last (the asked one unless the embedder follows a flip)."""
+
+
+async def fill_vectors(
+    db: Database,
+    organization_ids: Sequence[UUID],
+    model: str,
+    embed: MemoryEmbedder,
+    *,
+    most: int,
+    batch: int = 256,
+) -> FilledVectors:
+    """Embed up to `most` live memories of the organizations that hold no vector under `model`, oldest first.
+
+    Resumable: a memory with a vector under the model is never read again, so a call after a crash or a
+    retry continues where the last one stopped and embeds nothing twice. A bounded call keeps a durable step
+    short (a switchover's fill runs as many as it needs). The embedder is called once per organization per
+    batch, and the vectors are stored under the model it names.
+    """
+    done = 0
+    answered = model
+    while done < most:
         async with db.connection() as conn:
-            await store_vectors(conn, [r["id"] for r in rows], embedded)
+            rows = await conn.fetch(
+                QUERIES["live_memories_without_vector"], list(organization_ids), model, min(batch, most - done)
+            )
+        if not rows:
+            break
+        by_org: dict[UUID, list[Any]] = {}
+        for row in rows:
+            by_org.setdefault(row["organization_id"], []).append(row)
+        for organization_id, group in by_org.items():
+            embedded = await embed(organization_id, [r["text"] for r in group])
+            async with db.connection() as conn:
+                await store_vectors(conn, [r["id"] for r in group], embedded)
+            answered = embedded.model
         done += len(rows)
-        if embedded.model != probe.model:  # the live model flipped meanwhile: follow it
-            probe = embedded
+        if answered != model:  # the embedder answered another model: the rows it lacks are not these
+            break
+    return FilledVectors(embedded=done, model=answered)
+
+
+@dataclass(frozen=True)
+class VectorCoverage:
+    """How many live memories of some organizations hold a vector under one model."""
+
+    live: int
+    """Live memories."""
+    embedded: int
+    """Of them, those with a vector under the model."""
+
+    @property
+    def pending(self) -> int:
+        """Live memories still without one."""
+        return self.live - self.embedded
+
+
+async def vector_coverage(db: Database, organization_ids: Sequence[UUID], model: str) -> VectorCoverage:
+    """The organizations' live memories and how many hold a vector under `model` (a switchover's progress)."""
+    async with db.connection() as conn:
+        row = await conn.fetchrow(QUERIES["memory_vector_coverage"], list(organization_ids), model)
+    assert row is not None
+    return VectorCoverage(live=row["live"], embedded=row["embedded"])

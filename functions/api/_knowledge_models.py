@@ -23,6 +23,7 @@ __all__ = [
     "SourceListItemOut",
     "SourceRegisteredOut",
     "SwitchCancelOut",
+    "SwitchMemoriesOut",
     "SwitchOut",
     "SwitchWaitingOut",
 ]
@@ -221,6 +222,19 @@ class SwitchWaitingOut(BaseModel):
     """Seconds since it became pending under the new model; null unless pending."""
 
 
+class SwitchMemoriesOut(BaseModel):
+    """The scope's live memories and their vectors under the new model (the switch fills them before its flip)."""
+
+    model_config = _OUT
+
+    live: int
+    """Live memories of the organizations whose live model the switch changes."""
+    embedded: int
+    """Of them, those holding a vector under the new model."""
+    pending: int
+    """Of them, those still without one."""
+
+
 class SwitchOut(BaseModel):
     """The running switchover of a scope; with `running: false`, only the first three fields are answered."""
 
@@ -250,6 +264,8 @@ class SwitchOut(BaseModel):
     """Of them, failed under the new model."""
     missing: int | None = None
     """Of them, not yet started under the new model."""
+    memories: SwitchMemoriesOut | None = None
+    """The scope's live memories and how many hold a vector under the new model (only while running)."""
     waiting_for: list[SwitchWaitingOut] | None = None
     """The first sources not ready under the new model (only while running)."""
 

@@ -334,6 +334,7 @@ def switch_model(
     if send_event:
         _request_switch(model, org, as_json=as_json)
         return
+    from functions._memory_switch import memory_fill
     from knowledge.embedding.live_model import begin_switch
     from knowledge.switchover import run_switch
 
@@ -345,17 +346,27 @@ def switch_model(
             with progress() as bar:
                 task = bar.add_task(f"re-embedding under {model}", total=len(plan.source_ids))
 
+                memories: dict[str, Any] = {}  # the memories' task, added at the first memory the fill embeds
+
                 def advance(done: int, known: int) -> None:
                     bar.update(task, completed=done, total=known)
 
+                def filled(embedded: int) -> None:
+                    if not memories:
+                        memories.update(task=bar.add_task(f"re-embedding under {model} memories", total=0), done=0)
+                    memories["done"] += embedded
+                    bar.update(memories["task"], completed=memories["done"], total=memories["done"])
+
+                fill = memory_fill(svc.db, org, svc.embedders.get, on_fill=filled)
                 flipped = await run_switch(
-                    svc.db, svc.object_store, plan, embedders=svc.embedders.get, on_progress=advance
+                    svc.db, svc.object_store, plan, embedders=svc.embedders.get, on_progress=advance, fill=fill
                 )
         return {
             "model": model,
             "flipped": True,
             "from_model": flipped.from_model,
             "dropped_chunks": flipped.dropped_chunks,
+            "memories_embedded": flipped.memories_embedded,
         }
 
     result = run(main)
@@ -363,7 +374,10 @@ def switch_model(
         print_json(result)
     elif result["flipped"]:
         console.print(
-            plain(f"{model} is live (was {result['from_model']}); {result['dropped_chunks']} old chunks deleted")
+            plain(
+                f"{model} is live (was {result['from_model']}); {result['dropped_chunks']} old chunks deleted, "
+                f"{result['memories_embedded']} memories embedded"
+            )
         )
     else:
         console.print(plain(f"{model} is already the live model; nothing to do"))

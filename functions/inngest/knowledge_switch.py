@@ -11,9 +11,12 @@
    built under both models by its own `knowledge-ingest` run (`GET /v1/knowledge/switch` names what the
    flip waits for), an unreadable one fails on its own and leaves the scope; a source in scope without a
    readiness row triggers a `rescan` that re-embeds it;
-4. `flip`: one row, one instant, only for this switch and only when every source in scope is ready under
+4. `embed-memories <n>.<k>`: the live memories of the scope's organizations that hold no vector under the
+   new model, up to 2,048 a step (`functions._memory_switch`), so the relevance read has them at the flip;
+5. `flip`: one row, one instant, only for this switch and only when every source in scope is ready under
    the new model;
-5. `delete-old-chunks`: the old model's chunks nothing needs any more.
+6. `embed-memories-after-flip <k>`: the memories remembered under the old model between 4 and 5;
+7. `delete-old-chunks`: the old model's chunks nothing needs any more.
 
 A switch cancelled meanwhile (`ac-context switch-model --cancel`, `DELETE /v1/knowledge/switch`) ends the
 run at its next check (or at the flip) with `code: knowledge_switch_cancelled`, without reopening the switch
@@ -36,6 +39,7 @@ from uuid import UUID
 
 import inngest
 
+from functions._memory_switch import memory_fill
 from functions._services import ServiceSlot
 from functions.event_routes import event_triggers
 from functions.events import EVENT_REEMBED, EVENT_SWITCH
@@ -98,7 +102,10 @@ def make_knowledge_switch(client: inngest.Inngest, slot: ServiceSlot) -> inngest
             return await begin_switch(services.db, organization_id, model, embedder=services.embedders.get(model))
 
         driver = _Driver(ctx, organization_id, model)
-        outcome = await switch_over(lambda: slot.get().db, organization_id, model, driver=driver, begin=begin)
+        fill = memory_fill(lambda: slot.get().db, organization_id, lambda m: slot.get().embedders.get(m))
+        outcome = await switch_over(
+            lambda: slot.get().db, organization_id, model, driver=driver, begin=begin, fill=fill
+        )
         return _answer(outcome)
 
     return knowledge_model_switch
@@ -133,7 +140,7 @@ def _answer(outcome: SwitchOutcome) -> dict[str, Any]:
         return {"model": model, "flipped": False, "reason": f"{model} is already the live model"}
     if outcome.state == "flipped":
         return {"model": model, "flipped": True, "from_model": from_model, "reembeds": outcome.reembeds,
-                "dropped": outcome.dropped}  # fmt: skip
+                "dropped": outcome.dropped, "memories_embedded": outcome.memories}  # fmt: skip
     if outcome.state == "flipped_elsewhere":
         return {"model": model, "flipped": True, "from_model": from_model, "reembeds": outcome.reembeds,
                 "reason": f"another run flipped the switch to {model}"}  # fmt: skip

@@ -126,3 +126,5 @@ class FlipResult:
     """The model live now."""
     dropped_chunks: int
     """Old chunks deleted after the flip."""
+    memories_embedded: int = 0
+    """Memories the switch's fill embedded under the new model (`knowledge.switchover.run_switch`)."""

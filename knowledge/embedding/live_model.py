@@ -69,6 +69,7 @@ __all__ = [
     "register_embedding_model",
     "rescan_switch",
     "running_switch",
+    "switch_organizations",
     "switch_ready",
     "switch_state",
     "switch_status",
@@ -91,6 +92,19 @@ async def live_model(db: Database, organization_id: UUID | None) -> LiveModel:
         dense_weight=row["dense_weight"],
         lexical_weight=row["lexical_weight"],
     )
+
+
+async def switch_organizations(db: Database, organization_id: UUID | None) -> list[UUID]:
+    """The organizations whose live model a switch of the scope changes.
+
+    An organization's switch changes its own; the platform default's (None) every organization without its own row.
+    """
+    if organization_id is not None:
+        return [organization_id]
+    with translated():
+        async with db.connection() as conn:
+            rows = await conn.fetch(QUERIES["platform_following_organizations"])
+    return [r["id"] for r in rows]
 
 
 async def register_embedding_model(db: Database, model_id: str, *, dimensions: int | None = None) -> str:

@@ -232,3 +232,21 @@ async def test_after_a_model_switch_a_memory_without_a_live_vector_ranks_by_bm25
                                   " ORDER BY 1", answer.id)  # fmt: skip
     assert sorted(r["embedding_model"] for r in models) == sorted([FAKE, SecondFakeEmbedder.model_id])
     assert UUID((await source.retrieve(ask(world), spec(order="relevance", limit=2)))[0].ref.id) == answer.id
+
+
+async def test_the_front_door_brief_ranks_a_relevant_old_memory_above_newer_irrelevant_ones(
+    db: Database, world: World
+) -> None:
+    from context.policies import FRONT_DOOR
+
+    answer = await world_memory(db, world, user=world.user, attribute="observation.currency", text=ANSWER,
+                                created_at=T0)  # fmt: skip
+    await noise(db, world, 25, user=world.user)  # newer than the answer and more than the limit of 20
+    builder = DefaultContextBuilder(default_registry(db, embedders=fake), ContextPacker())
+    brief = await builder.build(ask(world, definition=False), FRONT_DOOR)  # a Front Door turn: no definition
+    assert str(answer) in {r.id for r in brief.items}, "the old answer reaches the Front Door brief"
+    assert brief.text.index(ANSWER) < brief.text.index("Lunch meeting number"), "and ranks above the newer ones"
+    recency = FRONT_DOOR.model_copy(update={"sources": [
+        s.model_copy(update={"options": {"order": "recency"}}) if s.name == "memory" else s
+        for s in FRONT_DOOR.sources]})  # fmt: skip
+    assert str(answer) not in {r.id for r in (await builder.build(ask(world, definition=False), recency)).items}

@@ -50,3 +50,14 @@ def test_the_persons_words_are_required_on_the_front_door_and_the_thread_in_the_
     # Conversation is the one class never cut: a brief without it answers a question nobody asked (issue 14).
     assert [s.name for s in FRONT_DOOR.sources if s.required] == ["conversation"]
     assert [s.name for s in OUTREACH_PLANNER.sources if s.required] == ["conversation", "outreach_thread"]
+
+
+def test_the_front_doors_memory_order_is_the_recorded_decision() -> None:
+    # docs/decisions.md, "Memory": relevance, measured on REALTALK (issue 43); personal_memory stays newest first.
+    from context.options import MemoryOptions
+    from context.policies import FRONT_DOOR_MEMORY_ORDER
+
+    assert FRONT_DOOR_MEMORY_ORDER == "relevance"
+    specs = {s.name: MemoryOptions.model_validate(s.options) for s in FRONT_DOOR.sources if "memory" in s.name}
+    assert specs["memory"].order == FRONT_DOOR_MEMORY_ORDER
+    assert specs["personal_memory"].order == "recency"
