@@ -40,7 +40,7 @@ FRONT_DOOR_KNOWLEDGE_TOKENS = 1500
 FRONT_DOOR_KNOWLEDGE_LIMIT = 8
 """Open decision 2 of the spec, decided for the Front Door: up to eight chunks."""
 FRONT_DOOR_MEMORY_ORDER = "relevance"
-"""The Front Door reads `memory` by relevance (issue 43, docs/decisions.md "Memory"): on REALTALK's real
+"""The Front Door reads `memory` by relevance (docs/decisions.md, "Memory"): on REALTALK's real
 conversations the evidence of a question reached the brief 0.5 % of the time by recency and 36 % by relevance
 (the held-out LoCoMo observations: 3.6 % and 62.7 %). `personal_memory` stays newest first: a person's standing
 preferences are few, and each one applies to every turn, asked about or not."""

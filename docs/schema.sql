@@ -932,6 +932,7 @@ DECLARE
     v_model text;
     v_dims integer;
     v_fusion text;
+    v_answer_cosine double precision;
     v_scopes integer[];
     v_walk integer;
     v_chunks bigint;
@@ -972,8 +973,8 @@ BEGIN
     -- (a caller's weights or method, when given, replace the model's).
     SELECT ks.active_embedding_model, m.dimensions, coalesce(p_fusion, m.fusion_method),
            greatest(coalesce(p_dense_weight, m.dense_weight), 0.0),
-           greatest(coalesce(p_lexical_weight, m.lexical_weight), 0.0)
-      INTO v_model, v_dims, v_fusion, v_dense, v_lexical
+           greatest(coalesce(p_lexical_weight, m.lexical_weight), 0.0), coalesce(p_answer_cosine, m.answer_cosine)
+      INTO v_model, v_dims, v_fusion, v_dense, v_lexical, v_answer_cosine
       FROM public.knowledge_settings ks
       JOIN agent.embedding_models m ON m.model_id = ks.active_embedding_model
      WHERE ks.organization_id = p_organization_id OR ks.organization_id IS NULL
@@ -1220,7 +1221,7 @@ BEGIN
           coalesce(p_min_relevance, 0.0), coalesce(p_per_source, 1000), v_walk,
           v_source, coalesce(v_source_idf, '{}'), coalesce(v_source_avg, 1.0),
           greatest(coalesce(p_keep_top, 0), 0), coalesce(p_keep_floor, 0.0),
-          coalesce(p_answer_cosine, '-Infinity'::double precision), coalesce(p_answer_lexical, 'Infinity'::double precision);
+          coalesce(v_answer_cosine, '-Infinity'::double precision), coalesce(p_answer_lexical, 'Infinity'::double precision);
 END
 $_$;
 
@@ -1371,6 +1372,8 @@ CREATE TABLE agent.embedding_models (
     dense_weight double precision DEFAULT 0.3 NOT NULL,
     lexical_weight double precision DEFAULT 0.7 NOT NULL,
     fusion_calibration text DEFAULT 'not calibrated: the project default fusion'::text NOT NULL,
+    answer_cosine double precision,
+    CONSTRAINT embedding_models_answer_cosine_check CHECK (((answer_cosine >= ('-1'::integer)::double precision) AND (answer_cosine <= (1)::double precision))),
     CONSTRAINT embedding_models_dense_weight_check CHECK (((dense_weight >= (0)::double precision) AND (dense_weight <= (1)::double precision))),
     CONSTRAINT embedding_models_dimensions_check CHECK (((dimensions >= 1) AND (dimensions <= 2000))),
     CONSTRAINT embedding_models_fusion_calibration_check CHECK (((btrim(fusion_calibration) <> ''::text) AND (length(fusion_calibration) <= 500))),

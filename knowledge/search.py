@@ -138,11 +138,15 @@ PlaceRule = Literal["rank", "cap_fill"]
 filling room the limit had left after every candidate within its cap)."""
 
 DEFAULT_ANSWER_COSINE: Final[float | None] = None
-"""A query is answered when its best candidate's cosine similarity reaches this (or its best BM25 share reaches
-DEFAULT_ANSWER_LEXICAL); an unanswered query returns nothing. None: every query is answered."""
+"""A query is answered when its best candidate's cosine similarity reaches the live model's `answer_cosine`
+(its `agent.embedding_models` row: a cosine means something only for its model; WordLlama's 0.35, measured)
+or its best BM25 share reaches `answer_lexical`; an unanswered query returns nothing. None: the model's; a
+number replaces it for one search (-1 answers every query)."""
 
-DEFAULT_ANSWER_LEXICAL: Final[float | None] = None
-"""The exact-words escape of an unanswered query: its best candidate's BM25 over the best possible reaches it."""
+DEFAULT_ANSWER_LEXICAL: Final[float | None] = 0.7
+"""The exact-words escape of the answer gate: a query whose best candidate's BM25 over the best possible
+reaches it is answered whatever its cosine (a query the model embeds poorly; measured: it lets 0.008 more
+off-topic hits of 8 through on the real sets). None: no escape."""
 
 DEFAULT_PER_SOURCE: Final = 3
 """The most hits one source contributes to a search when the caller names no cap (docs/decisions.md)."""
@@ -248,9 +252,9 @@ async def search(
     The floor: a hit is kept when the better of its cosine similarity and its BM25 over the query's best
     possible score reaches `min_relevance`, or when either half ranks it within its own first `keep_top`
     and that relevance reaches `keep_floor` (None: KEEP_FLOOR_SHARE x `min_relevance`). A query whose best
-    candidate's cosine is under `answer_cosine` and whose best BM25 share is under `answer_lexical` is
-    unanswered and returns nothing. `per_source` caps the hits one source places by rank; capped candidates
-    then fill what room the limit has left, by score.
+    candidate's cosine is under `answer_cosine` (None: the live model's) and whose best BM25 share is under
+    `answer_lexical` is unanswered and returns nothing; `min_relevance` 0 answers every query. `per_source`
+    caps the hits one source places by rank; capped candidates then fill what room the limit has left.
     """
     hits = await _run(db, organization_id, query, include_platform, include_organization, limit, embedders,
                       fusion, min_relevance, keep_top, keep_floor, per_source, answer_cosine, answer_lexical,
@@ -310,13 +314,14 @@ async def _run(
         raise ValueError(f"keep_top must be within 0..{MAX_SEARCH_LIMIT}, got {keep_top!r}")
     if per_source is not None and (isinstance(per_source, bool) or per_source < 1):
         raise ValueError(f"per_source must be a positive count, got {per_source!r}")
-    for name, value in (("answer_cosine", answer_cosine), ("answer_lexical", answer_lexical)):
-        if value is not None and not 0.0 <= value <= 1.0:
-            raise ValueError(f"{name} must be within 0..1, got {value!r}")
+    if answer_cosine is not None and not -1.0 <= answer_cosine <= 1.0:
+        raise ValueError(f"answer_cosine must be within -1..1, got {answer_cosine!r}")
+    if answer_lexical is not None and not 0.0 <= answer_lexical <= 1.0:
+        raise ValueError(f"answer_lexical must be within 0..1, got {answer_lexical!r}")
     if limit == 0 or not (include_platform or include_organization) or not query.strip():
         return []
     if min_relevance == 0.0:  # no floor: every query is answered too (the gate is the floor's query half)
-        answer_cosine = answer_lexical = None
+        answer_cosine = -1.0
     remembered = _remembered_model(db, organization_id)
     attempts = ("remembered", "read", "read") if remembered is not None else ("read", "read")
     for n, attempt in enumerate(attempts, start=1):

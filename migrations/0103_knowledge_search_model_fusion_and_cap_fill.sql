@@ -19,8 +19,10 @@
 -- still got the few candidates that share a common word with it. Now a query is answered when its best
 -- candidate's cosine similarity reaches p_answer_cosine, or (an exact-words escape, for a query its words
 -- match but the model embeds poorly) its best BM25 over the best possible reaches p_answer_lexical; else no
--- candidate is kept (explain: `query_unanswered`). NULL p_answer_cosine: every query is answered. The
--- defaults are measured (docs/decisions.md, "Does the relevance floor cut evidence?"). `relevance` returns
+-- candidate is kept (explain: `query_unanswered`). A cosine means something only for its model, so the
+-- cosine that answers a query is the model's too (`answer_cosine`, NULL: every query is answered), unless
+-- the caller names one (-1 answers every query). Measured: docs/decisions.md, "Does the relevance floor cut
+-- evidence?". `relevance` returns
 -- each hit's floor measure: the better of its cosine similarity and its BM25 over the best possible.
 
 ALTER TABLE agent.embedding_models
@@ -30,6 +32,7 @@ ALTER TABLE agent.embedding_models
         CHECK (lexical_weight >= 0 AND lexical_weight <= 1),
     ADD COLUMN fusion_calibration text NOT NULL DEFAULT 'not calibrated: the project default fusion'
         CHECK (btrim(fusion_calibration) <> '' AND length(fusion_calibration) <= 500),
+    ADD COLUMN answer_cosine double precision CHECK (answer_cosine BETWEEN -1 AND 1),
     ADD CONSTRAINT embedding_models_fusion_weighs_something CHECK (dense_weight + lexical_weight > 0);
 
 -- The two shipped models. WordLlama is measured here (python -m bench real_retrieval): convex dense 0.3 has
@@ -37,9 +40,11 @@ ALTER TABLE agent.embedding_models
 -- measure, so it gets the fusion that needs no calibration, reciprocal ranks with equal weights, until a
 -- deployment that can reach it runs the same bench (docs/decisions.md, "Which fusion does each model get?").
 UPDATE agent.embedding_models
-   SET fusion_method = 'convex', dense_weight = 0.3, lexical_weight = 0.7,
+   SET fusion_method = 'convex', dense_weight = 0.3, lexical_weight = 0.7, answer_cosine = 0.35,
        fusion_calibration = 'measured 2026-12-06 by bench real_retrieval: convex dense 0.3 has the best mean '
-                            'nDCG@10 over NPL, CISI, CACM and REALTALK (0.449; dense 0.4 0.447, RRF 0.423)'
+                            'nDCG@10 over NPL, CISI, CACM and REALTALK (0.449; dense 0.4 0.447, RRF 0.423); '
+                            'a query whose best cosine is under 0.35 is unanswered (1.1 off-topic hits of 8 '
+                            'instead of 4.0, no recall@8 lost beyond the 0.25 floor''s 0.0073)'
  WHERE model_id = 'local/wordllama-l2-supercat-256';
 UPDATE agent.embedding_models
    SET fusion_method = 'rrf', dense_weight = 0.5, lexical_weight = 0.5,
@@ -105,6 +110,7 @@ DECLARE
     v_model text;
     v_dims integer;
     v_fusion text;
+    v_answer_cosine double precision;
     v_scopes integer[];
     v_walk integer;
     v_chunks bigint;
@@ -145,8 +151,8 @@ BEGIN
     -- (a caller's weights or method, when given, replace the model's).
     SELECT ks.active_embedding_model, m.dimensions, coalesce(p_fusion, m.fusion_method),
            greatest(coalesce(p_dense_weight, m.dense_weight), 0.0),
-           greatest(coalesce(p_lexical_weight, m.lexical_weight), 0.0)
-      INTO v_model, v_dims, v_fusion, v_dense, v_lexical
+           greatest(coalesce(p_lexical_weight, m.lexical_weight), 0.0), coalesce(p_answer_cosine, m.answer_cosine)
+      INTO v_model, v_dims, v_fusion, v_dense, v_lexical, v_answer_cosine
       FROM public.knowledge_settings ks
       JOIN agent.embedding_models m ON m.model_id = ks.active_embedding_model
      WHERE ks.organization_id = p_organization_id OR ks.organization_id IS NULL
@@ -393,7 +399,7 @@ BEGIN
           coalesce(p_min_relevance, 0.0), coalesce(p_per_source, 1000), v_walk,
           v_source, coalesce(v_source_idf, '{}'), coalesce(v_source_avg, 1.0),
           greatest(coalesce(p_keep_top, 0), 0), coalesce(p_keep_floor, 0.0),
-          coalesce(p_answer_cosine, '-Infinity'::double precision), coalesce(p_answer_lexical, 'Infinity'::double precision);
+          coalesce(v_answer_cosine, '-Infinity'::double precision), coalesce(p_answer_lexical, 'Infinity'::double precision);
 END
 $fn$;
 

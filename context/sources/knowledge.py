@@ -22,7 +22,6 @@ from context.models import ContextItem, ContextRequest, ContextSourceSpec, CutCa
 from context.options import KnowledgeOptions
 from knowledge.embedding.registry import EmbedderLookup, get_embedder
 from knowledge.search import (
-    DEFAULT_ANSWER_COSINE,
     DEFAULT_ANSWER_LEXICAL,
     DEFAULT_KEEP_TOP,
     DEFAULT_MIN_RELEVANCE,
@@ -94,8 +93,8 @@ class KnowledgeContextSource:
         rule = hit.cut or "beyond_limit"
         cosine = "" if hit.dense_distance is None else f"cosine {1 - hit.dense_distance:.2f}, "
         messages = {
-            "query_unanswered": "nothing answers the query: its best candidate's cosine is under "
-            f"{DEFAULT_ANSWER_COSINE} and its best BM25 share under {DEFAULT_ANSWER_LEXICAL}",
+            "query_unanswered": "nothing answers the query: its best candidate's cosine is under the model's "
+            f"answer gate and its best BM25 share under {DEFAULT_ANSWER_LEXICAL}",
             "relevance_floor": f"{cosine}under the relevance floor {arguments['min_relevance']:.2f}"
             + (
                 f" and not in either half's top {arguments['keep_top']} above the lower floor"

@@ -140,6 +140,11 @@ async def test_a_query_whose_best_candidate_answers_it_neither_by_cosine_nor_by_
     assert evidence in {h.source_id for h in hits}
     # No floor (min_relevance 0): every query is answered.
     assert await search(kit.db, org, "QUERY which pet", answer_cosine=0.24, **{**kwargs, "min_relevance": 0.0})
+    # The live model's record holds the cosine that answers a query.
+    async with kit.db.connection() as conn:
+        await conn.execute("UPDATE agent.embedding_models SET answer_cosine = 0.24 WHERE model_id = $1", FAKE)
+    assert await search(kit.db, org, "QUERY which pet", **kwargs) == []
+    assert await search(kit.db, org, "QUERY which pet", answer_cosine=0.2, **kwargs)
     with pytest.raises(ValueError, match="answer_cosine"):
         await search(kit.db, org, "q", answer_cosine=1.5, **kwargs)
     with pytest.raises(ValueError, match="answer_lexical"):
