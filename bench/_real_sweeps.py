@@ -131,6 +131,16 @@ def absolute(t: float, keep_halves_top: int = 0, share: float = 0.83) -> Rule:
     return rule
 
 
+def split(cosine: float, bm25: float) -> Rule:
+    """The absolute floor with a threshold per half: cosine >= `cosine`, or BM25 / best possible >= `bm25`."""
+
+    def rule(p: Pool, ranked: np.ndarray, score: np.ndarray) -> np.ndarray:
+        lexical = np.nan_to_num(p.bm25 / p.best_bm25, nan=0.0) if p.best_bm25 else np.zeros(p.n)
+        return np.asarray((p.cos >= cosine) | (lexical >= bm25))
+
+    return rule
+
+
 def relative_fused(r: float, first: int = 0) -> Rule:
     """fused score >= r x the query's best fused score, or within the ranking's first `first`."""
 
@@ -171,8 +181,12 @@ def gated(cos: float, bm25: float | None, inner: Rule | None = None) -> Rule:
 def rules() -> dict[str, Rule]:
     """The floor rules the sweep measures, by name."""
     out: dict[str, Rule] = {"unfiltered": lambda p, ranked, score: np.ones(p.n, dtype=bool)}
-    for t in (0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6):
+    for t in (0.15, 0.2, 0.25, 0.28, 0.3, 0.31, 0.32, 0.33, 0.34, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6):
         out[f"absolute_{t}"] = absolute(t)
+    for c in (0.3, 0.32, 0.35, 0.4):
+        for b in (0.2, 0.25, 0.3, 0.35, 0.4):
+            if (c, b) != (0.3, 0.3):
+                out[f"split_cosine_{c}_bm25_{b}"] = split(c, b)
     for t in (0.3, 0.4, 0.5):
         out[f"absolute_{t}_keep_halves_top_8_at_0.83"] = absolute(t, 8)
     for r in (0.5, 0.7, 0.8, 0.9):
@@ -187,6 +201,8 @@ def rules() -> dict[str, Rule]:
     for g in (0.4, 0.5, 0.6):
         for t in (0.3, 0.4):
             out[f"gate_cosine_or_bm25_{g}_then_absolute_{t}"] = gated(g, g, absolute(t))
+    for g in (0.3, 0.35):
+        out[f"gate_cosine_{g}_then_absolute_0.3"] = gated(g, None, absolute(0.3))
     return out
 
 

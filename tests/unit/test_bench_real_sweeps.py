@@ -77,3 +77,10 @@ def test_the_per_source_cap_and_the_metrics() -> None:
     assert sw.recall(["b", "c", "a"], {"a": 1, "z": 1}, 2) == 0.0 and sw.recall(["b", "a"], {"a": 1}, 2) == 1.0
     assert sw.ndcg10(["a"], {"a": 1}) == 1.0
     assert sw.score([["a", "b"]], [{"b": 1}])["recall@8"] == 1.0
+
+
+def test_the_split_floor_has_a_threshold_per_half() -> None:
+    p = _pool()  # cos 0.9, 0.5, 0.7, 0.2; bm25 / best 0.2, 0.6, -, 0.4
+    assert sorted(int(p.chunk[i]) for i in sw.kept_ranking(p, sw.split(0.8, 0.5), 0.3)) == [10, 11]
+    assert sorted(int(p.chunk[i]) for i in sw.kept_ranking(p, sw.split(0.95, 0.3), 0.3)) == [11, 13]
+    assert "split_cosine_0.35_bm25_0.25" in sw.rules() and "absolute_0.32" in sw.rules()
