@@ -82,12 +82,19 @@ class Explainer:
         )
 
 
+_PLACED = {
+    "rank": ", placed by its score",
+    "cap_fill": ", placed past its document's cap, in room no other document's candidate took",
+}
+"""How a kept item's placement reads, by the source's rule (`ContextItem.placed_by`)."""
+
+
 def _message(
     item: ContextItem, reason: DropReason, winner: ContextItem | None, budgets: dict[str, int], total: int
 ) -> str:
     """The reason in the words the issue and the CLI use."""
     if reason == "kept":
-        return "kept"
+        return "kept" + _PLACED.get(item.placed_by or "", "")
     if reason == "source_not_enabled":
         return f"source {item.source} is not enabled in the policy"
     if reason == "overdue":

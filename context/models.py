@@ -204,6 +204,9 @@ class ContextItem(BaseModel):
     review_overdue: date | None = None
     """The review date its document passed (set by its source from the stored date, never from text); the
     packer writes the overdue marker from it, or drops the item when its spec says `overdue: drop`."""
+    placed_by: str | None = None
+    """The source's rule that placed the item, when it says one (knowledge: `rank`, or `cap_fill` for a chunk
+    past its document's cap that fills room no other document took); explain names it, the text never does."""
 
     @model_validator(mode="after")
     def _keyless_kinds_have_no_key(self) -> ContextItem:

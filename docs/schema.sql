@@ -917,10 +917,10 @@ CREATE FUNCTION public.current_organization_id() RETURNS uuid
     AS $$ SELECT nullif(current_setting('app.organization_id', true), '')::uuid $$;
 
 --
--- Name: knowledge_search(uuid, public.vector, text, boolean, boolean, integer, text, double precision, double precision, integer, integer, integer, text, double precision, integer, integer, integer, double precision, double precision, double precision, integer, double precision, boolean); Type: FUNCTION; Schema: public; Owner: -
+-- Name: knowledge_search(uuid, public.vector, text, boolean, boolean, integer, text, double precision, double precision, integer, integer, integer, text, double precision, integer, integer, integer, double precision, double precision, double precision, integer, double precision, boolean, double precision, double precision); Type: FUNCTION; Schema: public; Owner: -
 --
 
-CREATE FUNCTION public.knowledge_search(p_organization_id uuid, p_query_embedding public.vector, p_query_text text, p_include_platform boolean, p_include_organization boolean, p_limit integer, p_query_model text DEFAULT NULL::text, p_dense_weight double precision DEFAULT 0.3, p_lexical_weight double precision DEFAULT 0.7, p_candidates integer DEFAULT NULL::integer, p_rrf_k integer DEFAULT 60, p_exact_below integer DEFAULT 10000, p_fusion text DEFAULT 'convex'::text, p_min_relevance double precision DEFAULT 0.0, p_per_source integer DEFAULT NULL::integer, p_lexical_depth integer DEFAULT 200, p_ef_search integer DEFAULT NULL::integer, p_k1 double precision DEFAULT 1.2, p_b double precision DEFAULT 0.75, p_source_weight double precision DEFAULT 0.75, p_keep_top integer DEFAULT 0, p_keep_floor double precision DEFAULT 0.0, p_explain boolean DEFAULT false) RETURNS TABLE(chunk_id bigint, source_id uuid, source_title text, source_organization_id uuid, ordinal integer, text text, tokens integer, embedding_model text, dense_rank integer, lexical_rank integer, dense_distance double precision, lexical_score real, score double precision, cut text)
+CREATE FUNCTION public.knowledge_search(p_organization_id uuid, p_query_embedding public.vector, p_query_text text, p_include_platform boolean, p_include_organization boolean, p_limit integer, p_query_model text DEFAULT NULL::text, p_dense_weight double precision DEFAULT NULL::double precision, p_lexical_weight double precision DEFAULT NULL::double precision, p_candidates integer DEFAULT NULL::integer, p_rrf_k integer DEFAULT 60, p_exact_below integer DEFAULT 10000, p_fusion text DEFAULT NULL::text, p_min_relevance double precision DEFAULT 0.0, p_per_source integer DEFAULT NULL::integer, p_lexical_depth integer DEFAULT 200, p_ef_search integer DEFAULT NULL::integer, p_k1 double precision DEFAULT 1.2, p_b double precision DEFAULT 0.75, p_source_weight double precision DEFAULT 0.75, p_keep_top integer DEFAULT 0, p_keep_floor double precision DEFAULT 0.0, p_explain boolean DEFAULT false, p_query_gate double precision DEFAULT NULL::double precision, p_relative_floor double precision DEFAULT 0.0) RETURNS TABLE(chunk_id bigint, source_id uuid, source_title text, source_organization_id uuid, ordinal integer, text text, tokens integer, embedding_model text, dense_rank integer, lexical_rank integer, dense_distance double precision, lexical_score real, score double precision, cut text, relevance double precision, placed text)
     LANGUAGE plpgsql STABLE
     SET search_path TO 'pg_catalog', 'public'
     SET "hnsw.iterative_scan" TO 'relaxed_order'
@@ -930,6 +930,7 @@ CREATE FUNCTION public.knowledge_search(p_organization_id uuid, p_query_embeddin
 DECLARE
     v_model text;
     v_dims integer;
+    v_fusion text;
     v_scopes integer[];
     v_walk integer;
     v_chunks bigint;
@@ -946,8 +947,8 @@ DECLARE
     v_best double precision;
     v_k1 double precision := greatest(coalesce(p_k1, 1.2), 0.0);
     v_b double precision := least(greatest(coalesce(p_b, 0.75), 0.0), 1.0);
-    v_dense double precision := greatest(coalesce(p_dense_weight, 1.0), 0.0);
-    v_lexical double precision := greatest(coalesce(p_lexical_weight, 1.0), 0.0);
+    v_dense double precision;
+    v_lexical double precision;
     v_source double precision := least(greatest(coalesce(p_source_weight, 0.0), 0.0), 1.0);
 BEGIN
     IF p_organization_id IS NULL THEN
@@ -956,7 +957,7 @@ BEGIN
     IF p_limit IS NULL OR p_limit < 0 OR p_limit > 1000 THEN
         RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = format('p_limit must be within 0..1000, got %s', p_limit);
     END IF;
-    IF p_fusion IS NULL OR p_fusion NOT IN ('rrf', 'convex') THEN
+    IF p_fusion IS NOT NULL AND p_fusion NOT IN ('rrf', 'convex') THEN
         RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = format('p_fusion must be rrf or convex, got %s', p_fusion);
     END IF;
     IF p_per_source IS NOT NULL AND p_per_source < 1 THEN
@@ -966,8 +967,12 @@ BEGIN
         RETURN;
     END IF;
 
-    -- The live model: the organization's own row, else the platform default.
-    SELECT ks.active_embedding_model, m.dimensions INTO v_model, v_dims
+    -- The live model: the organization's own row, else the platform default, with its calibrated fusion
+    -- (a caller's weights or method, when given, replace the model's).
+    SELECT ks.active_embedding_model, m.dimensions, coalesce(p_fusion, m.fusion_method),
+           greatest(coalesce(p_dense_weight, m.dense_weight), 0.0),
+           greatest(coalesce(p_lexical_weight, m.lexical_weight), 0.0)
+      INTO v_model, v_dims, v_fusion, v_dense, v_lexical
       FROM public.knowledge_settings ks
       JOIN agent.embedding_models m ON m.model_id = ks.active_embedding_model
      WHERE ks.organization_id = p_organization_id OR ks.organization_id IS NULL
@@ -976,6 +981,9 @@ BEGIN
     IF NOT FOUND THEN
         RAISE EXCEPTION USING ERRCODE = 'KS001',
             MESSAGE = 'no knowledge_settings row names a live embedding model for this organization or the platform';
+    END IF;
+    IF v_dense = 0 AND v_lexical = 0 THEN
+        RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = 'the dense and the lexical weight are both zero';
     END IF;
     IF p_query_model IS NOT NULL AND p_query_model <> v_model THEN
         RAISE EXCEPTION USING ERRCODE = 'KS002',
@@ -1150,61 +1158,73 @@ BEGIN
                         THEN coalesce($5 / ($7 + n.dr), 0) + coalesce($6 / ($7 + n.lr), 0)
                         ELSE $5 * n.dense_norm + $6 * n.lexical_norm
                    END AS fused_score,
-                   -- The floor: relevant enough, or within a half's own top and above the lower floor.
-                   (greatest(1 - n.distance, coalesce(n.bm25 / nullif($19, 0), 0)) >= $20
-                    OR (least(n.dr, n.lr) <= $26
-                        AND greatest(1 - n.distance, coalesce(n.bm25 / nullif($19, 0), 0)) >= $27)) AS kept
+                   -- The floor's measure: the better of the cosine similarity and the BM25 over the query's best.
+                   greatest(1 - n.distance, coalesce(n.bm25 / nullif($19, 0), 0)) AS relevance
               FROM normalised n
+        ), floored AS (
+            -- The floor: relevant enough; or within a half's own top and above the lower floor; or the query
+            -- reaches the gate (its best candidate is relevant, so the ranking decides); or within the
+            -- relative floor's share of the query's best candidate.
+            SELECT s.*,
+                   (s.relevance >= $20
+                    OR (least(s.dr, s.lr) <= $26 AND s.relevance >= $27)
+                    OR max(s.relevance) OVER () >= $28
+                    OR ($29 > 0 AND s.relevance >= $29 * max(s.relevance) OVER ())) AS kept
+              FROM scored s
         ), capped AS (
             SELECT s.*, row_number() OVER (PARTITION BY s.source_id, s.kept ORDER BY s.fused_score DESC, s.id) AS nth
-              FROM scored s
+              FROM floored s
              %3$s
         )
         %4$s
     $q$, v_dims, v_model,
     CASE WHEN p_explain THEN '' ELSE 'WHERE s.kept' END,
     CASE WHEN p_explain THEN format($t$
-        , placed AS (
-            SELECT c.*, CASE WHEN NOT c.kept THEN 'relevance_floor'
-                             WHEN c.nth > $21 THEN 'per_source_cap' END AS rule
+        , ordered AS (
+            -- The kept candidates in the plain search's order: within their source's cap first, by score,
+            -- then the capped ones filling what room the limit has left, by score.
+            SELECT c.*, row_number() OVER (PARTITION BY c.kept ORDER BY c.nth > $21, c.fused_score DESC, c.id) AS pos
               FROM capped c
-        ), ordered AS (
-            SELECT p.*, row_number() OVER (PARTITION BY p.rule IS NULL ORDER BY p.fused_score DESC, p.id) AS pos
-              FROM placed p
+        ), placed AS (
+            SELECT o.*, CASE WHEN NOT o.kept THEN 'relevance_floor'
+                             WHEN o.pos > $8 AND o.nth > $21 THEN 'per_source_cap'
+                             WHEN o.pos > $8 THEN 'beyond_limit' END AS rule
+              FROM ordered o
         )
         SELECT f.id, f.source_id, s.title, s.organization_id, f.ordinal, f.text, f.tokens, %2$L::text,
                f.dr::integer, f.lr::integer, f.distance::double precision, f.bm25::real,
-               f.fused_score::double precision,
-               coalesce(f.rule, CASE WHEN f.pos > $8 THEN 'beyond_limit' END)
-          FROM ordered f
+               f.fused_score::double precision, f.rule, f.relevance::double precision,
+               CASE WHEN f.rule IS NOT NULL THEN NULL WHEN f.nth > $21 THEN 'cap_fill' ELSE 'rank' END
+          FROM placed f
           JOIN agent.knowledge_sources s ON s.id = f.source_id
-         ORDER BY f.rule IS NOT NULL OR f.pos > $8, f.fused_score DESC, f.id
+         ORDER BY f.rule IS NOT NULL, CASE WHEN f.rule IS NULL THEN f.pos END, f.fused_score DESC, f.id
     $t$, v_dims, v_model) ELSE format($t$
         SELECT f.id, f.source_id, s.title, s.organization_id, f.ordinal, f.text, f.tokens, %2$L::text,
                f.dr::integer, f.lr::integer, f.distance::double precision, f.bm25::real,
-               f.fused_score::double precision, NULL::text
+               f.fused_score::double precision, NULL::text, f.relevance::double precision,
+               CASE WHEN f.nth > $21 THEN 'cap_fill' ELSE 'rank' END
           FROM capped f
           JOIN agent.knowledge_sources s ON s.id = f.source_id
-         WHERE f.nth <= $21
-         ORDER BY f.fused_score DESC, f.id
+         ORDER BY f.nth > $21, f.fused_score DESC, f.id
          LIMIT $8
     $t$, v_dims, v_model) END)
     USING p_query_embedding, v_scopes, v_candidates, NULL::tsquery, v_dense,
           CASE WHEN v_terms IS NULL THEN 0.0 ELSE v_lexical END,
           greatest(coalesce(p_rrf_k, 60), 1)::double precision, p_limit,
           coalesce(v_terms, '{}'), coalesce(v_idf, '{}'), coalesce(v_common, '{}'), coalesce(v_common_idf, '{}'),
-          v_k1, v_b, coalesce(v_avg, 1.0), v_scopes, v_depth, p_fusion, v_best,
+          v_k1, v_b, coalesce(v_avg, 1.0), v_scopes, v_depth, v_fusion, v_best,
           coalesce(p_min_relevance, 0.0), coalesce(p_per_source, 1000), v_walk,
           v_source, coalesce(v_source_idf, '{}'), coalesce(v_source_avg, 1.0),
-          greatest(coalesce(p_keep_top, 0), 0), coalesce(p_keep_floor, 0.0);
+          greatest(coalesce(p_keep_top, 0), 0), coalesce(p_keep_floor, 0.0),
+          coalesce(p_query_gate, 'Infinity'::double precision), greatest(coalesce(p_relative_floor, 0.0), 0.0);
 END
 $_$;
 
 --
--- Name: FUNCTION knowledge_search(p_organization_id uuid, p_query_embedding public.vector, p_query_text text, p_include_platform boolean, p_include_organization boolean, p_limit integer, p_query_model text, p_dense_weight double precision, p_lexical_weight double precision, p_candidates integer, p_rrf_k integer, p_exact_below integer, p_fusion text, p_min_relevance double precision, p_per_source integer, p_lexical_depth integer, p_ef_search integer, p_k1 double precision, p_b double precision, p_source_weight double precision, p_keep_top integer, p_keep_floor double precision, p_explain boolean); Type: COMMENT; Schema: public; Owner: -
+-- Name: FUNCTION knowledge_search(p_organization_id uuid, p_query_embedding public.vector, p_query_text text, p_include_platform boolean, p_include_organization boolean, p_limit integer, p_query_model text, p_dense_weight double precision, p_lexical_weight double precision, p_candidates integer, p_rrf_k integer, p_exact_below integer, p_fusion text, p_min_relevance double precision, p_per_source integer, p_lexical_depth integer, p_ef_search integer, p_k1 double precision, p_b double precision, p_source_weight double precision, p_keep_top integer, p_keep_floor double precision, p_explain boolean, p_query_gate double precision, p_relative_floor double precision); Type: COMMENT; Schema: public; Owner: -
 --
 
-COMMENT ON FUNCTION public.knowledge_search(p_organization_id uuid, p_query_embedding public.vector, p_query_text text, p_include_platform boolean, p_include_organization boolean, p_limit integer, p_query_model text, p_dense_weight double precision, p_lexical_weight double precision, p_candidates integer, p_rrf_k integer, p_exact_below integer, p_fusion text, p_min_relevance double precision, p_per_source integer, p_lexical_depth integer, p_ef_search integer, p_k1 double precision, p_b double precision, p_source_weight double precision, p_keep_top integer, p_keep_floor double precision, p_explain boolean) IS 'Hybrid (dense + Okapi BM25 of the chunk mixed with its source''s, a floor that keeps either half''s top) search of ready knowledge under the live model; SECURITY INVOKER.';
+COMMENT ON FUNCTION public.knowledge_search(p_organization_id uuid, p_query_embedding public.vector, p_query_text text, p_include_platform boolean, p_include_organization boolean, p_limit integer, p_query_model text, p_dense_weight double precision, p_lexical_weight double precision, p_candidates integer, p_rrf_k integer, p_exact_below integer, p_fusion text, p_min_relevance double precision, p_per_source integer, p_lexical_depth integer, p_ef_search integer, p_k1 double precision, p_b double precision, p_source_weight double precision, p_keep_top integer, p_keep_floor double precision, p_explain boolean, p_query_gate double precision, p_relative_floor double precision) IS 'Hybrid (dense + Okapi BM25 of the chunk mixed with its source''s, fused as the live model is calibrated; a floor that keeps either half''s top or an answered query''s ranking; a per-source cap that fills what the limit leaves) search of ready knowledge under the live model; SECURITY INVOKER.';
 
 --
 -- Name: notify_dossier_changed(); Type: FUNCTION; Schema: public; Owner: -
@@ -1343,7 +1363,16 @@ CREATE TABLE agent.embedding_models (
     dimensions integer NOT NULL,
     index_name text GENERATED ALWAYS AS (((('knowledge_chunks_hnsw_'::text || "left"(regexp_replace(model_id, '[^a-z0-9]+'::text, '_'::text, 'g'::text), 30)) || '_'::text) || "left"(md5(model_id), 8))) STORED NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
+    fusion_method text DEFAULT 'convex'::text NOT NULL,
+    dense_weight double precision DEFAULT 0.3 NOT NULL,
+    lexical_weight double precision DEFAULT 0.7 NOT NULL,
+    fusion_calibration text DEFAULT 'not calibrated: the project default fusion'::text NOT NULL,
+    CONSTRAINT embedding_models_dense_weight_check CHECK (((dense_weight >= (0)::double precision) AND (dense_weight <= (1)::double precision))),
     CONSTRAINT embedding_models_dimensions_check CHECK (((dimensions >= 1) AND (dimensions <= 2000))),
+    CONSTRAINT embedding_models_fusion_calibration_check CHECK (((btrim(fusion_calibration) <> ''::text) AND (length(fusion_calibration) <= 500))),
+    CONSTRAINT embedding_models_fusion_method_check CHECK ((fusion_method = ANY (ARRAY['convex'::text, 'rrf'::text]))),
+    CONSTRAINT embedding_models_fusion_weighs_something CHECK (((dense_weight + lexical_weight) > (0)::double precision)),
+    CONSTRAINT embedding_models_lexical_weight_check CHECK (((lexical_weight >= (0)::double precision) AND (lexical_weight <= (1)::double precision))),
     CONSTRAINT embedding_models_model_id_check CHECK (((model_id ~ '^[a-z0-9][a-z0-9._-]*/[a-z0-9][a-z0-9._-]*$'::text) AND (length(model_id) <= 100)))
 );
 
@@ -4085,12 +4114,12 @@ REVOKE ALL ON FUNCTION agent.organization_cascade_counts(p_organization_id uuid)
 REVOKE ALL ON FUNCTION agent.removal_receipt_add(p_id uuid, p_counts jsonb, p_object_keys text[]) FROM PUBLIC;
 
 --
--- Name: FUNCTION knowledge_search(p_organization_id uuid, p_query_embedding public.vector, p_query_text text, p_include_platform boolean, p_include_organization boolean, p_limit integer, p_query_model text, p_dense_weight double precision, p_lexical_weight double precision, p_candidates integer, p_rrf_k integer, p_exact_below integer, p_fusion text, p_min_relevance double precision, p_per_source integer, p_lexical_depth integer, p_ef_search integer, p_k1 double precision, p_b double precision, p_source_weight double precision, p_keep_top integer, p_keep_floor double precision, p_explain boolean); Type: ACL; Schema: public; Owner: -
+-- Name: FUNCTION knowledge_search(p_organization_id uuid, p_query_embedding public.vector, p_query_text text, p_include_platform boolean, p_include_organization boolean, p_limit integer, p_query_model text, p_dense_weight double precision, p_lexical_weight double precision, p_candidates integer, p_rrf_k integer, p_exact_below integer, p_fusion text, p_min_relevance double precision, p_per_source integer, p_lexical_depth integer, p_ef_search integer, p_k1 double precision, p_b double precision, p_source_weight double precision, p_keep_top integer, p_keep_floor double precision, p_explain boolean, p_query_gate double precision, p_relative_floor double precision); Type: ACL; Schema: public; Owner: -
 --
 
-REVOKE ALL ON FUNCTION public.knowledge_search(p_organization_id uuid, p_query_embedding public.vector, p_query_text text, p_include_platform boolean, p_include_organization boolean, p_limit integer, p_query_model text, p_dense_weight double precision, p_lexical_weight double precision, p_candidates integer, p_rrf_k integer, p_exact_below integer, p_fusion text, p_min_relevance double precision, p_per_source integer, p_lexical_depth integer, p_ef_search integer, p_k1 double precision, p_b double precision, p_source_weight double precision, p_keep_top integer, p_keep_floor double precision, p_explain boolean) FROM PUBLIC;
-GRANT ALL ON FUNCTION public.knowledge_search(p_organization_id uuid, p_query_embedding public.vector, p_query_text text, p_include_platform boolean, p_include_organization boolean, p_limit integer, p_query_model text, p_dense_weight double precision, p_lexical_weight double precision, p_candidates integer, p_rrf_k integer, p_exact_below integer, p_fusion text, p_min_relevance double precision, p_per_source integer, p_lexical_depth integer, p_ef_search integer, p_k1 double precision, p_b double precision, p_source_weight double precision, p_keep_top integer, p_keep_floor double precision, p_explain boolean) TO ac_tenant;
-GRANT ALL ON FUNCTION public.knowledge_search(p_organization_id uuid, p_query_embedding public.vector, p_query_text text, p_include_platform boolean, p_include_organization boolean, p_limit integer, p_query_model text, p_dense_weight double precision, p_lexical_weight double precision, p_candidates integer, p_rrf_k integer, p_exact_below integer, p_fusion text, p_min_relevance double precision, p_per_source integer, p_lexical_depth integer, p_ef_search integer, p_k1 double precision, p_b double precision, p_source_weight double precision, p_keep_top integer, p_keep_floor double precision, p_explain boolean) TO authenticated;
+REVOKE ALL ON FUNCTION public.knowledge_search(p_organization_id uuid, p_query_embedding public.vector, p_query_text text, p_include_platform boolean, p_include_organization boolean, p_limit integer, p_query_model text, p_dense_weight double precision, p_lexical_weight double precision, p_candidates integer, p_rrf_k integer, p_exact_below integer, p_fusion text, p_min_relevance double precision, p_per_source integer, p_lexical_depth integer, p_ef_search integer, p_k1 double precision, p_b double precision, p_source_weight double precision, p_keep_top integer, p_keep_floor double precision, p_explain boolean, p_query_gate double precision, p_relative_floor double precision) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.knowledge_search(p_organization_id uuid, p_query_embedding public.vector, p_query_text text, p_include_platform boolean, p_include_organization boolean, p_limit integer, p_query_model text, p_dense_weight double precision, p_lexical_weight double precision, p_candidates integer, p_rrf_k integer, p_exact_below integer, p_fusion text, p_min_relevance double precision, p_per_source integer, p_lexical_depth integer, p_ef_search integer, p_k1 double precision, p_b double precision, p_source_weight double precision, p_keep_top integer, p_keep_floor double precision, p_explain boolean, p_query_gate double precision, p_relative_floor double precision) TO ac_tenant;
+GRANT ALL ON FUNCTION public.knowledge_search(p_organization_id uuid, p_query_embedding public.vector, p_query_text text, p_include_platform boolean, p_include_organization boolean, p_limit integer, p_query_model text, p_dense_weight double precision, p_lexical_weight double precision, p_candidates integer, p_rrf_k integer, p_exact_below integer, p_fusion text, p_min_relevance double precision, p_per_source integer, p_lexical_depth integer, p_ef_search integer, p_k1 double precision, p_b double precision, p_source_weight double precision, p_keep_top integer, p_keep_floor double precision, p_explain boolean, p_query_gate double precision, p_relative_floor double precision) TO authenticated;
 
 --
 -- Name: TABLE definitions; Type: ACL; Schema: agent; Owner: -

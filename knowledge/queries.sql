@@ -261,9 +261,10 @@ UPDATE agent.knowledge_source_models
  WHERE source_id = $1 AND status = 'failed';
 
 -- name: live_model
--- The live embedding model of an organization (its own row, else the platform row) and its dimension.
--- $1 organization_id (NULL asks for the platform default).
-SELECT ks.active_embedding_model AS model_id, m.dimensions, ks.organization_id IS NULL AS platform_default
+-- The live embedding model of an organization (its own row, else the platform row), its dimension and its
+-- calibrated fusion (migrations/0103). $1 organization_id (NULL asks for the platform default).
+SELECT ks.active_embedding_model AS model_id, m.dimensions, ks.organization_id IS NULL AS platform_default,
+       m.fusion_method, m.dense_weight, m.lexical_weight
   FROM public.knowledge_settings ks
   JOIN agent.embedding_models m ON m.model_id = ks.active_embedding_model
  WHERE ks.organization_id = $1 OR ks.organization_id IS NULL
@@ -393,24 +394,27 @@ WITH wanted AS (
 SELECT (SELECT count(*) FROM dropped)::integer AS chunks, (SELECT count(*) FROM dropped_rows)::integer AS sources;
 
 -- name: knowledge_search
--- Hybrid search through the SQL function (migrations/0100, its one text; read it whole in docs/schema.sql).
+-- Hybrid search through the SQL function (migrations/0103, its one text; read it whole in docs/schema.sql).
 -- $1 organization_id, $2 query embedding, $3 query text, $4 include_platform, $5 include_organization,
--- $6 limit, $7 the model the query was embedded with, $8 dense weight, $9 lexical weight,
--- $10 candidates per list (NULL = 4 x limit), $11 the reciprocal-rank constant k, $12 fusion ('rrf' or
--- 'convex'), $13 relevance floor, $14 per-source cap (NULL = none), $15 lexical depth per term,
+-- $6 limit, $7 the model the query was embedded with, $8 dense weight, $9 lexical weight (both NULL: the
+-- model's), $10 candidates per list (NULL = 4 x limit), $11 the reciprocal-rank constant k, $12 fusion ('rrf'
+-- or 'convex'; NULL: the model's), $13 relevance floor, $14 per-source cap (NULL = none), $15 lexical depth per term,
 -- $16 hnsw.ef_search (NULL = the function's), $17 BM25 k1, $18 BM25 b, $19 the weight of a chunk's
 -- source's BM25 in its lexical score (0 = the chunk's own BM25 only), $20 the top of either half kept
--- above the lower floor, $21 that lower floor, $22 explain (also return the cut candidates, with `cut`).
+-- above the lower floor, $21 that lower floor, $22 explain (also return the cut candidates, with `cut`),
+-- $23 the query gate (NULL: none), $24 the relative floor (0: none).
 -- Each hit also carries its source's review date and whether it is overdue (before today in UTC,
 -- migrations/0087): one primary-key probe per hit in the same statement, no second round trip.
 SELECT h.chunk_id, h.source_id, h.source_title, h.source_organization_id, h.ordinal, h.text, h.tokens,
        h.embedding_model, h.dense_rank, h.lexical_rank, h.dense_distance, h.lexical_score, h.score, h.cut,
+       h.relevance, h.placed,
        r.review_by AS source_review_by,
        coalesce(r.review_by < (now() AT TIME ZONE 'UTC')::date, false) AS source_overdue
   FROM public.knowledge_search($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, p_fusion => $12,
                                p_min_relevance => $13, p_per_source => $14, p_lexical_depth => $15,
                                p_ef_search => $16, p_k1 => $17, p_b => $18, p_source_weight => $19,
-                               p_keep_top => $20, p_keep_floor => $21, p_explain => $22)
+                               p_keep_top => $20, p_keep_floor => $21, p_explain => $22,
+                               p_query_gate => $23, p_relative_floor => $24)
        WITH ORDINALITY AS h
  CROSS JOIN LATERAL (
         -- A scalar subquery, so each hit is one probe of the primary key whatever the planner's row guess.

@@ -38,6 +38,8 @@ __all__ = [
     "DEFAULT_KEEP_TOP",
     "DEFAULT_MIN_RELEVANCE",
     "DEFAULT_PER_SOURCE",
+    "DEFAULT_QUERY_GATE",
+    "DEFAULT_RELATIVE_FLOOR",
     "KEEP_FLOOR_SHARE",
     "LIVE_MODEL_TTL_S",
     "MAX_SEARCH_LIMIT",
@@ -45,6 +47,7 @@ __all__ = [
     "CutRule",
     "Fusion",
     "KnowledgeHit",
+    "PlaceRule",
     "search",
     "search_explained",
 ]
@@ -58,18 +61,24 @@ SEARCH_STATEMENT: Final = QUERIES["knowledge_search"]
 
 @dataclass(frozen=True, slots=True)
 class Fusion:
-    """How the dense and the BM25 candidate lists are read and fused (defaults measured: docs/decisions.md)."""
+    """How the dense and the BM25 candidate lists are read and fused (defaults measured: docs/decisions.md).
 
-    dense: float = 0.3
-    """Weight of the dense (vector) list; 0 leaves it out."""
-    lexical: float = 0.7
-    """Weight of the lexical (BM25) list; 0 leaves it out."""
+    The weights and the method default to None: the live embedding model's calibrated fusion, stored with
+    the model (`agent.embedding_models`, migrations/0103), because how much the dense list deserves depends
+    on how good the model's vectors are. Naming them overrides the model's for one search.
+    """
+
+    dense: float | None = None
+    """Weight of the dense (vector) list; 0 leaves it out; None: the live model's (give both or neither)."""
+    lexical: float | None = None
+    """Weight of the lexical (BM25) list; 0 leaves it out; None: the live model's (give both or neither)."""
     k: int = 60
     """The reciprocal-rank constant (method "rrf" only)."""
     candidates: int | None = None
     """Candidates read from each list; None reads four times the limit (at least the limit)."""
-    method: Literal["rrf", "convex"] = "convex"
-    """"rrf" sums weight / (k + rank); "convex" sums weight x the list's min-max normalised score."""
+    method: Literal["rrf", "convex"] | None = None
+    """"rrf" sums weight / (k + rank); "convex" sums weight x the list's min-max normalised score; None:
+    the live model's."""
     depth: int = 200
     """Postings read per query lexeme and scope, best first, before the common lexemes are completed."""
     ef_search: int | None = 80
@@ -83,11 +92,17 @@ class Fusion:
     the chunk's own BM25 weighs 1 - source. 0 ranks by the chunk's own BM25 alone (migrations/0093)."""
 
     def __post_init__(self) -> None:
-        if self.dense < 0 or self.lexical < 0 or (self.dense == 0 and self.lexical == 0):
+        if (self.dense is None) != (self.lexical is None):
+            raise ValueError("give both fusion weights or neither (neither: the live model's)")
+        if (
+            self.dense is not None
+            and self.lexical is not None
+            and (self.dense < 0 or self.lexical < 0 or (self.dense == 0 and self.lexical == 0))
+        ):
             raise ValueError("fusion weights must be non-negative and not both zero")
         if self.k < 1 or (self.candidates is not None and not 1 <= self.candidates <= MAX_SEARCH_LIMIT):
             raise ValueError(f"k must be positive and candidates within 1..{MAX_SEARCH_LIMIT}")
-        if self.method not in ("rrf", "convex"):
+        if self.method is not None and self.method not in ("rrf", "convex"):
             raise ValueError(f"method must be rrf or convex, got {self.method!r}")
         if not 1 <= self.depth <= 100_000 or (self.ef_search is not None and not 1 <= self.ef_search <= 1000):
             raise ValueError("depth must be within 1..100000 and ef_search within 1..1000")
@@ -96,8 +111,8 @@ class Fusion:
 
 
 DEFAULT_FUSION: Final = Fusion()
-"""Convex fusion, dense 0.3 / BM25 0.7 (measured on Cranfield: docs/decisions.md, issue 10); a chunk's BM25
-mixed 0.25 / 0.75 with its source's (measured on Cranfield and a long-document set: issue 24)."""
+"""The live model's calibrated fusion (method and weights, migrations/0103); a chunk's BM25 mixed 0.25 / 0.75
+with its source's (measured on Cranfield and a long-document set: docs/decisions.md, Retrieval)."""
 
 DEFAULT_MIN_RELEVANCE: Final = 0.3
 """The relevance floor a search applies when the caller names none (measured: docs/decisions.md, Retrieval)."""
@@ -113,7 +128,19 @@ KEEP_FLOOR_SHARE: Final = 0.83
 the default 0.3): the best of the shares measured at cutting off-topic queries' hits."""
 
 CutRule = Literal["relevance_floor", "per_source_cap", "beyond_limit"]
-"""Why a search cut a candidate (`search_explained`): the floor, the per-source cap, or the limit."""
+"""Why a search cut a candidate (`search_explained`): the floor, the per-source cap (a capped candidate the
+limit had no room left for), or the limit."""
+
+PlaceRule = Literal["rank", "cap_fill"]
+"""Which rule placed a hit: `rank` (by score, within its source's cap), or `cap_fill` (past its source's cap,
+filling room the limit had left after every candidate within its cap)."""
+
+DEFAULT_QUERY_GATE: Final[float | None] = None
+"""With a gate g, every candidate of a query whose best candidate's relevance reaches g passes the floor (an
+answered query is ranked, not floored); None: no gate (measured: docs/decisions.md, Retrieval)."""
+
+DEFAULT_RELATIVE_FLOOR: Final = 0.0
+"""With a share r > 0, a candidate whose relevance reaches r x the query's best candidate's passes the floor."""
 
 DEFAULT_PER_SOURCE: Final = 3
 """The most hits one source contributes to a search when the caller names no cap (docs/decisions.md)."""
@@ -191,6 +218,10 @@ class KnowledgeHit:
     """Its source's review date is before today in UTC (the database's clock, migrations/0087)."""
     cut: CutRule | None = None
     """The rule that cut it (`search_explained` only); None for a hit the search returns."""
+    relevance: float | None = None
+    """The floor's measure: the better of its cosine similarity and its BM25 over the query's best possible."""
+    placed: PlaceRule | None = None
+    """The rule that placed a returned hit; None for a cut candidate."""
 
 
 async def search(
@@ -207,16 +238,20 @@ async def search(
     keep_top: int = DEFAULT_KEEP_TOP,
     keep_floor: float | None = None,
     per_source: int | None = DEFAULT_PER_SOURCE,
+    query_gate: float | None = DEFAULT_QUERY_GATE,
+    relative_floor: float = DEFAULT_RELATIVE_FLOOR,
 ) -> list[KnowledgeHit]:
     """The best `limit` ready chunks of the scopes asked for, under the organization's live model.
 
     The floor: a hit is kept when the better of its cosine similarity and its BM25 over the query's best
     possible score reaches `min_relevance`, or when either half ranks it within its own first `keep_top`
-    and that relevance reaches `keep_floor` (None: KEEP_FLOOR_SHARE x `min_relevance`). `per_source` caps
-    the hits taken from one source.
+    and that relevance reaches `keep_floor` (None: KEEP_FLOOR_SHARE x `min_relevance`), or when the query's
+    best candidate reaches `query_gate`, or when it reaches `relative_floor` x that best. `per_source` caps
+    the hits one source places by rank; capped candidates then fill what room the limit has left, by score.
     """
     hits = await _run(db, organization_id, query, include_platform, include_organization, limit, embedders,
-                      fusion, min_relevance, keep_top, keep_floor, per_source, explain=False)  # fmt: skip
+                      fusion, min_relevance, keep_top, keep_floor, per_source, query_gate, relative_floor,
+                      explain=False)  # fmt: skip
     return hits
 
 
@@ -234,10 +269,13 @@ async def search_explained(
     keep_top: int = DEFAULT_KEEP_TOP,
     keep_floor: float | None = None,
     per_source: int | None = DEFAULT_PER_SOURCE,
+    query_gate: float | None = DEFAULT_QUERY_GATE,
+    relative_floor: float = DEFAULT_RELATIVE_FLOOR,
 ) -> tuple[list[KnowledgeHit], list[KnowledgeHit]]:
     """`search`'s hits, and the candidates it cut, best first, each with the rule that cut it (`cut`)."""
     rows = await _run(db, organization_id, query, include_platform, include_organization, limit, embedders,
-                      fusion, min_relevance, keep_top, keep_floor, per_source, explain=True)  # fmt: skip
+                      fusion, min_relevance, keep_top, keep_floor, per_source, query_gate, relative_floor,
+                      explain=True)  # fmt: skip
     return [h for h in rows if h.cut is None], [h for h in rows if h.cut is not None]
 
 
@@ -254,6 +292,8 @@ async def _run(
     keep_top: int,
     keep_floor: float | None,
     per_source: int | None,
+    query_gate: float | None,
+    relative_floor: float,
     *,
     explain: bool,
 ) -> list[KnowledgeHit]:
@@ -267,6 +307,10 @@ async def _run(
         raise ValueError(f"keep_top must be within 0..{MAX_SEARCH_LIMIT}, got {keep_top!r}")
     if per_source is not None and (isinstance(per_source, bool) or per_source < 1):
         raise ValueError(f"per_source must be a positive count, got {per_source!r}")
+    if query_gate is not None and not 0.0 <= query_gate <= 1.0:
+        raise ValueError(f"query_gate must be within 0..1, got {query_gate!r}")
+    if not 0.0 <= relative_floor <= 1.0:
+        raise ValueError(f"relative_floor must be within 0..1, got {relative_floor!r}")
     if limit == 0 or not (include_platform or include_organization) or not query.strip():
         return []
     remembered = _remembered_model(db, organization_id)
@@ -303,6 +347,8 @@ async def _run(
                         keep_top,
                         KEEP_FLOOR_SHARE * min_relevance if keep_floor is None else keep_floor,
                         explain,
+                        query_gate,
+                        relative_floor,
                     )
         except LiveModelChangedError:
             _remember_model(db, organization_id, None)
@@ -330,6 +376,8 @@ async def _run(
                 source_review_by=r["source_review_by"],
                 source_overdue=r["source_overdue"],
                 cut=r["cut"],
+                relevance=r["relevance"],
+                placed=r["placed"],
             )
             for r in rows
         ]

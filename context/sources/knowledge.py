@@ -9,8 +9,9 @@ drop is reported like every other. The organization always comes from
 `request.subject`; the options say which scopes join (both default to off), the relevance floor and the
 per-source cap (both default to knowledge.search's measured defaults). In explain mode
 (`retrieve_explained`) the same search also returns the candidates it cut, each named with its rule
-(`relevance_floor`, `per_source_cap`, `beyond_limit`). This module must never read a scope the options did
-not ask for, and never write prose.
+(`relevance_floor`, `per_source_cap`, `beyond_limit`); every item carries the rule that placed it
+(`placed_by`: `rank`, or `cap_fill` for a chunk past its document's cap that fills the room the limit
+left). This module must never read a scope the options did not ask for, and never write prose.
 """
 
 from __future__ import annotations
@@ -97,7 +98,8 @@ class KnowledgeContextSource:
                 if arguments["keep_top"]
                 else ""
             ),
-            "per_source_cap": f"past the cap of {arguments['per_source']} chunks from one document",
+            "per_source_cap": f"past the cap of {arguments['per_source']} chunks from one document, and no room "
+            "left for it after every other document's candidates",
             "beyond_limit": f"ranked past the limit of {arguments['limit']}",
         }
         return CutCandidate(
@@ -121,6 +123,7 @@ class KnowledgeContextSource:
             ref=ResourceRef(kind=KNOWLEDGE_REF_KIND, id=str(hit.source_id)),
             tokens=hit.tokens,
             review_overdue=hit.source_review_by if hit.source_overdue else None,
+            placed_by=hit.placed,
         )
 
 

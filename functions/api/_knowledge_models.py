@@ -7,6 +7,7 @@ JSON as before; these models only validate and describe it. This module must nev
 
 from __future__ import annotations
 
+from typing import Literal
 from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict
@@ -184,7 +185,10 @@ class SearchHitOut(BaseModel):
     text: str
     """The chunk's text."""
     score: float
-    """Its fused relevance; hits are ordered by it, best first."""
+    """Its fused relevance: the hits placed by `rank` come first, best first, then those that `cap_fill`."""
+    placed: Literal["rank", "cap_fill"]
+    """`rank`: by its score, within its document's cap (`per_source`); `cap_fill`: past that cap, in room the
+    limit had left after every other document's candidates."""
     embedding_model: str
     """The model the query and the chunk were embedded with (the live one)."""
 

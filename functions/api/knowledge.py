@@ -426,6 +426,7 @@ async def search_knowledge(body: SearchIn, svc: ServicesDep) -> dict[str, Any]:
                 "ordinal": h.ordinal,
                 "text": h.text,
                 "score": h.score,
+                "placed": h.placed,
                 "embedding_model": h.embedding_model,
             }
             for h in hits

@@ -22,6 +22,12 @@ class LiveModel:
     """Its vector length."""
     platform_default: bool
     """True when the platform row answered (the organization has no row of its own)."""
+    fusion_method: str = "convex"
+    """The model's calibrated fusion method, `convex` or `rrf` (migrations/0103)."""
+    dense_weight: float = 0.3
+    """The model's calibrated weight of the dense list."""
+    lexical_weight: float = 0.7
+    """The model's calibrated weight of the lexical (BM25) list."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -83,7 +83,14 @@ async def live_model(db: Database, organization_id: UUID | None) -> LiveModel:
             row = await conn.fetchrow(QUERIES["live_model"], organization_id)
     if row is None:
         raise NoLiveModelError("no knowledge_settings row names a live embedding model, not even the platform row")
-    return LiveModel(row["model_id"], row["dimensions"], row["platform_default"])
+    return LiveModel(
+        row["model_id"],
+        row["dimensions"],
+        row["platform_default"],
+        fusion_method=row["fusion_method"],
+        dense_weight=row["dense_weight"],
+        lexical_weight=row["lexical_weight"],
+    )
 
 
 async def register_embedding_model(db: Database, model_id: str, *, dimensions: int | None = None) -> str:

@@ -108,12 +108,18 @@ async def test_the_per_source_cap_limits_the_hits_of_one_source(kit: Kit, factor
     args = {"include_organization": True, "limit": 8, "embedders": kit.lookup, "min_relevance": 0.0}
     uncapped = await search(kit.db, org, "lifecycle stage", **args, per_source=None)  # type: ignore[arg-type]
     assert sum(h.source_id == crowded for h in uncapped) >= 4
-    capped = await search(kit.db, org, "lifecycle stage", **args, per_source=2)  # type: ignore[arg-type]
+    # With no room past the cap (limit 3), the cap of 2 leaves room for the other document.
+    tight = {**args, "limit": 3}
+    capped = await search(kit.db, org, "lifecycle stage", **tight, per_source=2)  # type: ignore[arg-type]
     assert sum(h.source_id == crowded for h in capped) == 2
     assert other in {h.source_id for h in capped}
     assert capped == sorted(capped, key=lambda h: -h.score)
-    defaulted = await search(kit.db, org, "lifecycle stage", **args)  # type: ignore[arg-type]
+    defaulted = await search(kit.db, org, "lifecycle stage", **{**args, "limit": DEFAULT_PER_SOURCE + 1})  # type: ignore[arg-type]
     assert sum(h.source_id == crowded for h in defaulted) == DEFAULT_PER_SOURCE
+    # With room (limit 8), the capped chunks fill it after the other document's, best first.
+    filled = await search(kit.db, org, "lifecycle stage", **args, per_source=2)  # type: ignore[arg-type]
+    assert [h.placed for h in filled[:3]] == ["rank"] * 3 and other in {h.source_id for h in filled[:3]}
+    assert {h.source_id for h in filled[3:]} == {crowded} and {h.placed for h in filled[3:]} == {"cap_fill"}
 
 
 async def test_a_switch_in_progress_never_counts_the_new_models_statistics_or_postings(

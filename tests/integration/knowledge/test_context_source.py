@@ -129,8 +129,30 @@ async def test_explain_names_the_chunks_the_floor_the_cap_and_the_limit_cut(kit:
     }
     floor = next(c for c in cut if c.rule == "relevance_floor")
     assert floor.source == "knowledge" and "relevance floor 0.30" in floor.message and floor.rank > len(items)
-    capped = _spec(include_organization=True, per_source=1)
-    # One document of two chunks: the cap of one cuts its second chunk, and names the rule.
+    capped = _spec(2, include_organization=True, per_source=1)
+    # One document of two chunks: the cap of one, with no room left in the limit, cuts its second chunk.
     two = await kit.ingest(org, "Pipeline stages.\n\n" + "The deal pipeline moves on. " * 60)
     _, cut = await source.retrieve_explained(_request(org, "deal pipeline stages"), capped)
     assert "per_source_cap" in {c.rule for c in cut if c.ref is not None and c.ref.id == str(two)}
+
+
+async def test_capped_chunks_fill_the_budget_the_other_documents_left_and_explain_says_so(
+    kit: Kit, factory: Factory
+) -> None:
+    org = await factory.organization()
+    manual = await kit.ingest(
+        org, "\n\n".join(f"## Step {n}\n\n" + f"Bleed the pump, step {n}. " * 30 for n in range(8)), title="Pump"
+    )
+    note = await kit.ingest(org, "A note: bleed the pump before winter.", title="Note")
+    source = KnowledgeContextSource(kit.db, kit.lookup)
+    request, spec = _request(org, "how to bleed the pump"), _spec(include_organization=True, per_source=3)
+    items = await source.retrieve(request, spec)
+    from_manual = [i for i in items if i.ref is not None and i.ref.id == str(manual)]
+    assert len(from_manual) > 3, "the cap of 3 no longer leaves the budget empty when one document answers"
+    assert any(i.ref is not None and i.ref.id == str(note) for i in items)
+    assert [i.placed_by for i in items] == sorted((i.placed_by for i in items), key=lambda p: p == "cap_fill")
+    policy = ContextPolicy(sources=[spec], total_token_budget=6000)
+    brief, explanation = ContextPacker().pack_explained(items, policy)
+    assert brief.tokens <= 1500
+    messages = [e.message for e in explanation.items if e.kept]
+    assert any("past its document's cap" in m for m in messages) and any("by its score" in m for m in messages)

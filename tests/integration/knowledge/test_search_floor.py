@@ -100,3 +100,43 @@ async def test_keep_floor_and_keep_top_are_validated(kit: Kit, factory: Factory)
     for bad in ({"keep_top": -1}, {"keep_top": 1001}, {"keep_floor": 0.5}, {"keep_floor": -0.1}):
         with pytest.raises(ValueError):
             await search(kit.db, org, "q", include_organization=True, embedders=kit.lookup, **bad)
+
+
+async def test_a_chunk_inside_keep_top_of_one_half_and_past_it_in_the_other_is_kept(
+    designed: Kit, factory: Factory
+) -> None:
+    kit, org = designed, await factory.organization()
+    # The evidence is the dense half's first (cosine 0.28) and the lexical half's second (one "harbour");
+    # the rival is the lexical half's first and the dense half's second (cosine 0).
+    evidence = await kit.ingest(org, "The evidence: a beagle walked by the harbour.")
+    await kit.ingest(org, "nothing: harbour harbour harbour, the harbour wall.")
+    # A floor nothing reaches, and no lower floor: only the keep_top rule can keep a chunk.
+    kwargs = {"include_organization": True, "embedders": kit.lookup, "per_source": None, "min_relevance": 0.99,
+              "keep_floor": 0.0, "keep_top": 1}  # fmt: skip
+    kept, cut = await search_explained(kit.db, org, "QUERY harbour", **kwargs)
+    ranks = {h.source_id: (h.dense_rank, h.lexical_rank) for h in kept + cut}
+    assert ranks[evidence] == (1, 2)
+    assert evidence in {h.source_id for h in kept}, "the better of a chunk's two half ranks decides keep_top"
+    assert kept == await search(kit.db, org, "QUERY harbour", **kwargs)
+
+
+async def test_the_query_gate_keeps_every_candidate_of_an_answered_query_and_none_of_an_unanswered_one(
+    designed: Kit, factory: Factory
+) -> None:
+    kit, org = designed, await factory.organization()
+    evidence = await kit.ingest(org, "The evidence: we adopted a beagle from the rescue centre.")
+    tails = {await kit.ingest(org, f"A tail sentence number {n} about the weather.") for n in range(3)}
+    kwargs = {"include_organization": True, "embedders": kit.lookup, "per_source": None}
+    # The best candidate (cosine 0.28) reaches a gate of 0.25: the query is answered, the ranking decides.
+    hits = await search(kit.db, org, "QUERY which pet", query_gate=0.25, **kwargs)
+    assert hits[0].source_id == evidence and {h.source_id for h in hits[1:]} == tails
+    assert hits[0].relevance is not None and abs(hits[0].relevance - 0.28) < 1e-3
+    # A gate above the best candidate: the floor alone, and it cuts them all.
+    assert await search(kit.db, org, "QUERY which pet", query_gate=0.29, **kwargs) == []
+    # The relative floor keeps what reaches its share of the best: the evidence (0.28), not the tail (0.2).
+    hits = await search(kit.db, org, "QUERY which pet", relative_floor=0.8, **kwargs)
+    assert [h.source_id for h in hits] == [evidence]
+    with pytest.raises(ValueError, match="query_gate"):
+        await search(kit.db, org, "q", query_gate=1.5, **kwargs)
+    with pytest.raises(ValueError, match="relative_floor"):
+        await search(kit.db, org, "q", relative_floor=-0.1, **kwargs)
