@@ -91,15 +91,16 @@ def documents(p: Pool, ranked: np.ndarray, limit: int = LIMIT) -> list[Any]:
 
 
 def cap(p: Pool, ranked: np.ndarray, per_source: int) -> np.ndarray:
-    """The ranking with each source's chunks past its first `per_source` removed."""
+    """The ranking with each source's chunks past its first `per_source` moved after every chunk within its
+    source's cap, in score order (migrations/0103: the capped candidates fill what room the limit leaves)."""
     seen: dict[int, int] = {}
-    keep = []
+    within: list[int] = []
+    capped: list[int] = []
     for i in ranked:
         s = int(p.source[i])
         seen[s] = seen.get(s, 0) + 1
-        if seen[s] <= per_source:
-            keep.append(i)
-    return np.array(keep, dtype=int)
+        (within if seen[s] <= per_source else capped).append(i)
+    return np.array(within + capped, dtype=int)
 
 
 # -- floor rules: each gives the candidates a query keeps, from its pool and its ranking -------------------
@@ -137,6 +138,23 @@ def split(cosine: float, bm25: float) -> Rule:
     def rule(p: Pool, ranked: np.ndarray, score: np.ndarray) -> np.ndarray:
         lexical = np.nan_to_num(p.bm25 / p.best_bm25, nan=0.0) if p.best_bm25 else np.zeros(p.n)
         return np.asarray((p.cos >= cosine) | (lexical >= bm25))
+
+    return rule
+
+
+def floor_gate(t: float, gate: float | None = None, share: float = 0.0) -> Rule:
+    """The SQL's floor of migrations/0103: relevance >= t, or the query's best candidate's relevance reaches
+    `gate` (every candidate then passes), or relevance >= `share` x the best candidate's relevance."""
+
+    def rule(p: Pool, ranked: np.ndarray, score: np.ndarray) -> np.ndarray:
+        rel = p.relevance()
+        best = float(rel.max()) if p.n else 0.0
+        kept = rel >= t
+        if gate is not None and best >= gate:
+            kept = np.ones(p.n, dtype=bool)
+        if share > 0:
+            kept = kept | (rel >= share * best)
+        return np.asarray(kept)
 
     return rule
 
@@ -203,6 +221,12 @@ def rules() -> dict[str, Rule]:
             out[f"gate_cosine_or_bm25_{g}_then_absolute_{t}"] = gated(g, g, absolute(t))
     for g in (0.3, 0.35):
         out[f"gate_cosine_{g}_then_absolute_0.3"] = gated(g, None, absolute(0.3))
+    for t in (0.3, 0.35, 0.4, 0.45, 0.5):
+        for g in (0.4, 0.45, 0.5, 0.55, 0.6, 0.7):
+            if g > t:
+                out[f"absolute_{t}_or_query_best_{g}"] = floor_gate(t, g)
+        for r in (0.6, 0.7, 0.8, 0.9):
+            out[f"absolute_{t}_or_share_{r}_of_best"] = floor_gate(t, None, r)
     return out
 
 

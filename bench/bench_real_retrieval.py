@@ -64,10 +64,14 @@ from state.embedded import embedded_server_url, server_dsn, stop_embedded_server
 from state.migrate import apply_migrations
 from state.settings import load_settings
 
-POOL_FUSION = replace(DEFAULT_FUSION, candidates=100)
-"""Today's fusion with 100 candidates per list: the pool, and the order every simulation starts from."""
+POOL_FUSION = replace(DEFAULT_FUSION, dense=0.3, lexical=0.7, method="convex", candidates=100)
+"""The pool's fusion, named (convex 0.3 / 0.7, the project default before 0103 and the model records' default),
+with 100 candidates per list: the order every simulation is checked against."""
+PRODUCT_FUSION = replace(DEFAULT_FUSION, candidates=100)
+"""The product's fusion (the live model's record, migrations/0103) with the pool's 100 candidates."""
 WEIGHTS: tuple[float | str, ...] = (*(round(0.1 * i, 1) for i in range(11)), "rrf")
-TODAY = DEFAULT_FUSION.dense / (DEFAULT_FUSION.dense + DEFAULT_FUSION.lexical)
+TODAY: float | str = 0.3
+"""The model record's fusion as a simulated one (a dense weight, or "rrf"): read at the start of a run."""
 REAL = ("npl", "cisi", "cacm", "realtalk")
 CONCURRENCY = 3
 AGREEMENT_SAMPLE = 6
@@ -76,8 +80,8 @@ AGREEMENT_FUSIONS: dict[str, tuple[float | str, Fusion]] = {
     "convex_0.5": (0.5, replace(POOL_FUSION, dense=0.5, lexical=0.5)),
     "convex_0.7": (0.7, replace(POOL_FUSION, dense=0.7, lexical=0.3)),
     "rrf_k60": ("rrf", replace(POOL_FUSION, dense=1.0, lexical=1.0, method="rrf")),
-    "dense_only": (1.0, Fusion(dense=1.0, lexical=0.0, candidates=100)),
-    "lexical_only": (0.0, Fusion(dense=0.0, lexical=1.0, candidates=100)),
+    "dense_only": (1.0, Fusion(dense=1.0, lexical=0.0, method="convex", candidates=100)),
+    "lexical_only": (0.0, Fusion(dense=0.0, lexical=1.0, method="convex", candidates=100)),
 }
 
 BEST_BM25 = """
@@ -201,7 +205,7 @@ async def _fetch(db: Database, colls: dict[str, list[Coll]]) -> None:
     async def judged(c: Coll, qid: Any, text: str) -> None:
         async with gate:
             pool, hits = await _pool(db, c, text)
-            product = await search(db, c.org, text, include_organization=True, limit=sw.LIMIT, fusion=POOL_FUSION)
+            product = await search(db, c.org, text, include_organization=True, limit=sw.LIMIT, fusion=PRODUCT_FUSION)
         c.pools[qid] = pool
         c.sql_unfiltered[qid] = list(dict.fromkeys(c.doc_of[h.source_id] for h in hits))
         c.product[qid] = list(dict.fromkeys(c.doc_of[h.source_id] for h in product))
@@ -236,7 +240,7 @@ async def _agreement(db: Database, colls: dict[str, list[Coll]]) -> dict[str, An
         for c in cs:
             for qid, _ in c.queries:
                 p = c.pools[qid]
-                ranked, _ = sw.order(p, TODAY)
+                ranked, _ = sw.order(p, 0.3)  # the pool's own fusion
                 total += 1
                 same_order += sw.documents(p, ranked) == c.sql_unfiltered[qid]
                 same_top10 += sw.documents(p, ranked)[:10] == c.sql_unfiltered[qid][:10]
@@ -275,7 +279,7 @@ def _halves(cs: list[Coll]) -> dict[str, Any]:
     judged = [c.judged[q] for c, q in pairs]
     rank = {
         "product_defaults": [c.product[q] for c, q in pairs],
-        "unfiltered": [c.sql_unfiltered[q] for c, q in pairs],
+        "unfiltered": [sw.documents(c.pools[q], sw.order(c.pools[q], TODAY)[0]) for c, q in pairs],
         "dense_only": [sw.documents(c.pools[q], sw.order(c.pools[q], 1.0)[0]) for c, q in pairs],
         "lexical_only": [sw.documents(c.pools[q], sw.order(c.pools[q], 0.0)[0]) for c, q in pairs],
     }
@@ -348,8 +352,26 @@ def _pick_fusion(fusion: dict[str, dict[str, Any]], sets: list[str]) -> dict[str
     return {"mean_ndcg@10_over_real_sets": mean, "best": best, "per_set": beats}
 
 
+async def _model_fusion(db: Database) -> dict[str, Any]:
+    """The live model's fusion record (migrations/0103), and the simulated fusion it is (sets TODAY)."""
+    global TODAY
+    async with db.connection() as conn:
+        row = await conn.fetchrow(
+            "SELECT fusion_method, dense_weight, lexical_weight, fusion_calibration FROM agent.embedding_models "
+            "WHERE model_id = $1",
+            MODEL,
+        )
+    record = dict(row) if row else {}
+    if record.get("fusion_method") == "rrf":
+        TODAY = "rrf"
+    elif record:
+        TODAY = round(record["dense_weight"] / (record["dense_weight"] + record["lexical_weight"]), 4)
+    return record | {"simulated_as": TODAY}
+
+
 async def measure(db: Database, store: LocalObjectStore) -> dict[str, Any]:
     stages: dict[str, float] = {}
+    model_fusion = await _model_fusion(db)
     started = time.perf_counter()
     colls, info = await _ingest_sets(db, store)
     stages["ingest_s"] = round(time.perf_counter() - started, 1)
@@ -361,7 +383,8 @@ async def measure(db: Database, store: LocalObjectStore) -> dict[str, Any]:
     stages["agreement_s"] = round(time.perf_counter() - started, 1)
     started = time.perf_counter()
     real = [s for s in REAL if s in colls]
-    out: dict[str, Any] = {"sets": info["sets"], "skipped": info["skipped"], "pool_fusion": str(POOL_FUSION)}
+    out: dict[str, Any] = {"sets": info["sets"], "skipped": info["skipped"], "pool_fusion": str(POOL_FUSION),
+                           "model_fusion": model_fusion}  # fmt: skip
     out["halves"] = {s: _halves(cs) for s, cs in colls.items()}
     out["unanswerable_product_defaults_mean_hits_of_8"] = {s: _unanswerable_product(cs) for s, cs in colls.items()}
     out["fusion_sweep"] = {s: _fusion_sweep(cs) for s, cs in colls.items()}
@@ -369,7 +392,7 @@ async def measure(db: Database, store: LocalObjectStore) -> dict[str, Any]:
     out["floor_sweep_today_fusion"] = {s: _floor_sweep(cs, TODAY) for s, cs in colls.items()}
     out["floor_choice_today_fusion"] = _pick_floor(out["floor_sweep_today_fusion"], real) if real else {}
     best = out["fusion_choice"].get("best", "")
-    if best.startswith("convex_dense_") and float(best.rsplit("_", 1)[1]) != round(TODAY, 1):
+    if best.startswith("convex_dense_") and float(best.rsplit("_", 1)[1]) != TODAY:
         weight = float(best.rsplit("_", 1)[1])
         out[f"floor_sweep_at_{best}"] = {s: _floor_sweep(cs, weight) for s, cs in colls.items()}
         out[f"floor_choice_at_{best}"] = _pick_floor(out[f"floor_sweep_at_{best}"], real)

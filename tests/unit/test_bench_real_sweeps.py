@@ -73,7 +73,7 @@ def test_a_gate_closes_the_whole_query_and_relative_rules_read_the_querys_own_be
 def test_the_per_source_cap_and_the_metrics() -> None:
     p = _pool()
     ranked, _ = sw.order(p, 0.3)
-    assert [int(p.chunk[i]) for i in sw.cap(p, ranked, 1)] == [11, 13, 10]
+    assert [int(p.chunk[i]) for i in sw.cap(p, ranked, 1)] == [11, 13, 10, 12]  # 12 fills after the cap
     assert sw.recall(["b", "c", "a"], {"a": 1, "z": 1}, 2) == 0.0 and sw.recall(["b", "a"], {"a": 1}, 2) == 1.0
     assert sw.ndcg10(["a"], {"a": 1}) == 1.0
     assert sw.score([["a", "b"]], [{"b": 1}])["recall@8"] == 1.0
@@ -84,3 +84,11 @@ def test_the_split_floor_has_a_threshold_per_half() -> None:
     assert sorted(int(p.chunk[i]) for i in sw.kept_ranking(p, sw.split(0.8, 0.5), 0.3)) == [10, 11]
     assert sorted(int(p.chunk[i]) for i in sw.kept_ranking(p, sw.split(0.95, 0.3), 0.3)) == [11, 13]
     assert "split_cosine_0.35_bm25_0.25" in sw.rules() and "absolute_0.32" in sw.rules()
+
+
+def test_the_sql_gate_passes_every_candidate_of_an_answered_query_and_the_share_reads_its_best() -> None:
+    p = _pool()  # relevance 0.9, 0.6, 0.7, 0.4
+    assert sorted(int(p.chunk[i]) for i in sw.kept_ranking(p, sw.floor_gate(0.65), 0.3)) == [10, 12]
+    assert len(sw.kept_ranking(p, sw.floor_gate(0.65, gate=0.85), 0.3)) == 4
+    assert len(sw.kept_ranking(p, sw.floor_gate(0.65, gate=0.95), 0.3)) == 2
+    assert sorted(int(p.chunk[i]) for i in sw.kept_ranking(p, sw.floor_gate(0.8, share=0.65), 0.3)) == [10, 11, 12]
