@@ -30,6 +30,21 @@ ALTER TABLE agent.embedding_models
         CHECK (btrim(fusion_calibration) <> '' AND length(fusion_calibration) <= 500),
     ADD CONSTRAINT embedding_models_fusion_weighs_something CHECK (dense_weight + lexical_weight > 0);
 
+-- The two shipped models. WordLlama is measured here (python -m bench real_retrieval): convex dense 0.3 has
+-- the best mean nDCG@10 over the real judged sets. OpenAI's model cannot be reached from the machines that
+-- measure, so it gets the fusion that needs no calibration, reciprocal ranks with equal weights, until a
+-- deployment that can reach it runs the same bench (docs/decisions.md, "Which fusion does each model get?").
+UPDATE agent.embedding_models
+   SET fusion_method = 'convex', dense_weight = 0.3, lexical_weight = 0.7,
+       fusion_calibration = 'measured 2026-12-06 by bench real_retrieval: convex dense 0.3 has the best mean '
+                            'nDCG@10 over NPL, CISI, CACM and REALTALK (0.449; dense 0.4 0.447, RRF 0.423)'
+ WHERE model_id = 'local/wordllama-l2-supercat-256';
+UPDATE agent.embedding_models
+   SET fusion_method = 'rrf', dense_weight = 0.5, lexical_weight = 0.5,
+       fusion_calibration = 'not measured (the model cannot be reached where the benches run): reciprocal '
+                            'rank fusion with equal weights, which needs no score calibration'
+ WHERE model_id = 'openai/text-embedding-3-small';
+
 DROP FUNCTION IF EXISTS public.knowledge_search(uuid, vector, text, boolean, boolean, integer, text,
     double precision, double precision, integer, integer, integer, text, double precision, integer, integer,
     integer, double precision, double precision, double precision, integer, double precision, boolean);

@@ -50,7 +50,7 @@ if TYPE_CHECKING:
 
 __all__ = ["DEFAULT_KEEP_TOP", "DEFAULT_MIN_RELEVANCE", "DEFAULT_PER_SOURCE", "register"]
 
-DEFAULT_MIN_RELEVANCE: Final = 0.3
+DEFAULT_MIN_RELEVANCE: Final = 0.25
 """`knowledge.search.DEFAULT_MIN_RELEVANCE`, restated for the help text."""
 DEFAULT_KEEP_TOP: Final = 0
 """`knowledge.search.DEFAULT_KEEP_TOP`, restated for the help text."""

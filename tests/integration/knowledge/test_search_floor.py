@@ -44,8 +44,8 @@ class DesignedEmbedder(FakeEmbedder):
 def designed(kit: Kit) -> Kit:
     DesignedEmbedder.designed = {
         "QUERY": _vector(1.0, 1),
-        "evidence": _vector(0.28, 2),  # under the floor (0.3), above the lower floor (0.249)
-        "tail": _vector(0.2, 3),  # under both
+        "evidence": _vector(0.23, 2),  # under the floor (0.25), above the lower floor (0.2075)
+        "tail": _vector(0.15, 3),  # under both
         "nothing": _vector(0.0, 4),
     }
     kit.embedders[FAKE] = DesignedEmbedder(batch_size=4)
@@ -59,8 +59,8 @@ async def test_the_floor_keeps_a_chunk_the_dense_half_ranks_first_and_still_cuts
     evidence = await kit.ingest(org, "The evidence: we adopted a beagle from the rescue centre.")
     tails = {await kit.ingest(org, f"A tail sentence number {n} about the weather.") for n in range(3)}
     kwargs = {"include_organization": True, "embedders": kit.lookup, "limit": 8, "per_source": None}
-    assert DEFAULT_MIN_RELEVANCE == 0.3 and 0.2 < KEEP_FLOOR_SHARE * DEFAULT_MIN_RELEVANCE < 0.28
-    # The floor alone (the default, 0093's rule): the evidence, at cosine 0.28, is cut with the tail.
+    assert DEFAULT_MIN_RELEVANCE == 0.25 and 0.15 < KEEP_FLOOR_SHARE * DEFAULT_MIN_RELEVANCE < 0.23
+    # The floor alone (the default, 0093's rule): the evidence, at cosine 0.23, is cut with the tail.
     assert DEFAULT_KEEP_TOP == 0 and await search(kit.db, org, "QUERY which pet", **kwargs) == []
     kwargs["keep_top"] = 8
     hits = await search(kit.db, org, "QUERY which pet", **kwargs)
@@ -127,13 +127,13 @@ async def test_the_query_gate_keeps_every_candidate_of_an_answered_query_and_non
     evidence = await kit.ingest(org, "The evidence: we adopted a beagle from the rescue centre.")
     tails = {await kit.ingest(org, f"A tail sentence number {n} about the weather.") for n in range(3)}
     kwargs = {"include_organization": True, "embedders": kit.lookup, "per_source": None}
-    # The best candidate (cosine 0.28) reaches a gate of 0.25: the query is answered, the ranking decides.
-    hits = await search(kit.db, org, "QUERY which pet", query_gate=0.25, **kwargs)
+    # The best candidate (cosine 0.23) reaches a gate of 0.2: the query is answered, the ranking decides.
+    hits = await search(kit.db, org, "QUERY which pet", query_gate=0.2, **kwargs)
     assert hits[0].source_id == evidence and {h.source_id for h in hits[1:]} == tails
-    assert hits[0].relevance is not None and abs(hits[0].relevance - 0.28) < 1e-3
+    assert hits[0].relevance is not None and abs(hits[0].relevance - 0.23) < 1e-3
     # A gate above the best candidate: the floor alone, and it cuts them all.
-    assert await search(kit.db, org, "QUERY which pet", query_gate=0.29, **kwargs) == []
-    # The relative floor keeps what reaches its share of the best: the evidence (0.28), not the tail (0.2).
+    assert await search(kit.db, org, "QUERY which pet", query_gate=0.24, **kwargs) == []
+    # The relative floor keeps what reaches its share of the best: the evidence (0.23), not the tail (0.15).
     hits = await search(kit.db, org, "QUERY which pet", relative_floor=0.8, **kwargs)
     assert [h.source_id for h in hits] == [evidence]
     with pytest.raises(ValueError, match="query_gate"):
