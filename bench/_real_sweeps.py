@@ -219,8 +219,9 @@ def rules() -> dict[str, Rule]:
     for g in (0.4, 0.5, 0.6):
         for t in (0.3, 0.4):
             out[f"gate_cosine_or_bm25_{g}_then_absolute_{t}"] = gated(g, g, absolute(t))
-    for g in (0.3, 0.35):
-        out[f"gate_cosine_{g}_then_absolute_0.3"] = gated(g, None, absolute(0.3))
+    for g in (0.3, 0.35, 0.4):
+        for t in (0.25, 0.28, 0.3):
+            out[f"gate_cosine_{g}_then_absolute_{t}"] = gated(g, None, absolute(t))
     for t in (0.3, 0.35, 0.4, 0.45, 0.5):
         for g in (0.4, 0.45, 0.5, 0.55, 0.6, 0.7):
             if g > t:
