@@ -222,6 +222,9 @@ def rules() -> dict[str, Rule]:
     for g in (0.3, 0.35, 0.4):
         for t in (0.25, 0.28, 0.3):
             out[f"gate_cosine_{g}_then_absolute_{t}"] = gated(g, None, absolute(t))
+    for b in (0.5, 0.6, 0.7, 0.8, 0.9):  # the cosine cut, with an exact-words escape (a query embedded poorly)
+        for t in (0.25, 0.28):
+            out[f"gate_cosine_0.35_or_bm25_{b}_then_absolute_{t}"] = gated(0.35, b, absolute(t))
     for t in (0.3, 0.35, 0.4, 0.45, 0.5):
         for g in (0.4, 0.45, 0.5, 0.55, 0.6, 0.7):
             if g > t:
