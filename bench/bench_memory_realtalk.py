@@ -240,7 +240,7 @@ async def _main(server: str, corpus: Corpus) -> dict[str, Any]:
             modes = await _measure(db, org, users, ids, corpus)
         finally:
             await db.close()
-    per_person = {s: sum(1 for t in corpus.turns if t[0] == s) for s in sorted(users)}
+    per_person = sorted(sum(1 for t in corpus.turns if t[0] == s) for s in users)  # counts only: no names kept
     return {
         "goal_report": [goal("evidence in the brief, relevance minus recency", round(
             modes["relevance"]["evidence_share"] - modes["recency"]["evidence_share"], 4), at_least=0.0)],
