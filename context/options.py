@@ -56,7 +56,8 @@ class KnowledgeOptions(SourceOptions):
     """Keep a hit either half ranks within its own first `keep_top` unless its relevance is under 0.83 of the
     floor (knowledge.search); 0 applies the floor alone; None keeps the measured default (0)."""
     per_source: int | None = Field(default=None, ge=1, le=1000)
-    """The most chunks one document may contribute; None keeps the measured default."""
+    """The most chunks one document places by rank (its other chunks then fill what room the limit leaves);
+    None keeps the measured default."""
     overdue: Literal["mark", "drop"] = "mark"
     """A chunk of a document past its review date: `mark` renders it with the overdue marker, `drop` leaves
     it out and counts the drop (reason `overdue`)."""

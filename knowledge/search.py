@@ -149,7 +149,8 @@ reaches it is answered whatever its cosine (a query the model embeds poorly; mea
 off-topic hits of 8 through on the real sets). None: no escape."""
 
 DEFAULT_PER_SOURCE: Final = 3
-"""The most hits one source contributes to a search when the caller names no cap (docs/decisions.md)."""
+"""The most hits one source places by rank when the caller names no cap; its other candidates then fill what
+room the limit leaves after every other source's (docs/decisions.md, "Per-source cap")."""
 
 
 LIVE_MODEL_TTL_S: Final = 30.0

@@ -134,7 +134,8 @@ class SearchIn(BaseModel):
     """Keep a hit either half ranks within its own first `keep_top` unless its relevance is under 0.83 of
     `min_relevance`; 0 (the default) applies `min_relevance` alone."""
     per_source: int | None = Field(default=DEFAULT_PER_SOURCE, ge=1, le=MAX_SEARCH_LIMIT)
-    """The most chunks one document may contribute; null for no cap."""
+    """The most chunks one document places by rank (its other chunks then fill what room the limit leaves);
+    null for no cap."""
 
 
 def _scope(organization_id: UUID | None, platform: bool) -> UUID | None:

@@ -261,7 +261,7 @@ def search(
             min=0, max=1000, help="Keep what either half ranks in its top N above 0.83 of the floor (0: none)."
         ),
     ] = DEFAULT_KEEP_TOP,
-    per_source: Annotated[int, typer.Option(min=1, max=1000, help="The most chunks from one document.")] = (
+    per_source: Annotated[int, typer.Option(min=1, max=1000, help="The most chunks one document places by rank.")] = (
         DEFAULT_PER_SOURCE
     ),
     as_json: JsonFlag = False,
