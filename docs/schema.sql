@@ -1839,7 +1839,9 @@ CREATE TABLE agent.removal_receipts (
     finished_at timestamp with time zone,
     physical jsonb DEFAULT '{}'::jsonb NOT NULL,
     versions uuid[] DEFAULT '{}'::uuid[] NOT NULL,
+    disk_step text DEFAULT 'none'::text NOT NULL,
     CONSTRAINT removal_receipts_counts_check CHECK ((jsonb_typeof(counts) = 'object'::text)),
+    CONSTRAINT removal_receipts_disk_step_check CHECK ((disk_step = ANY (ARRAY['none'::text, 'pending'::text, 'done'::text]))),
     CONSTRAINT removal_receipts_finished_when_complete CHECK (((status = 'complete'::text) = (finished_at IS NOT NULL))),
     CONSTRAINT removal_receipts_kind_check CHECK ((kind = ANY (ARRAY['source'::text, 'user'::text, 'organization'::text]))),
     CONSTRAINT removal_receipts_organization_kind CHECK (((kind = 'source'::text) OR (organization_id IS NOT NULL))),
@@ -1855,6 +1857,12 @@ CREATE TABLE agent.removal_receipts (
 --
 
 COMMENT ON COLUMN agent.removal_receipts.versions IS 'For a source receipt: every version (source row id) the delete removed.';
+
+--
+-- Name: COLUMN removal_receipts.disk_step; Type: COMMENT; Schema: agent; Owner: -
+--
+
+COMMENT ON COLUMN agent.removal_receipts.disk_step IS 'none (no disk step), pending (the receipt completed, its disk step has not run), or done (physical says what it did)';
 
 --
 -- Name: runs; Type: TABLE; Schema: agent; Owner: -

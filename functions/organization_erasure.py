@@ -8,8 +8,10 @@ is refused from then on, and the mark waits for the writes in flight), every sou
 made unsearchable next (the knowledge half's first statement), memories next, then the organization row
 (where this deployment created it), and last a sweep of the object store's folder of the organization, so
 a crash never leaves a half-deleted source searchable or an organization row without its data's receipt,
-and no object a raced upload stored survives. Only then is the receipt complete; the space the deleted
-rows held is reclaimed after it (`state.reclaim`), and what that did is recorded on the receipt.
+and no object a raced upload stored survives. Only then is the receipt complete, its disk step recorded as
+pending in the same transaction; the space the deleted rows held is reclaimed after it (`state.reclaim`),
+and what that did is recorded on the receipt, which ends the step. A rerun that finds the receipt complete
+with its disk step pending (a kill between the two) runs the step before it answers.
 This module holds no SQL and no rule of the rooms it calls; it must never erase anything of another
 organization or of the platform.
 """
@@ -26,26 +28,13 @@ from state.erasure import erase_organization_state
 from state.erasure_marks import clear_organization_mark, mark_organization_erasing
 from state.errors import OrganizationNotFoundError
 from state.organizations import organization_exists
-from state.receipts import (
-    Receipt,
-    add_to_receipt,
-    begin_receipt,
-    discard_empty_receipt,
-    finish_receipt,
-    latest_receipt,
-    record_physical,
-)
-from state.reclaim import reclaim_erased_space
+from state.receipts import Receipt, add_to_receipt, begin_receipt, discard_empty_receipt, finish_receipt, latest_receipt
+from state.reclaim import erased_tables, finish_disk_step, mark_disk_step_pending
 
 __all__ = ["DEFAULT_ERASE_BATCH", "SWEPT_OBJECTS", "erase_organization", "erased_tables"]
 
 SWEPT_OBJECTS = "objects_swept"
 """The receipt's count of objects the final sweep of the organization's folder found and deleted."""
-CASCADED = {
-    "agent.knowledge_sources": ("agent.knowledge_source_terms",),
-    "agent.memories": ("agent.memory_postings", "agent.memory_embeddings"),
-}
-"""Tables whose rows go with a counted table's rows (foreign-key cascades), so they are vacuumed with it."""
 
 DEFAULT_ERASE_BATCH = 2000
 """Rows per batch: small enough that no transaction holds locks for long at the largest tenant."""
@@ -67,6 +56,8 @@ async def erase_organization(
         previous = await latest_receipt(
             conn, "organization", organization_id=organization_id, target_id=organization_id
         )
+    if previous is not None:  # a run killed after its receipt completed left its disk step to do
+        previous = await finish_disk_step(db, previous)
     if (previous is None or previous.status == "complete") and not await organization_exists(db, organization_id):
         if previous is not None:
             return previous
@@ -86,12 +77,5 @@ async def erase_organization(
         if previous is not None and previous.status == "complete" and await discard_empty_receipt(conn, receipt.id):
             return previous
         done = await finish_receipt(conn, receipt.id)
-    physical = await reclaim_erased_space(db, erased_tables(done))
-    async with db.connection() as conn:
-        return await record_physical(conn, done.id, physical)
-
-
-def erased_tables(receipt: Receipt) -> list[str]:
-    """The tables an erasure removed rows from: those its receipt counts, and those they cascade to."""
-    counted = [name for name in receipt.counts if "." in name]
-    return sorted({*counted, *(t for name in counted for t in CASCADED.get(name, ()))})
+        await mark_disk_step_pending(conn, done.id)
+    return await finish_disk_step(db, done)

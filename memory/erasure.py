@@ -8,13 +8,15 @@ rows, conversation messages, `agent.runs`) are the platform's to erase.
 
 `erase_user` checks the organization and the user, opens (or resumes) the `user` receipt, marks the person
 erasing (`state.erasure_marks`: the memory writes naming the user or the subject are refused until the receipt
-completes, which ends the mark), erases in bounded
-batches, each batch's counts added to the receipt in the batch's own transaction, and completes the receipt.
-A repeat of a complete erasure that finds nothing new answers the same receipt; a rerun of an interrupted one
-resumes it. `erase_organization_memories` is the memory part of an organization erasure, counted into a
-receipt its caller holds. Every removal goes through `agent.erase_memory_chains` (migration 0083): this module
-must never delete a revision any other way, never tombstone instead of erasing, and never write text into a
-receipt.
+completes, which ends the mark), erases in bounded batches, each batch's counts added to the receipt in the
+batch's own transaction, and completes the receipt with its disk step pending; then it reclaims the space the
+erased rows held in the memory tables' files (`state.reclaim`: the tables the receipt counts, `agent.memories`
+and its index tables, rewritten when small, and `pg_statistic`), which ends the step. A repeat of a complete
+erasure that finds nothing new answers the same receipt, after running its disk step if a kill left it
+pending; a rerun of an interrupted one resumes it. `erase_organization_memories` is the memory part of an
+organization erasure, counted into a receipt its caller holds. Every removal goes through
+`agent.erase_memory_chains` (migration 0083): this module must never delete a revision any other way, never
+tombstone instead of erasing, and never write text into a receipt.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from state.errors import translated_db_errors
 from state.organizations import require_organization
 from state.queries import load_queries
 from state.receipts import Receipt, add_to_receipt, begin_receipt, finish_receipt, latest_receipt
+from state.reclaim import finish_disk_step, mark_disk_step_pending
 from state.refs import ResourceRef, normalize_refs
 
 __all__ = [
@@ -175,11 +178,14 @@ async def erase_user(
     _check_batch_size(batch_size)
     await require_organization(db, organization_id)
     async with db.connection() as conn:
-        with translated_db_errors():
-            member = bool(await conn.fetchval(QUERIES["user_in_organization"], organization_id, user_id))
         latest = await latest_receipt(
             conn, "user", organization_id=organization_id, target_id=user_id, subject=subject_text
         )
+    if latest is not None:  # a run killed after its receipt completed left its disk step to do
+        latest = await finish_disk_step(db, latest)
+    async with db.connection() as conn:
+        with translated_db_errors():
+            member = bool(await conn.fetchval(QUERIES["user_in_organization"], organization_id, user_id))
         done = latest is not None and latest.status == "complete"
         if done and await _nothing_left(conn, organization_id, user_id, subject_arg):
             assert latest is not None
@@ -201,7 +207,9 @@ async def erase_user(
         await _erase_scope(db, receipt.id, "subject", organization_id, subject=subject_arg, batch_size=batch_size)
     async with db.connection() as conn, conn.transaction():
         await clear_person_mark(conn, receipt.id)
-        return await finish_receipt(conn, receipt.id)
+        complete = await finish_receipt(conn, receipt.id)
+        await mark_disk_step_pending(conn, complete.id)
+    return await finish_disk_step(db, complete)
 
 
 async def erase_organization_memories(

@@ -483,8 +483,18 @@ DELETE FROM agent.erasing_organizations WHERE organization_id = $1;
 DELETE FROM agent.erasing_people WHERE receipt_id = $1;
 
 -- name: record_receipt_physical
--- Record what a completed erasure did to the disk afterwards. $1 receipt id, $2 JSON object.
-UPDATE agent.removal_receipts SET physical = $2::jsonb WHERE id = $1 AND status = 'complete';
+-- Record what a completed erasure did to the disk afterwards, which ends its disk step (migration 0105).
+-- $1 receipt id, $2 JSON object.
+UPDATE agent.removal_receipts SET physical = $2::jsonb, disk_step = 'done' WHERE id = $1 AND status = 'complete';
+
+-- name: mark_disk_step_pending
+-- Record that an erasure's disk step is still to run; in the transaction that completes its receipt (migration
+-- 0105). $1 receipt id.
+UPDATE agent.removal_receipts SET disk_step = 'pending' WHERE id = $1;
+
+-- name: receipt_disk_step
+-- Where a receipt's disk step stands: 'none', 'pending' or 'done' (migration 0105), or no row. $1 receipt id.
+SELECT disk_step FROM agent.removal_receipts WHERE id = $1;
 
 -- name: may_maintain_catalog
 -- Whether the role may VACUUM pg_statistic and CHECKPOINT (a superuser; pg_checkpoint's members may CHECKPOINT).

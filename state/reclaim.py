@@ -8,8 +8,14 @@ on larger ones and on a table whose lock did not come in time, rewrites `pg_stat
 timeout (ANALYZE left the old sample values there as dead tuples) and runs a CHECKPOINT (so the rewritten
 tables' old files are removed) where the role may. Each step that cannot run is skipped and said in the
 answer; nothing here raises for a step that failed (docs/decisions.md, "What does an organization erasure do
-to the disk after its receipt?"). This module must never run outside an erasure's end, and never name a table
-that did not come from the caller's own list.
+to the disk after its receipt?").
+
+The disk step is the receipt's own recorded state (migration 0105): an erasure marks it pending with
+`mark_disk_step_pending` in the transaction that completes its receipt, and `finish_disk_step` runs it and
+records `physical` (which ends it). A process killed between the two leaves the step pending, and the
+erasure's rerun calls `finish_disk_step` on the receipt it finds, so the step runs once the receipt is
+complete whatever the kill. This module must never run outside an erasure's end, and never name a table that
+did not come from the erasure's own receipt.
 """
 
 from __future__ import annotations
@@ -17,11 +23,22 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any
+from uuid import UUID
 
 from state.db import Connection, Database
+from state.errors import translated_db_errors
 from state.queries import load_queries
+from state.receipts import Receipt, record_physical
 
-__all__ = ["LOCK_TIMEOUT", "REWRITE_MAX_BYTES", "reclaim_erased_space"]
+__all__ = [
+    "CASCADED",
+    "LOCK_TIMEOUT",
+    "REWRITE_MAX_BYTES",
+    "erased_tables",
+    "finish_disk_step",
+    "mark_disk_step_pending",
+    "reclaim_erased_space",
+]
 
 QUERIES = load_queries(__file__)
 
@@ -29,6 +46,40 @@ REWRITE_MAX_BYTES = 64 * 1024 * 1024
 """The largest table (heap, indexes, TOAST) rewritten: VACUUM FULL holds an exclusive lock while it copies."""
 LOCK_TIMEOUT = "2s"
 """How long a rewrite waits for its exclusive lock before it falls back to plain VACUUM."""
+CASCADED = {
+    "agent.knowledge_sources": ("agent.knowledge_source_terms",),
+    "agent.memories": ("agent.memory_postings", "agent.memory_embeddings"),
+}
+"""Tables whose rows go with a counted table's rows (foreign-key cascades), so they are reclaimed with it."""
+
+
+def erased_tables(receipt: Receipt) -> list[str]:
+    """The tables an erasure removed rows from: those its receipt counts, and those they cascade to."""
+    counted = [name for name in receipt.counts if "." in name]
+    return sorted({*counted, *(t for name in counted for t in CASCADED.get(name, ()))})
+
+
+async def mark_disk_step_pending(conn: Connection, receipt_id: UUID) -> None:
+    """Record that the erasure's disk step is still to run; call it in the transaction that completes the receipt."""
+    with translated_db_errors():
+        await conn.execute(QUERIES["mark_disk_step_pending"], receipt_id)
+
+
+async def finish_disk_step(db: Database, receipt: Receipt) -> Receipt:
+    """Run a complete erasure's pending disk step and record what it did; the receipt as it then stands.
+
+    A receipt whose step is done (or that has none) is answered as it is: a repeat never rewrites a table again.
+    """
+    if receipt.status != "complete":
+        return receipt
+    async with db.connection() as conn:
+        with translated_db_errors():
+            step = await conn.fetchval(QUERIES["receipt_disk_step"], receipt.id)
+    if step != "pending":
+        return receipt
+    physical = await reclaim_erased_space(db, erased_tables(receipt))
+    async with db.connection() as conn:
+        return await record_physical(conn, receipt.id, physical)
 
 
 async def reclaim_erased_space(

@@ -44,6 +44,8 @@ from tests.factories import Factory
 from tests.integration.knowledge.helpers import FAKE, Kit
 
 TRIGGER = UUID("00000000-0000-4000-8000-00000000ca11")
+MEMORY_TABLES = ("agent.memories", "agent.memory_postings", "agent.memory_embeddings")
+"""The tables a person's erasure removes rows from, and so rewrites."""
 
 
 def marker() -> str:
@@ -98,6 +100,15 @@ async def database_files_holding(db: Database, text: str) -> list[str] | None:
     needle = text.encode()
     hits = [p.name for p in sorted(folder.iterdir()) if p.is_file() and needle in p.read_bytes()]
     return [names.get(h.split(".")[0].split("_")[0], h) for h in hits]
+
+
+async def analyze(db: Database, tables: set[str]) -> None:
+    """ANALYZE `tables`, so pg_statistic holds their sample values (the marker's among them: without this no
+    statistics hold it and skipping the erasure's pg_statistic rewrite goes unseen), then CHECKPOINT, so the
+    files hold what the buffers do."""
+    async with db.connection() as conn:
+        await conn.execute(f"ANALYZE {', '.join(sorted(tables))}")  # names from the test's own lists
+        await conn.execute("CHECKPOINT")
 
 
 async def use_fake_live_model(db: Database) -> None:
@@ -186,6 +197,10 @@ async def test_person_canary_erasure_leaves_the_marker_nowhere(db: Database, fac
     async with db.connection() as conn:  # what the cascade will remove, row by row, for the receipt
         postings = await conn.fetchval("SELECT count(*) FROM agent.memory_postings WHERE memory_id = ANY ($1)",
                                        erased_ids)  # fmt: skip
+    await analyze(db, set(MEMORY_TABLES))
+    before = await database_files_holding(db, gone)
+    if before is not None:
+        assert {"agent.memories", "pg_statistic"} <= set(before), f"the seed reached the files: {before}"
 
     receipt = await erase_user(db, org, user, subject=f"crm.person:{person}", requested_by="canary")
 
@@ -201,6 +216,12 @@ async def test_person_canary_erasure_leaves_the_marker_nowhere(db: Database, fac
     assert dict(receipt.counts) == {
         "agent.memories": 2 * 8, "agent.memory_postings": postings, "agent.memory_embeddings": 2 * 6,
     }, "the receipt counts the index rows the revisions took with them"  # fmt: skip
+    files = await database_files_holding(db, gone)
+    if files is not None:  # the embedded test server's folder (not a DATABASE_URL elsewhere)
+        assert files == [], f"the erased person's marker's bytes are still in the files of {files}"
+        assert "agent.memories" in (await database_files_holding(db, kept) or []), "the scan reads the files"
+    assert set(receipt.physical["rewritten"]) == set(MEMORY_TABLES), receipt.physical
+    assert receipt.physical["statistics"] == "rewritten" and receipt.physical["checkpoint"] is True, receipt.physical
     assert await erase_user(db, org, user, subject=f"crm.person:{person}", requested_by="canary") == receipt
     async with db.connection() as conn:
         assert await conn.fetch("SELECT * FROM agent.memory_chain_problems()") == []
@@ -261,6 +282,10 @@ async def test_organization_canary_erasure_leaves_the_marker_nowhere(
 
     erased_ids = await memory_ids_holding(db, gone)
     assert set(await index_rows_of(db, erased_ids)) == {"agent.memory_postings", "agent.memory_embeddings"}
+    await analyze(db, set(seeded))
+    before = await database_files_holding(db, gone)
+    if before is not None:
+        assert "pg_statistic" in before, f"ANALYZE put the marker in the statistics: {before}"
 
     receipt = await erase_organization(db, kit.store, org, requested_by="canary")
 
