@@ -7,16 +7,19 @@ first replacement's object delete stranded by a crash after the swap, so an obje
 memories; a second organization has the same with its own. After `erase_organization` the first marker is
 nowhere, the second is in exactly the rows it was in before; the store's whole prefix of the organization
 lists nothing (referenced or not), no folder of it is left, and no object name anywhere holds the SHA-256 of
-an erased document. Then the raw files: after the erasure's own steps (rewrite or VACUUM, ANALYZE,
-pg_statistic rewritten, CHECKPOINT: the receipt's `physical`), the first marker's bytes are in no file of the
-test database's folder (`base/<oid>/`: heap, index, TOAST, and pg_statistic's files). The WAL still holds it
-(docs/operations.md, "What an erasure leaves on disk").
+an erased document. Then the raw files: the touched tables are ANALYZEd before the erasure (so pg_statistic
+holds the marker, and skipping the erasure's rewrite of it shows), and after the erasure's own steps (rewrite
+or VACUUM, ANALYZE, pg_statistic rewritten, CHECKPOINT: the receipt's `physical`), the first marker's bytes
+are in no file of the test database's folder (`base/<oid>/`: heap, index, TOAST, and pg_statistic's files).
+The WAL still holds it (docs/operations.md, "What an erasure leaves on disk").
 
 Part "person": one person's marker sits in the memory texts of several revisions (superseded, forgotten and
 live again), in `subject_refs` labels, in chains of two definitions, and in the organization memories about
 the person's CRM record; a second person of the same organization has the same, with their own marker. After
 `erase_user(..., subject=crm.person:<id>)` the first marker is nowhere (the receipt included) and the second is
-still in the database and the object store.
+still in the database and the object store, and, the memory tables ANALYZEd before the erasure, the first
+marker's bytes are in no file of the database's folder (the erasure's disk step rewrote the memory tables and
+pg_statistic).
 """
 
 from __future__ import annotations
