@@ -1333,6 +1333,21 @@ CREATE TABLE agent.api_keys (
 );
 
 --
+-- Name: console_sessions; Type: TABLE; Schema: agent; Owner: -
+--
+
+CREATE TABLE agent.console_sessions (
+    id_sha256 bytea NOT NULL,
+    key_id text,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    expires_at timestamp with time zone NOT NULL,
+    revoked_at timestamp with time zone,
+    CONSTRAINT console_sessions_expire_after_creation CHECK ((expires_at > created_at)),
+    CONSTRAINT console_sessions_id_sha256_check CHECK ((length(id_sha256) = 32)),
+    CONSTRAINT console_sessions_key_id_check CHECK ((key_id ~ '^[0-9a-f]{16}$'::text))
+);
+
+--
 -- Name: created_organizations; Type: TABLE; Schema: agent; Owner: -
 --
 
@@ -2251,6 +2266,13 @@ ALTER TABLE ONLY agent.api_keys
     ADD CONSTRAINT api_keys_pkey PRIMARY KEY (id);
 
 --
+-- Name: console_sessions console_sessions_pkey; Type: CONSTRAINT; Schema: agent; Owner: -
+--
+
+ALTER TABLE ONLY agent.console_sessions
+    ADD CONSTRAINT console_sessions_pkey PRIMARY KEY (id_sha256);
+
+--
 -- Name: created_organizations created_organizations_pkey; Type: CONSTRAINT; Schema: agent; Owner: -
 --
 
@@ -2640,6 +2662,12 @@ ALTER TABLE ONLY public.users
 --
 
 CREATE INDEX api_keys_organization ON agent.api_keys USING btree (organization_id) WHERE (organization_id IS NOT NULL);
+
+--
+-- Name: console_sessions_expires_at; Type: INDEX; Schema: agent; Owner: -
+--
+
+CREATE INDEX console_sessions_expires_at ON agent.console_sessions USING btree (expires_at);
 
 --
 -- Name: definitions_visible_idx; Type: INDEX; Schema: agent; Owner: -
@@ -3597,6 +3625,12 @@ ALTER TABLE ONLY public.users
 --
 
 ALTER TABLE agent.api_keys ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: console_sessions; Type: ROW SECURITY; Schema: agent; Owner: -
+--
+
+ALTER TABLE agent.console_sessions ENABLE ROW LEVEL SECURITY;
 
 --
 -- Name: created_organizations; Type: ROW SECURITY; Schema: agent; Owner: -

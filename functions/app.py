@@ -43,6 +43,7 @@ from functions._metrics import Metrics
 from functions._outbox import EventOutbox, inngest_reachable
 from functions._production import check_production
 from functions._services import Services, ServiceSlot, open_services, warm_live_embedder
+from functions._transport import StrictTransport
 from functions.api import ROUTERS
 from functions.api._body import unread_routes
 from functions.api._consistency import ConsistencyTokens
@@ -149,6 +150,7 @@ def create_app(
     for router in ROUTERS:
         app.include_router(router)
     install_console(app)
+    app.add_middleware(StrictTransport)  # outermost: the edge's own refusals carry it too
     undeclared = undeclared_routes(app.routes)
     if undeclared:
         raise RuntimeError("every /v1/ route declares exactly one scope; these do not: " + ", ".join(undeclared))

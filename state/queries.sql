@@ -96,6 +96,35 @@ UPDATE agent.api_keys
  WHERE id = $1
 RETURNING id, scope, organization_id, name, created_at, revoked_at;
 
+-- Console sessions (`state/console_sessions.py`, migration 0106): one row per sign-in, keyed by the SHA-256
+-- of the random session id its cookie carries.
+
+-- name: open_console_session
+-- Record a new console session and delete the sessions whose expiry has passed (the cleanup rides on
+-- sign-in). $1 id_sha256, $2 key_id (NULL for the operator token), $3 lifetime in seconds.
+WITH expired AS (
+    DELETE FROM agent.console_sessions WHERE expires_at <= now()
+)
+INSERT INTO agent.console_sessions (id_sha256, key_id, expires_at)
+VALUES ($1, $2, now() + make_interval(secs => $3));
+
+-- name: find_console_session
+-- A live session (not revoked, not expired) with the key it acts as: key_id NULL for the operator token.
+-- $1 id_sha256. No row when the session is unknown, signed out or expired, or its key no longer exists.
+SELECT s.key_id, k.scope, k.organization_id, k.revoked_at IS NOT NULL AS key_revoked
+  FROM agent.console_sessions s
+  LEFT JOIN agent.api_keys k ON k.id = s.key_id
+ WHERE s.id_sha256 = $1
+   AND s.revoked_at IS NULL
+   AND s.expires_at > now()
+   AND (s.key_id IS NULL) = (k.id IS NULL);
+
+-- name: revoke_console_session
+-- Sign a session out (a second sign-out keeps the first time). $1 id_sha256.
+UPDATE agent.console_sessions
+   SET revoked_at = coalesce(revoked_at, now())
+ WHERE id_sha256 = $1;
+
 -- The demo tenant (`state/demo_tenant.py`): the rows `ac-context demo` writes under fixed ids, each
 -- idempotent (ON CONFLICT DO NOTHING unless the block says otherwise).
 

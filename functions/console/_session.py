@@ -1,14 +1,18 @@
-"""The console's session: who signed in, carried in one signed, expiring cookie that never holds the key.
+"""The console's session: who signed in, recorded by the server and named by one signed, expiring cookie.
 
-Sign-in checks an API key exactly as the `/v1/` edge does (`functions.api._auth.authenticate`), then sets
-the cookie `ac_console` to a value signed with itsdangerous: the key's id (empty for the operator token),
-its organization, and a random CSRF token. The key's secret is never in it, in clear or otherwise. The
-signing secret is derived from the operator token (`AC_CONTEXT_API_TOKEN`), so every process of a
-deployment reads the same cookies and changing the token ends every session; without a token it is random
-per process. The cookie is HttpOnly, SameSite=Strict, Secure in production (an Inngest client in
-production mode, as `functions._production` decides), and expires after `SESSION_MAX_AGE_S` (the
-signature's timestamp is checked too, so an old cookie replayed by hand is refused). Every request
-re-reads the key by id (`state.api_keys.key_holder`): a revoked key ends its session at once.
+Sign-in checks an API key exactly as the `/v1/` edge does (`functions.api._auth.authenticate`), records a
+session in the database (`state.console_sessions`: the key's id, or none for the operator token, and an
+expiry), then sets the cookie `ac_console` to a value signed with itsdangerous: the session's random id and
+a random CSRF token. The key's secret is never in it, in clear or otherwise. Every request reads the
+session's row: a session signed out (`end` revokes the row, so a copy of the cookie taken before sign-out is
+refused after it), expired, or whose key is revoked or deleted is no session. The signing secret is derived
+from the operator token (`AC_CONTEXT_API_TOKEN`), so every process of a deployment reads the same cookies
+and changing the token ends every session; without a token it is random per process.
+
+Both cookies, the session's and the sign-in form's pre-session CSRF cookie (`PRE_COOKIE`), are HttpOnly,
+SameSite=Strict, Path=/console, and Secure in production (an Inngest client in production mode, as
+`functions._production` decides). The session expires after `SESSION_MAX_AGE_S`, checked three times: the
+cookie's Max-Age, the signature's timestamp (an old cookie replayed by hand is refused) and the row's expiry.
 
 This module must never log or put into a cookie a key or a token.
 """
@@ -27,14 +31,33 @@ from itsdangerous import BadSignature, URLSafeTimedSerializer
 
 from functions.api._auth import Caller
 from functions.errors import ApiError
-from state.api_keys import key_holder
+from state.console_sessions import open_session, revoke_session, session_holder
 
-__all__ = ["COOKIE", "SESSION_MAX_AGE_S", "ConsoleSession", "SignInRequired", "check_csrf", "end", "read", "start"]
+__all__ = [
+    "COOKIE",
+    "PRE_COOKIE",
+    "PRE_MAX_AGE_S",
+    "SESSION_MAX_AGE_S",
+    "ConsoleSession",
+    "SignInRequired",
+    "check_csrf",
+    "clear_pre_session",
+    "end",
+    "production",
+    "read",
+    "set_pre_session",
+    "start",
+]
 
 COOKIE = "ac_console"
 """The session cookie's name."""
+PRE_COOKIE = "ac_console_pre"
+"""The cookie holding the sign-in form's CSRF token before any session exists."""
 SESSION_MAX_AGE_S = 8 * 3600
 """How long a session lasts after sign-in: a working day."""
+PRE_MAX_AGE_S = 900
+"""How long a sign-in form stays valid."""
+_PATH = "/console"
 _SALT = "ac-context console session"
 
 
@@ -50,6 +73,8 @@ class ConsoleSession:
     """The caller the session acts as, with the same scope as its key on `/v1/`."""
     csrf: str
     """The token every form of this session posts back."""
+    session_id: str
+    """The session's id (what its cookie names); sign-out revokes it."""
 
 
 def _serializer(request: Request) -> URLSafeTimedSerializer:
@@ -65,35 +90,48 @@ def _serializer(request: Request) -> URLSafeTimedSerializer:
     return URLSafeTimedSerializer(secret, salt=_SALT)
 
 
-def _secure(request: Request) -> bool:
+def production(request: Request) -> bool:
+    """Whether the service runs in production (its Inngest client says so): cookies Secure, HSTS sent."""
     return bool(getattr(request.app.state.inngest, "is_production", False))
 
 
-def start(request: Request, response: Response, caller: Caller) -> None:
-    """Set the session cookie for `caller` (a new CSRF token each sign-in)."""
-    payload = {
-        "k": caller.key_id or "",
-        "o": "" if caller.organization_id is None else str(caller.organization_id),
-        "c": secrets.token_urlsafe(32),
-    }
+def set_pre_session(request: Request, response: Response, token: str) -> None:
+    """Set the sign-in form's CSRF cookie: the same flags as the session's, for `PRE_MAX_AGE_S`."""
+    response.set_cookie(
+        PRE_COOKIE, token, max_age=PRE_MAX_AGE_S, path=_PATH, httponly=True, samesite="strict",
+        secure=production(request),
+    )  # fmt: skip
+
+
+def clear_pre_session(request: Request, response: Response) -> None:
+    """Clear the sign-in form's CSRF cookie (it served its one sign-in)."""
+    response.delete_cookie(PRE_COOKIE, path=_PATH, httponly=True, samesite="strict", secure=production(request))
+
+
+async def start(request: Request, response: Response, caller: Caller) -> None:
+    """Record a session for `caller` and set its cookie (a new session id and CSRF token each sign-in)."""
+    db = request.app.state.slot.get().db
+    session_id = await open_session(db, key_id=caller.key_id, lifetime_s=SESSION_MAX_AGE_S)
+    payload = {"s": session_id, "c": secrets.token_urlsafe(32)}
     response.set_cookie(
         COOKIE,
         _serializer(request).dumps(payload),
         max_age=SESSION_MAX_AGE_S,
-        path="/console",
+        path=_PATH,
         httponly=True,
         samesite="strict",
-        secure=_secure(request),
+        secure=production(request),
     )
 
 
-def end(response: Response) -> None:
-    """Clear the session cookie."""
-    response.delete_cookie(COOKIE, path="/console", httponly=True, samesite="strict")
+async def end(request: Request, response: Response, session: ConsoleSession) -> None:
+    """Revoke `session` in the database (every copy of its cookie with it) and clear the cookie."""
+    await revoke_session(request.app.state.slot.get().db, session.session_id)
+    response.delete_cookie(COOKIE, path=_PATH, httponly=True, samesite="strict", secure=production(request))
 
 
 async def read(request: Request) -> ConsoleSession:
-    """The request's session, or `SignInRequired` (no cookie, a bad or old signature, a revoked key)."""
+    """The request's session, or `SignInRequired` (no cookie, a bad or old signature, signed out, a revoked key)."""
     raw = request.cookies.get(COOKIE)
     if not raw:
         raise SignInRequired
@@ -101,22 +139,20 @@ async def read(request: Request) -> ConsoleSession:
         payload: Any = _serializer(request).loads(raw, max_age=SESSION_MAX_AGE_S)
     except BadSignature:
         raise SignInRequired from None
-    if not isinstance(payload, dict) or not all(isinstance(payload.get(k), str) for k in ("k", "o", "c")):
+    if not isinstance(payload, dict) or not all(isinstance(payload.get(k), str) and payload[k] for k in ("s", "c")):
         raise SignInRequired
-    key_id, organization, csrf = payload["k"], payload["o"], payload["c"]
-    if not key_id:
-        if organization or not request.app.state.api_token:
+    session_id, csrf = payload["s"], payload["c"]
+    holder = await session_holder(request.app.state.slot.get().db, session_id)
+    if holder is None:
+        raise SignInRequired
+    if holder.key is None:
+        if not request.app.state.api_token:
             raise SignInRequired
-        return ConsoleSession(Caller(organization_id=None), csrf)
-    holder = await key_holder(request.app.state.slot.get().db, key_id)
-    if holder is None or holder.revoked:
+        return ConsoleSession(Caller(organization_id=None), csrf, session_id)
+    if holder.key.revoked:
         raise SignInRequired
-    if (holder.organization_id is None) != (not organization) or (
-        holder.organization_id is not None and str(holder.organization_id) != organization
-    ):
-        raise SignInRequired
-    org = None if holder.organization_id is None else UUID(str(holder.organization_id))
-    return ConsoleSession(Caller(organization_id=org, key_id=holder.id), csrf)
+    org = None if holder.key.organization_id is None else UUID(str(holder.key.organization_id))
+    return ConsoleSession(Caller(organization_id=org, key_id=holder.key.id), csrf, session_id)
 
 
 def check_csrf(session: ConsoleSession, sent: object) -> None:

@@ -2,15 +2,21 @@
 
 The key is checked by the edge's own check (`functions.api._auth.authenticate`), so the console accepts
 exactly the keys `/v1/` accepts and refuses the rest with the same code, shown on the page. The sign-in
-form carries its own CSRF token (a signed pre-session cookie), so no other site can sign a browser in
-with a key of its choosing. Sign-out is a POST with the session's CSRF token.
+form carries its own CSRF token (a pre-session cookie, `PRE_COOKIE`), so no other site can sign a browser in
+with a key of its choosing; a token that is not the cookie's is 403 `csrf_invalid` and starts nothing.
+Sign-out is a POST with the session's CSRF token; it revokes the session server-side, so a copy of the
+cookie is refused after it. After sign-in the browser goes to `next` only when it is a path under `/console`
+once a browser has normalized it; anything else (another host, `//host`, a backslash, a `..` segment, a
+scheme) goes to `/console`.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import secrets
 from typing import Annotated
+from urllib.parse import unquote
 
 from fastapi import APIRouter, Form, Request, Response
 from fastapi.responses import RedirectResponse
@@ -18,21 +24,28 @@ from fastapi.responses import RedirectResponse
 from functions.api._auth import Caller, authenticate
 from functions.console._pages import ConsoleRoute, render
 from functions.console._scope import SessionDep
-from functions.console._session import check_csrf, end, start
+from functions.console._session import PRE_COOKIE, check_csrf, clear_pre_session, end, set_pre_session, start
 
 __all__ = ["router"]
 
 router = APIRouter(prefix="/console", route_class=ConsoleRoute, include_in_schema=False)
 
-_PRE = "ac_console_pre"
-"""The cookie holding the sign-in form's CSRF token before any session exists."""
+_HOME = "/console"
+_UNSAFE = re.compile(r"[\x00-\x20\x7f\\]")
+"""What a browser strips or reads as a slash in a URL: control characters, spaces, backslashes."""
 
 
 def _next(target: str | None) -> str:
-    """Where to go after sign-in: a console path of this site only (never another host)."""
-    if target and target.startswith("/console/") and not target.startswith("//") and "\\" not in target:
-        return target
-    return "/console"
+    """Where to go after sign-in: a console path of this site only (never another host, never out of /console)."""
+    if not target or _UNSAFE.search(target):
+        return _HOME
+    path = target.split("?", 1)[0].split("#", 1)[0]
+    if path != _HOME and not path.startswith(f"{_HOME}/"):
+        return _HOME
+    decoded = unquote(path)  # a browser reads %2e%2e as a `..` segment
+    if _UNSAFE.search(decoded) or "//" in decoded or any(part in (".", "..") for part in decoded.split("/")):
+        return _HOME
+    return target
 
 
 def _form(request: Request, *, status: int = 200, code: str | None = None, message: str = "") -> Response:
@@ -41,7 +54,7 @@ def _form(request: Request, *, status: int = 200, code: str | None = None, messa
         request, "sign_in.html", status_code=status, csrf=token, code=code, message=message,
         next=_next(request.query_params.get("next")),
     )  # fmt: skip
-    response.set_cookie(_PRE, token, max_age=900, path="/console", httponly=True, samesite="strict")
+    set_pre_session(request, response, token)
     return response
 
 
@@ -59,7 +72,7 @@ async def sign_in(
     next: Annotated[str, Form(max_length=2000)] = "/console",
 ) -> Response:
     """Check the key as `/v1/` does; on success start a session and go where the user was going."""
-    expected = request.cookies.get(_PRE, "")
+    expected = request.cookies.get(PRE_COOKIE, "")
     if not expected or not secrets.compare_digest(expected.encode(), csrf.encode()):
         return _form(request, status=403, code="csrf_invalid", message="the form expired; sign in again")
     caller = await authenticate(request.app, f"Bearer {key.strip()}")
@@ -67,17 +80,17 @@ async def sign_in(
         error = json.loads(bytes(caller.body))["error"]
         return _form(request, status=caller.status_code, code=error["code"], message=error["message"])
     response = RedirectResponse(_next(next), status_code=303)
-    response.delete_cookie(_PRE, path="/console")
-    start(request, response, caller)
+    clear_pre_session(request, response)
+    await start(request, response, caller)
     return response
 
 
 @router.post("/sign-out")
-async def sign_out(session: SessionDep, csrf: Annotated[str, Form(max_length=100)] = "") -> Response:
-    """End the session."""
+async def sign_out(request: Request, session: SessionDep, csrf: Annotated[str, Form(max_length=100)] = "") -> Response:
+    """End the session: revoked in the database, so no copy of its cookie opens a page again."""
     check_csrf(session, csrf)
     response = RedirectResponse("/console/sign-in", status_code=303)
-    end(response)
+    await end(request, response, session)
     return response
 
 
