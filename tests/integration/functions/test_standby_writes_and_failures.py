@@ -16,19 +16,67 @@ from typing import Any
 import asyncpg
 import pytest
 
+from functions.app import create_app
 from state.db import Database
 from state.replicas import ReadRouter, StandbyChoice
-from state.standby import start_standby, stop_standby
+from state.settings import load_settings
+from state.standby import standby_url, start_standby, stop_standby
 from tests.factories import Factory
 from tests.integration.functions import test_standby_reads as reads
-from tests.integration.functions.conftest import Service
-from tests.integration.functions.test_standby_reads import _person, _remember
+from tests.integration.functions.conftest import TOKEN, Service, fake_embedders
+from tests.integration.functions.executor import InngestExecutor
+from tests.integration.functions.support import RecordingInngest, asgi_client, new_signing_key
+from tests.integration.functions.test_standby_reads import _brief, _person, _remember
 
 pytestmark = pytest.mark.skipif(
     bool(os.environ.get("DATABASE_URL")), reason="the standby is made of the embedded server"
 )
 standby_dir = reads.standby_dir  # the fixtures of a standby (one per module: a base backup costs seconds)
 standby = reads.standby
+
+
+async def _on_standby(standby_folder: Path, statement: str) -> None:
+    conn = await asyncpg.connect(standby_url(standby_folder))
+    try:
+        await conn.execute(statement)
+    finally:
+        await conn.close()
+
+
+async def test_an_erased_person_is_never_read_back_from_a_paused_standby(
+    service: Service, standby: ReadRouter, standby_dir: Path, factory: Factory, db_url: str, tmp_path: Path
+) -> None:
+    org, user, agent, runs = await _person(factory)
+    await _remember(service, org, user, agent, runs[0], "Answer in Basque")
+    assert "Answer in Basque" in (await _brief(service, org, user))["text"]  # replayed: the standby has it
+    standby.max_lag_s = 3600.0  # only read-your-writes may keep a read off the paused standby, not its lag
+    settings = load_settings(
+        api_token=TOKEN, data_dir=tmp_path / "other", read_database_urls=standby.standbys[0].url,
+        read_your_writes_wait_ms=300, read_max_lag_ms=3_600_000,
+    )  # fmt: skip
+    other_db = await Database.open(settings, url=db_url, migrate=False)
+    key = new_signing_key()
+    client = RecordingInngest(app_id="ac-context", is_production=True, signing_key=key)
+    other = create_app(settings, db=other_db, inngest_client=client, embedders=fake_embedders())
+    await _on_standby(standby_dir, "SELECT pg_wal_replay_pause()")
+    try:
+        body = {"organization_id": str(org), "user_id": str(user)}
+        erased = await service.http.post("/v1/erasures/users", json=body, headers=service.auth)
+        assert erased.status_code == 200 and erased.json()["status"] == "complete", erased.text
+        token = erased.headers["AC-Consistency-Token"]
+        timeouts = standby.fallbacks["read_your_writes_timeout"]
+        mine = await _brief(service, org, user)
+        async with other.router.lifespan_context(other), asgi_client(other) as http:
+            peer = Service(other, http, client, InngestExecutor(http, signing_key=key), other_db, key)
+            stale = await _brief(peer, org, user)  # no token: the paused standby still holds the memory
+            held = await _brief(peer, org, user, headers={"AC-Consistency-Token": token})
+    finally:
+        await _on_standby(standby_dir, "SELECT pg_wal_replay_resume()")
+        await other_db.close()
+    assert "Answer in Basque" in stale["text"], "the standby was paused before the erasure: it still has the memory"
+    assert "Answer in Basque" not in mine["text"], "the process that erased never reads it back"
+    assert standby.fallbacks["read_your_writes_timeout"] == timeouts + 1, f"waited, then primary: {standby.fallbacks}"
+    assert "Answer in Basque" not in held["text"], "a reader holding the erasure's token never reads it back"
 
 
 async def _fail_once_chosen(router: ReadRouter, folder: Path, how: str, monkeypatch: pytest.MonkeyPatch) -> list[str]:
