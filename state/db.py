@@ -125,6 +125,12 @@ async def _switch_session(conn: Connection) -> None:
     set_session(wanted)
 
 
+def _failed_on_standby(scope: _OnStandby | None, exc: Exception) -> None:
+    """Record the first failure of a standby read: `Database.on_standby` runs it again on the primary."""
+    if scope is not None and scope.error is None:
+        scope.error = exc
+
+
 def _mark_clean(conn: Connection) -> None:
     """Mark a pooled connection's session clean (a connection of another class is reset as usual)."""
     mark = getattr(conn, "mark_session_clean", None)
@@ -232,8 +238,10 @@ class Database:
     ) -> T:
         """Run the read `call` on a standby that has what this organization wrote, else on the primary.
 
-        A read that a statement on the standby failed, or whose answer `failed` says is incomplete, runs once
-        more on the primary (`state.replicas`: each fallback counted by reason). Without standbys it is `call()`.
+        A read that failed on the standby (any exception of an acquisition, a statement or a release there,
+        recorded by `_acquire`), or whose answer `failed` says is incomplete, runs once more on the primary
+        (`state.replicas`: each fallback counted by reason); an exception no standby step raised is the read's
+        own answer, and a failure on the primary is never retried. Without standbys it is `call()`.
         """
         router = self.replicas
         if router is None or _ON_STANDBY.get() is not None:
@@ -280,23 +288,28 @@ class Database:
         """
         scope = _ON_STANDBY.get()
         pool = self.pool if scope is None or scope.standby.pool is None else scope.standby.pool
+        standby = None if pool is self.pool else scope  # a failure on the primary is never a standby's
         token = _WANTED.set(organization_id)
         try:
             conn = await pool.acquire()
-        except (OSError, TimeoutError, asyncpg.PostgresError) as exc:
-            if scope is not None and scope.error is None:
-                scope.error = exc
-            raise translate_connect_error(exc, url=self.url if scope is None else scope.standby.host()) from exc
+        except Exception as exc:
+            _failed_on_standby(standby, exc)  # whatever the class: a standby shutting down raises asyncpg's own
+            if isinstance(exc, OSError | TimeoutError | asyncpg.PostgresError):
+                raise translate_connect_error(exc, url=self.url if standby is None else standby.standby.host()) from exc
+            raise
         finally:
             _WANTED.reset(token)  # an acquisition inside the scope asks for the service again
         try:
             yield conn
-        except BaseException as exc:
-            if scope is not None and scope.error is None and isinstance(exc, Exception):
-                scope.error = exc  # the read runs again on the primary; this says why (state.replicas)
+        except Exception as exc:
+            _failed_on_standby(standby, exc)
             raise
         finally:
-            await pool.release(conn)
+            try:
+                await pool.release(conn)
+            except Exception as exc:
+                _failed_on_standby(standby, exc)
+                raise
 
     @asynccontextmanager
     async def connection(self) -> AsyncIterator[Connection]:

@@ -4,10 +4,12 @@
 for a standby for one organization's read (a brief, a search, a list or show): the standby must answer
 (`pg_is_in_recovery()` true: a promoted one is no standby), be no further behind the primary than
 `read_max_lag_ms` (the primary's WAL position is sampled every few milliseconds, so "behind" is measured in
-time), and have replayed the organization's last write known here (`note_write`, in this process) and the
-consistency token the caller brought (`reading_after`, from another process) — waiting up to
-`read_your_writes_wait_ms` for that. Whatever fails costs one run on the primary, counted by reason in
-`fallbacks`; a standby that is down or promoted is left out for `read_recheck_s`.
+time), and have replayed the organization's last write known here (`note_write`, in this process: every
+write a request makes is noted) and the consistency token the caller brought (`reading_after`, from another
+process) — waiting up to `read_your_writes_wait_ms` for that. Whatever fails, with whatever exception
+(opening a standby's pool, acquiring a connection, any statement), costs one run on the primary, counted by
+reason in `fallbacks`; a standby that is down or promoted is left out for `read_recheck_s`. A failure on the
+primary is never retried.
 
 This module must never send a write to a standby, nor answer an error or a stale read for a standby's sake.
 """
@@ -311,7 +313,7 @@ class ReadRouter:
                         return StandbyChoice(standby, waited_s=waited)
                 self.waits.append(time.monotonic() - started)
                 return StandbyChoice(None, "read_your_writes_timeout")
-        except (OSError, TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
+        except Exception as exc:  # any class: opening its pool, acquiring, probing (never a cancellation)
             self._left_out(standby, "down", fallback_reason(exc) + f": {type(exc).__name__}")
             return StandbyChoice(None, "standby_down")
 
