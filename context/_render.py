@@ -14,9 +14,16 @@ item. An item line is `- `, then `[<kind> <id>] ` when the item has a ref, then 
 present. The marker is written from the structured date alone: no text can write it, because every bracket
 of a title or a body is rewritten. Titles, bodies, ref identifiers and failed source names are normalised: every
 bracket becomes `(` or `)` (`[`/`]`, `{`/`}`, and every Unicode opening or closing bracket: the categories
-Ps/Pe, which hold the fullwidth, CJK, small, vertical, superscript and subscript forms, plus the bracket
-look-alikes `_OPENING`/`_CLOSING` list), one character for one, so no text can frame a look-alike of the
-marker (a homoglyph of "overdue" inside is harmless: nothing can bracket it); every run of whitespace or
+Ps/Pe, which hold the fullwidth, CJK, small, vertical, superscript and subscript forms; any character whose
+NFKC form is one of those; the bracket look-alikes `_OPENING`/`_CLOSING` list; and an HTML character
+reference that names a bracket, `&#91;`, `&#x5b;`, `&lsqb;`, `&rsqb;`, ..., semicolon or not), one character
+(or one reference) for one, so no text can frame a look-alike of the marker (a homoglyph of "overdue" inside
+is harmless: nothing can bracket it). The look-alike list is derived, as no confusables table ships with the
+project: every character whose UTS #39 skeleton (confusables.txt 14.0.0) is a bracket, letters aside (the
+table maps the hiragana く to an angle bracket ornament); every character Unicode names a bracket, parenthesis
+or brace piece that can stand beside text; and the frames a hostile test found (⊏⊐ ⊑⊒ ⊂⊃, the dentistry and
+box-line corners ⎾⏋ ⎿⏌ ⎸⎹ ▕▏, the syllabics ᒥᒧ ᐸᐳ, the guillemets ‹› «», the tag characters that encode
+brackets). ASCII `<`/`>` and the horizontal brackets (⎴, ⏜, ...) stay as written. Every run of whitespace or
 control characters (newline, CR, tab, form feed, U+0085, U+2028, U+2029, U+001C-U+001F, ...) becomes one
 space, then the text is stripped. So every item line starts with `- `, and only the packer writes a line
 that starts with `## `.
@@ -26,6 +33,7 @@ This module must never decide what is kept; it only writes and measures text.
 
 from __future__ import annotations
 
+import html
 import re
 import unicodedata
 from datetime import date
@@ -59,13 +67,23 @@ HEADINGS: dict[ContextKind, str] = {
 _BLANK_RUN = re.compile(r"[\s\x00-\x1f\x7f-\x9f]+")
 _OPENING = (
     "\u228f\u239b\u239c\u239d\u23a1\u23a2\u23a3\u23a7\u23a8\u23a9\u231c\u231e\u2e02\u2e04\u2e09\u2e0c\u2e1c\u2e20"
+    "\u2291\u2282\u23be\u23bf\u23b8\u2595\u14a5\u1438\u2039\u00ab\u23aa\u23b0\U0001d114\U0001d115"
+    "\U000e0028\U000e005b\U000e007b"
 )
-"""Opening-bracket look-alikes outside Ps: ⊏, the bracket pieces ⎛⎜⎝⎡⎢⎣⎧⎨⎩, corners ⌜⌞, and ⸂⸄⸉⸌⸜⸠ (Pi)."""
+"""Opening-bracket look-alikes outside Ps: ⊏, the bracket pieces ⎛⎜⎝⎡⎢⎣⎧⎨⎩, corners ⌜⌞, ⸂⸄⸉⸌⸜⸠ (Pi); ⊑ ⊂,
+the corners ⎾ ⎿, the box lines ⎸ ▕, the syllabics ᒥ ᐸ, the guillemets ‹ «, the curly pieces ⎪ ⎰, the musical
+brace and bracket 𝄔 𝄕, and the tag characters of `(`, `[` and `{`."""
 _CLOSING = (
     "\u2290\u239e\u239f\u23a0\u23a4\u23a5\u23a6\u23ab\u23ac\u23ad\u231d\u231f\u2e03\u2e05\u2e0a\u2e0d\u2e1d\u2e21"
+    "\u2292\u2283\u23cb\u23cc\u23b9\u258f\u14a7\u1433\u203a\u00bb\u23b1"
+    "\U000e0029\U000e005d\U000e007d"
 )
-"""Their closing counterparts: ⊐, ⎞⎟⎠⎤⎥⎦⎫⎬⎭, ⌝⌟, ⸃⸅⸊⸍⸝⸡ (Pf)."""
-_ASCII_BRACKET = re.compile(r"[\[\]{}]")
+"""Their closing counterparts: ⊐, ⎞⎟⎠⎤⎥⎦⎫⎬⎭, ⌝⌟, ⸃⸅⸊⸍⸝⸡ (Pf); ⊒ ⊃, ⏋ ⏌, ⎹ ▏, ᒧ ᐳ, › », ⎱, and the tag
+characters of `)`, `]` and `}`."""
+_SLOW = re.compile(r"[\[\]{}&]")
+"""An ASCII text without these (nor doubled spaces or controls) is already normal."""
+_REFERENCE = re.compile(r"&(?:#[0-9]{1,8}|#[xX][0-9a-fA-F]{1,7}|[A-Za-z][A-Za-z0-9]{1,31});?")
+"""An HTML character reference, its semicolon optional (a browser reads `&#91` as `[`)."""
 
 
 class _BracketTable(dict[int, str]):
@@ -74,11 +92,13 @@ class _BracketTable(dict[int, str]):
     def __missing__(self, code: int) -> str:
         char = chr(code)
         category = unicodedata.category(char)
+        folded = unicodedata.normalize("NFKC", char)
+        folded = folded if len(folded) == 1 else "\x00"  # a bracket folds to one character, never to several
         if char in "()":
             value = char
-        elif category == "Ps" or char in _OPENING:
+        elif category == "Ps" or char in _OPENING or folded in "([{" or unicodedata.category(folded) == "Ps":
             value = "("
-        elif category == "Pe" or char in _CLOSING:
+        elif category == "Pe" or char in _CLOSING or folded in ")]}" or unicodedata.category(folded) == "Pe":
             value = ")"
         else:
             value = char
@@ -87,6 +107,24 @@ class _BracketTable(dict[int, str]):
 
 
 _BRACKETS = _BracketTable()
+
+
+def _reference(match: re.Match[str]) -> str:
+    """An HTML character reference that names a bracket, as its parenthesis; any other, as written."""
+    reference = match.group()
+    decoded = html.unescape(reference if reference.endswith(";") else reference + ";")
+    if len(decoded) == 1 and decoded.translate(_BRACKETS) in ("(", ")"):
+        return decoded.translate(_BRACKETS)
+    return reference
+
+
+def _unbracketed(text: str) -> str:
+    """`text` with every bracket, look-alike and bracket reference rewritten as `(`/`)`."""
+    if "&" in text:
+        text = _REFERENCE.sub(_reference, text)
+    return text.translate(_BRACKETS)
+
+
 _UNSAFE_IN_IDENTIFIER = re.compile(r"[\s\x00-\x1f\x7f-\x9f]")
 
 _MARKER = "- "
@@ -95,16 +133,15 @@ _SEPARATOR = ": "
 
 def normalise(text: str) -> str:
     """One line of text: brackets rewritten, every whitespace or control run one space, stripped."""
-    if text.isascii() and text.isprintable() and "  " not in text and not _ASCII_BRACKET.search(text):
+    if text.isascii() and text.isprintable() and "  " not in text and not _SLOW.search(text):
         return text.strip(" ")  # fast path: the only whitespace is single ASCII spaces
-    return _BLANK_RUN.sub(" ", text.translate(_BRACKETS)).strip()
+    return _BLANK_RUN.sub(" ", _unbracketed(text)).strip()
 
 
 def written_as_stored(ref: ResourceRef) -> bool:
     """True when `[<kind> <id>]` writes the ref exactly as stored, so a citation of it resolves."""
     return all(
-        part and not _UNSAFE_IN_IDENTIFIER.search(part) and part.translate(_BRACKETS) == part
-        for part in (ref.kind, ref.id)
+        part and not _UNSAFE_IN_IDENTIFIER.search(part) and _unbracketed(part) == part for part in (ref.kind, ref.id)
     )
 
 

@@ -116,6 +116,7 @@ CODE_STATUS: Mapping[str, int] = MappingProxyType(
         "embedding_model_unknown": 422,
         "object_key_invalid": 422,
         "review_field_invalid": 422,
+        "source_uri_invalid": 422,
         # knowledge: the world failed
         "knowledge_unavailable": 503,
         "embedding_provider_unavailable": 503,

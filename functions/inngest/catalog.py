@@ -1,6 +1,7 @@
 """Every Inngest function of the app, created against one client and one service slot.
 
-This module must never open anything: the functions read the slot when a step runs.
+Every function runs under `functions.inngest.failures.QuietFailures`: no failure it sends holds a stack or
+a path. This module must never open anything: the functions read the slot when a step runs.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import inngest
 
 from functions._services import ServiceSlot
 from functions.inngest.context_segment import make_context_segment_brief
+from functions.inngest.failures import install_quiet_failures
 from functions.inngest.knowledge_ingest import make_knowledge_ingest
 from functions.inngest.knowledge_ingest_batch import make_knowledge_ingest_batch
 from functions.inngest.knowledge_sweep import make_knowledge_sweep
@@ -21,7 +23,8 @@ __all__ = ["build_functions"]
 
 
 def build_functions(client: inngest.Inngest, slot: ServiceSlot) -> list[inngest.Function[Any]]:
-    """The functions the app serves at `/api/inngest`."""
+    """The functions the app serves at `/api/inngest`, each sending failures without a stack or a path."""
+    install_quiet_failures(client)
     return [
         make_context_segment_brief(client, builder=lambda: slot.get().builder, metrics=lambda: slot.get().metrics),
         make_knowledge_ingest(client, slot),

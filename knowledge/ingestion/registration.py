@@ -7,6 +7,8 @@ bulk half: the objects of identities not registered yet are stored first (concur
 row it will make), then every new source is inserted by one statement and the ones already registered are
 read by another; a URI whose content changed goes through `register_uri`, which
 registers its new version. Each document gets the same `RegisteredSource` the one-at-a-time call returns.
+A source's URI is a link its readers may render, so it is an absolute `http`/`https` URL with a host and no
+whitespace or control character, or `SourceUriInvalidError` (`source_uri_invalid`), on every face.
 This module must never extract, chunk or embed.
 """
 
@@ -20,6 +22,7 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import PurePosixPath
 from typing import Any
+from urllib.parse import urlsplit
 from uuid import UUID
 
 import asyncpg
@@ -28,7 +31,7 @@ from knowledge._sql import QUERIES, translated
 from knowledge.db_errors import SourceNotFoundError
 from knowledge.documents.object_deletes import drain_quietly
 from knowledge.documents.objects import ObjectStore, object_key_for
-from knowledge.errors import SourceDeletingError
+from knowledge.errors import KnowledgeInputError, SourceDeletingError
 from knowledge.ingestion._step_records import RegisteredSource
 from knowledge.ingestion.review import Review, checked_review
 from state.db import Connection, Database
@@ -39,6 +42,8 @@ __all__ = [
     "AnnounceMany",
     "Document",
     "RegisteredSource",
+    "SourceUriInvalidError",
+    "checked_uri",
     "register_many",
     "register_upload",
     "register_uri",
@@ -51,6 +56,31 @@ service writes the ingestion event to the outbox, `state.outbox`)."""
 AnnounceMany = Callable[[Connection, Sequence[UUID]], Awaitable[None]]
 """`register_many`'s `Announce`: called inside each transaction that leaves sources pending, with their ids
 (each pending source once per call), so no pending source of a batch commits without its event."""
+
+
+class SourceUriInvalidError(KnowledgeInputError, ValueError):
+    """A source's URI is not an absolute http or https URL with a host (a `javascript:` link, a path, ...)."""
+
+    code = "source_uri_invalid"
+
+
+_URI_SCHEMES = frozenset({"http", "https"})
+
+
+def checked_uri(uri: str) -> str:
+    """`uri` when it is an absolute http(s) URL with a host and no whitespace or control character."""
+    if not uri.strip():
+        raise SourceUriInvalidError("a URI-backed source needs a URI")
+    if any(c.isspace() or not c.isprintable() for c in uri):  # a browser drops them: " javascript:" runs
+        raise SourceUriInvalidError("a source's URI holds whitespace or a control character")
+    try:
+        parts = urlsplit(uri)
+        host = parts.hostname
+    except ValueError as exc:
+        raise SourceUriInvalidError("a source's URI is not a URL") from exc
+    if parts.scheme.lower() not in _URI_SCHEMES or not host:
+        raise SourceUriInvalidError("a source's URI must be an http or https URL with a host")
+    return uri
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,8 +119,8 @@ async def register_many(
     pending) and, for a URI's new version, in `register_uri`'s.
     """
     for doc in documents:
-        if doc.uri is not None and not doc.uri.strip():
-            raise ValueError("a URI-backed source needs a URI")
+        if doc.uri is not None:
+            checked_uri(doc.uri)
     reviews = [checked_review(doc.owner, doc.review_by, loc=("items", n)) for n, doc in enumerate(documents)]
     digests = [hashlib.sha256(doc.data).hexdigest() for doc in documents]
     names = [_filename(doc) for doc in documents]
@@ -281,8 +311,7 @@ async def register_uri(
 
     A new version carries over the live one's owner and review date unless `owner` or `review_by` is given.
     """
-    if not uri.strip():
-        raise ValueError("a URI-backed source needs a URI")
+    checked_uri(uri)
     review = checked_review(owner, review_by)
     name = filename or PurePosixPath(uri.split("?", 1)[0].rstrip("/")).name or "document"
     return await _register(

@@ -29,7 +29,7 @@ from knowledge._sql import QUERIES, translated
 from knowledge.db_errors import SourceNotFoundError
 from knowledge.ingestion.sources import ModelReadiness, SourceView, get_source, model_readiness
 from state.db import Database
-from state.paging import FIRST_DESC, Page, fingerprint, page_of, page_size, start
+from state.paging import FIRST_DESC, Int4, Page, fingerprint, page_of, page_size, start
 
 __all__ = [
     "ChunkView",
@@ -221,7 +221,7 @@ async def page_chunks(
         async with db.connection() as conn:
             shown = model or await conn.fetchval(QUERIES["source_shown_model"], source_id)
             scope = fingerprint(source_id, shown)
-            (after,) = start(cursor, "chunks", scope, (-1,), (int,))
+            (after,) = start(cursor, "chunks", scope, (-1,), (Int4,))
             if shown is None:
                 return Page([], 0, None)
             total = int(await conn.fetchval(QUERIES["count_source_chunks"], source_id, shown))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta, timezone
 from uuid import UUID, uuid4
 
 import pytest
@@ -12,6 +12,7 @@ import pytest
 from state.paging import (
     FIRST_DESC,
     MAX_PAGE,
+    Int4,
     InvalidCursorError,
     decode_cursor,
     encode_cursor,
@@ -77,3 +78,32 @@ def test_a_page_size_outside_one_to_max_is_refused() -> None:
     for bad in (0, MAX_PAGE + 1):
         with pytest.raises(ValueError, match="a page holds"):
             page_size(bad)
+
+
+@pytest.mark.parametrize(
+    ("position", "shape"),
+    [
+        (["0001-01-01T00:00:00+14:00", str(uuid4())], SHAPE),  # the year 0 in UTC
+        (["9999-12-31T23:59:59.999999-00:01", str(uuid4())], SHAPE),  # the year 10000 in UTC
+        (["2026-12-04T21:00:00+00:00", "not-a-uuid"], SHAPE),
+        (["2026-12-04T21:00:00+00:00", "0123456789abcde\x00"], (datetime, str)),  # NUL: PostgreSQL text refuses it
+        (["2026-12-04T21:00:00+00:00", "\ud800"], (datetime, str)),  # a lone surrogate is not UTF-8 text
+        ([2**31], (Int4,)),
+        ([-(2**31) - 1], (Int4,)),
+        ([2**63], (int,)),
+        ([True], (Int4,)),
+        ([1.0], (int,)),
+    ],
+)
+def test_a_position_no_row_could_hold_is_invalid_cursor(position: list[object], shape: tuple[type, ...]) -> None:
+    cursor = base64.urlsafe_b64encode(json.dumps(["sources", fingerprint("org"), *position]).encode()).decode()
+    with pytest.raises(InvalidCursorError):
+        decode_cursor(cursor, "sources", fingerprint("org"), shape)
+
+
+def test_a_position_is_read_back_in_utc_at_the_same_instant_and_int4_edges_pass() -> None:
+    at = datetime(2026, 12, 4, 21, 0, tzinfo=timezone(timedelta(hours=14)))
+    (back,) = decode_cursor(encode_cursor("x", fingerprint(), (at,)), "x", fingerprint(), (datetime,))
+    assert back == at and back.utcoffset() == timedelta(0)
+    for edge in (2**31 - 1, -(2**31)):
+        assert decode_cursor(encode_cursor("x", fingerprint(), (edge,)), "x", fingerprint(), (Int4,)) == (edge,)
