@@ -27,16 +27,6 @@ from typing import TYPE_CHECKING
 from state.lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from knowledge.db_errors import (
-        EmbedderMismatchError,
-        EmbeddingModelConflictError,
-        KnowledgeStoreError,
-        LiveModelChangedError,
-        NoLiveModelError,
-        SourceNotFoundError,
-        SwitchConflictError,
-        SwitchNotReadyError,
-    )
     from knowledge.documents.chunk import DEFAULT_CHUNK_TOKENS, DEFAULT_OVERLAP_TOKENS, Chunk, chunk_text
     from knowledge.documents.extract import ExtractedDocument, ExtractLimits, extract_text, extract_text_async
     from knowledge.documents.objects import (
@@ -77,8 +67,10 @@ if TYPE_CHECKING:
     )
     from knowledge.errors import (
         DocumentTooLargeError,
+        EmbedderMismatchError,
         EmbeddingAuthError,
         EmbeddingDimensionError,
+        EmbeddingModelConflictError,
         EmbeddingProviderError,
         EmptyDocumentError,
         EncryptedDocumentError,
@@ -87,10 +79,16 @@ if TYPE_CHECKING:
         KnowledgeError,
         KnowledgeInputError,
         KnowledgeRuntimeError,
+        KnowledgeStoreError,
+        LiveModelChangedError,
         MalformedDocumentError,
+        NoLiveModelError,
         NoTextLayerError,
         ObjectNotFoundError,
         ObjectStoreError,
+        SourceNotFoundError,
+        SwitchConflictError,
+        SwitchNotReadyError,
         TooManyPagesError,
         UnknownEmbeddingModelError,
         UnsupportedDocumentTypeError,

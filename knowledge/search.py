@@ -29,8 +29,8 @@ from uuid import UUID
 from pgvector import Vector
 
 from knowledge._sql import QUERIES, translated
-from knowledge.db_errors import LiveModelChangedError, NoLiveModelError
 from knowledge.embedding.registry import EmbedderLookup, get_embedder
+from knowledge.errors import LiveModelChangedError, NoLiveModelError
 from state.db import Database
 
 __all__ = [

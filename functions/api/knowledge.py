@@ -65,7 +65,7 @@ from functions.api._scopes import ORGANIZATION, OrganizationCaller, organization
 from functions.api.receipts import ReceiptOut
 from functions.errors import ApiError
 from functions.events import EVENT_RETRY
-from knowledge.db_errors import SourceNotFoundError
+from knowledge.errors import SourceNotFoundError
 from knowledge.ingestion.delete import delete_source
 from knowledge.ingestion.registration import RegisteredSource, register_many, register_upload, register_uri
 from knowledge.ingestion.sources import get_source

@@ -31,13 +31,6 @@ from typing import Any
 from uuid import UUID
 
 from knowledge._sql import QUERIES, translated
-from knowledge.db_errors import (
-    EmbeddingModelConflictError,
-    NoLiveModelError,
-    SwitchCancelledError,
-    SwitchConflictError,
-    SwitchNotReadyError,
-)
 from knowledge.embedding._switch_records import (
     FlipResult,
     LiveModel,
@@ -47,7 +40,14 @@ from knowledge.embedding._switch_records import (
     WaitingSource,
 )
 from knowledge.embedding.registry import EMBEDDING_MODELS, Embedder, require_real_model
-from knowledge.errors import UnknownEmbeddingModelError
+from knowledge.errors import (
+    EmbeddingModelConflictError,
+    NoLiveModelError,
+    SwitchCancelledError,
+    SwitchConflictError,
+    SwitchNotReadyError,
+    UnknownEmbeddingModelError,
+)
 from state.db import Database
 
 __all__ = [

@@ -32,9 +32,9 @@ from uuid import UUID
 import asyncpg
 
 from knowledge._sql import QUERIES, translated
-from knowledge.documents.object_deletes import drain_object_deletes
 from knowledge.documents.objects import ObjectStore
 from knowledge.errors import PlatformSourceForbiddenError, SourceDeletedError, UnknownSourceError
+from knowledge.ingestion.object_deletes import drain_object_deletes
 from state.db import Connection, Database
 from state.receipts import Receipt, add_to_receipt, begin_receipt, finish_receipt
 

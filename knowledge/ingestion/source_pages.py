@@ -26,7 +26,7 @@ from uuid import UUID
 import asyncpg
 
 from knowledge._sql import QUERIES, translated
-from knowledge.db_errors import SourceNotFoundError
+from knowledge.errors import SourceNotFoundError
 from knowledge.ingestion.sources import ModelReadiness, SourceView, get_source, model_readiness
 from state.db import Database
 from state.paging import FIRST_DESC, Page, fingerprint, page_of, page_size, start
