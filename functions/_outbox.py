@@ -28,8 +28,8 @@ from uuid import UUID
 import inngest
 
 from functions._holder import holder_alive, host_prefix, this_holder
-from functions._in_process import InProcessRunner
 from functions._services import ServiceSlot
+from functions.event_routes import InProcessRunner
 from state import outbox
 from state.outbox import OutboxEntry
 

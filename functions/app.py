@@ -37,7 +37,6 @@ from fastapi import FastAPI
 from context.builder import ContextBuilder
 from context.registry import ContextSourceRegistry
 from functions._briefs import LimitedBuilder
-from functions._in_process import InProcessRunner
 from functions._lifecycle import DatabaseHealth, ServiceOpener
 from functions._metrics import Metrics
 from functions._outbox import EventOutbox, inngest_reachable
@@ -52,6 +51,7 @@ from functions.api._scopes import undeclared_routes
 from functions.api.docs import DOCS_OFF, install_docs
 from functions.console.mount import install_console
 from functions.errors import InngestConfigError
+from functions.event_routes import InProcessRunner
 from functions.inngest.catalog import build_functions
 from functions.inngest.client import create_client, is_dev_mode
 from functions.inngest.encryption import install_step_encryption, parse_keys
