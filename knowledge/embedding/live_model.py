@@ -146,7 +146,7 @@ async def begin_switch(
     With `embedder` (the new model's), one test call runs first, so a model that cannot embed is refused
     before the switch opens.
     """
-    require_real_model(new_model)  # a `test/*` model only in the test suite (issue 25)
+    require_real_model(new_model)  # a `test/*` model only in the test suite
     if embedder is not None:
         if embedder.model_id != new_model:
             raise ValueError(f"the embedder is {embedder.model_id!r}, not {new_model!r}")

@@ -41,7 +41,7 @@ from state.receipts import Receipt, add_to_receipt, begin_receipt, finish_receip
 __all__ = ["DEFAULT_BATCH_SIZE", "BatchHook", "delete_source", "erase_organization_knowledge", "was_deleted"]
 
 DEFAULT_BATCH_SIZE = 2000
-"""Chunks (or rows) deleted per transaction (docs/decisions.md, issue 22: deleting a source)."""
+"""Chunks (or rows) deleted per transaction (docs/decisions.md, "deleting a source")."""
 
 BatchHook = Callable[[], Awaitable[None]]
 """Awaited after each committed batch, outside any transaction (tests pause a delete here)."""
