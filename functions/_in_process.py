@@ -1,6 +1,6 @@
 """Dev mode's in-process handlers: an outbox event's work done here, through the core the Inngest functions call.
 
-`functions._outbox` hands a claimed row to `functions.event_routes.InProcessRunner` when no Inngest server
+`functions.outbox.delivery` hands a claimed row to `functions.event_routes.InProcessRunner` when no Inngest server
 answers (never in production) and keeps the row's lease alive while it runs; the runner finds the row's
 handler here through the one table of events (`functions.event_routes`). This module must never decide
 retries or leases, nor import the table of events: each handler does the work of one event and raises
