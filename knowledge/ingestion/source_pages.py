@@ -1,8 +1,8 @@
 """Paged reads of knowledge sources for an admin: a scope's sources, one source's chunks, its progress.
 
 - `page_sources(db, organization_id, status=, overdue=, title=, cursor=, limit=)`: a `Page[SourceRow]`,
-  newest first (the order `list_sources` always had), each row a `SourceView` plus the model it is shown
-  under (its scope's live model when it is wanted under it) and its chunk counts there. Filters: one status,
+  newest first, each row a `SourceView` plus the model it is shown under (its scope's live model when it is
+  wanted under it) and its chunk counts there. Filters: one status,
   only the overdue ones, a text the title contains (any case). The page and its count read the scope
   through `knowledge_sources_page_idx` (migrations/0102).
 - `page_chunks(db, source_id, organization_id=, operator=, model=, cursor=, limit=)`: a `Page[ChunkView]`
