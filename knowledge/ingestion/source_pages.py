@@ -2,9 +2,9 @@
 
 - `page_sources(db, organization_id, status=, overdue=, title=, cursor=, limit=)`: a `Page[SourceRow]`,
   newest first, each row a `SourceView` plus the model it is shown under (its scope's live model when it is
-  wanted under it) and its chunk counts there. Filters: one status,
-  only the overdue ones, a text the title contains (any case). The page and its count read the scope
-  through `knowledge_sources_page_idx` (migrations/0102).
+  wanted under it) and its chunk counts there. Filters: one status, only the overdue ones, a text the title
+  contains (any case). The page and its count read the scope through `knowledge_sources_page_idx`
+  (migrations/0102).
 - `page_chunks(db, source_id, organization_id=, operator=, model=, cursor=, limit=)`: a `Page[ChunkView]`
   of one source's chunks under one model (default: the model the source is shown under), full text, in
   ordinal order.
