@@ -52,9 +52,9 @@ from bench import real_sets
 from bench._scratch import bench_server, scratch_database
 from bench._search_quality import FOLDER, OFF_TOPIC, _parse, _qrels
 from bench._search_seed import MODEL
-from knowledge.db_errors import KnowledgeStoreError
 from knowledge.documents.objects import LocalObjectStore
 from knowledge.embedding.registry import get_embedder
+from knowledge.errors import KnowledgeStoreError
 from knowledge.ingestion.core import build_source_model
 from knowledge.ingestion.registration import register_upload
 from knowledge.search import (

@@ -92,7 +92,7 @@ _PLACED = {
 def _message(
     item: ContextItem, reason: DropReason, winner: ContextItem | None, budgets: dict[str, int], total: int
 ) -> str:
-    """The reason in the words the issue and the CLI use."""
+    """The reason in the words the CLI uses."""
     if reason == "kept":
         return "kept" + _PLACED.get(item.placed_by or "", "")
     if reason == "source_not_enabled":

@@ -1,7 +1,7 @@
 """The outbox rows that announce ingestion work: what the HTTP routes and the CLI write, in one place.
 
 Every sender writes these rows with `state.outbox.enqueue` in the transaction of its state change, then
-hands their ids to `functions._outbox.EventOutbox.deliver`; a send that fails leaves the rows for the
+hands their ids to `functions.outbox.delivery.EventOutbox.deliver`; a send that fails leaves the rows for the
 service's drainer. This module must never send: it only says which rows a change writes.
 """
 

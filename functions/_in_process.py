@@ -1,9 +1,10 @@
 """Dev mode's in-process handlers: an outbox event's work done here, through the core the Inngest functions call.
 
-`functions._outbox` hands a claimed row to `InProcessRunner` when no Inngest server answers (never in
-production) and keeps the row's lease alive while it runs; the runner finds the row's handler in the one
-table of events (`functions.event_routes`). This module must never decide retries or leases: each handler
-does the work of one event and raises what fails.
+`functions.outbox.delivery` hands a claimed row to `functions.event_routes.InProcessRunner` when no Inngest server
+answers (never in production) and keeps the row's lease alive while it runs; the runner finds the row's
+handler here through the one table of events (`functions.event_routes`). This module must never decide
+retries or leases, nor import the table of events: each handler does the work of one event and raises
+what fails.
 """
 
 from __future__ import annotations
@@ -15,12 +16,11 @@ from uuid import UUID
 from state.outbox import OutboxEntry
 
 if TYPE_CHECKING:
-    from functions._services import Services, ServiceSlot
+    from functions._services import Services
     from knowledge.ingestion.core import Ingestion
 
 __all__ = [
     "InProcessHandler",
-    "InProcessRunner",
     "build_segment_brief",
     "ingest_batch_of",
     "ingest_one",
@@ -103,20 +103,3 @@ async def build_segment_brief(services: Services, entry: OutboxEntry) -> None:
     if decision.builds:
         core, _dropped = request.request.normalized(source="segment event")
         await build_brief(services.builder, core, request.policy, metrics=services.metrics, route="segment")
-
-
-class InProcessRunner:
-    """Runs an outbox event's work here with the handler the table of events gives it (dev mode, no server).
-
-    Bad documents fail their source with its reason, as on every path; any other error leaves the row
-    waiting for its backoff.
-    """
-
-    def __init__(self, slot: ServiceSlot) -> None:
-        self.slot = slot
-
-    async def run(self, entry: OutboxEntry) -> None:
-        """Do the work `entry` asks for."""
-        from functions.event_routes import in_process_handler
-
-        await in_process_handler(entry.name)(self.slot.get(), entry)

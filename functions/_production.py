@@ -3,7 +3,7 @@
 Production mode (`AC_CONTEXT_INNGEST_MODE=production`, the default of `functions.app:app`) serves the
 Inngest endpoint and `/v1/` to the network, so it refuses to start without: `INNGEST_SIGNING_KEY` (every
 Inngest request is verified with it), `INNGEST_EVENT_KEY` (without it every event an upload, a retry, a
-batch or a switch sends is refused by Inngest, issue 25), `AC_CONTEXT_API_TOKEN` (the bearer token of `/v1/`),
+batch or a switch sends is refused by Inngest), `AC_CONTEXT_API_TOKEN` (the bearer token of `/v1/`),
 `INNGEST_SERVE_ORIGIN` (the only origin a sync ever registers, never a request's `Host`) and
 `AC_CONTEXT_STEP_ENCRYPTION_KEYS` (step state leaves the process encrypted). `production_problems` names
 every one that is missing or wrong; `check_production` raises them as one `InngestConfigError`.

@@ -11,7 +11,7 @@ module never starts anything and a production process without its keys (`functio
 when uvicorn loads `app`, with one message naming them. The lifespan opens the database (migrating it),
 builds the source registry and the builder, and closes them on shutdown; when the database cannot be
 reached it starts anyway, answers 503 `database_unavailable`, and keeps trying (`functions._lifecycle`).
-It also runs the outbox drainer (`functions._outbox`), which sends the events a route could not; in dev
+It also runs the outbox drainer (`functions.outbox.delivery`), which sends the events a route could not; in dev
 mode with no Inngest server answering (or `AC_CONTEXT_RUN_FUNCTIONS=in-process`) it runs their work here,
 through the same core the functions call, and logs one line saying so.
 
@@ -37,10 +37,8 @@ from fastapi import FastAPI
 from context.builder import ContextBuilder
 from context.registry import ContextSourceRegistry
 from functions._briefs import LimitedBuilder
-from functions._in_process import InProcessRunner
 from functions._lifecycle import DatabaseHealth, ServiceOpener
 from functions._metrics import Metrics
-from functions._outbox import EventOutbox, inngest_reachable
 from functions._production import check_production
 from functions._services import Services, ServiceSlot, open_services, warm_live_embedder
 from functions._transport import StrictTransport
@@ -53,10 +51,12 @@ from functions.api._scopes import undeclared_routes
 from functions.api.docs import DOCS_OFF, install_docs
 from functions.console.mount import install_console
 from functions.errors import InngestConfigError
+from functions.event_routes import InProcessRunner
 from functions.inngest.catalog import build_functions
 from functions.inngest.client import create_client, is_dev_mode
 from functions.inngest.encryption import install_step_encryption, parse_keys
 from functions.inngest.serve import serve
+from functions.outbox.delivery import EventOutbox, inngest_reachable
 from knowledge.documents.objects import ObjectStore
 from knowledge.embedding.registry import EmbedderRegistry
 from state.db import Database

@@ -110,6 +110,7 @@ CODE_STATUS: Mapping[str, int] = MappingProxyType(
         "document_too_many_pages": 413,
         "pdf_content_too_large": 413,
         "document_text_too_large": 413,
+        "too_many_chunks": 413,
         "document_extraction_timeout": 422,
         "document_empty": 422,
         "document_type_unsupported": 415,

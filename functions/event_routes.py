@@ -1,14 +1,15 @@
 """The one table of events: each event, the Inngest functions it triggers, and dev mode's handler for it.
 
 The Inngest functions take their triggers from this table (`event_triggers`), and dev mode's runner
-(`functions._in_process`) finds its handler here (`in_process_handler`), so an event cannot reach one
-side and not the other; `tests/unit/functions/test_event_routes.py` checks both sides against the
-functions the app really builds. This module must never import the Inngest SDK nor send anything.
+(`InProcessRunner`, below) finds its handler here (`in_process_handler`, one of `functions._in_process`), so
+an event cannot reach one side and not the other; `tests/unit/functions/test_event_routes.py` checks both
+sides against the functions the app really builds. This module must never import the Inngest SDK nor send anything.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from functions._in_process import (
     InProcessHandler,
@@ -30,7 +31,11 @@ from functions.events import (
     EVENT_UPLOADED,
 )
 
-__all__ = ["ROUTES", "EventRoute", "event_triggers", "in_process_handler", "route_of"]
+if TYPE_CHECKING:
+    from functions._services import ServiceSlot
+    from state.outbox import OutboxEntry
+
+__all__ = ["ROUTES", "EventRoute", "InProcessRunner", "event_triggers", "in_process_handler", "route_of"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,3 +77,18 @@ def event_triggers(function_id: str) -> list[str]:
 def in_process_handler(event: str) -> InProcessHandler:
     """Dev mode's handler of `event`."""
     return route_of(event).in_process
+
+
+class InProcessRunner:
+    """Runs an outbox event's work here with the handler the table of events gives it (dev mode, no server).
+
+    Bad documents fail their source with its reason, as on every path; any other error leaves the row
+    waiting for its backoff.
+    """
+
+    def __init__(self, slot: ServiceSlot) -> None:
+        self.slot = slot
+
+    async def run(self, entry: OutboxEntry) -> None:
+        """Do the work `entry` asks for."""
+        await in_process_handler(entry.name)(self.slot.get(), entry)

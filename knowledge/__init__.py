@@ -1,14 +1,16 @@
 """Knowledge: documents made searchable, in three rooms by concern, with search and the switchover on top.
 
     knowledge/
-      errors.py db_errors.py reasons.py _sql.py queries.sql   the base every room uses (errors, the failure
-                                                               vocabulary, the named statements)
-      documents/   extract, limits, chunk, objects, object_deletes: a document's bytes and text
-      embedding/   embedder (the contract), providers, registry (get_embedder, EmbedderLookup), live_model
-      ingestion/   registration, core, steps, bulk, pool, failures, sources (the read model), sweep, delete, review
+      errors.py reasons.py _sql.py queries.sql   the base every room uses (the one error tree, the failure
+                                                 vocabulary, the named statements and their error translation)
+      documents/   limits, extract, chunk, objects: a document's bytes and text
+      embedding/   embedder (the contract, EmbedderLookup), providers, registry (get_embedder), live_model
+      ingestion/   registration, core, steps, bulk, pool, failures, failing, object_deletes, sources (the read
+                   model), source_pages, sweep, delete, review
       search.py    hybrid search with the live model
       switchover.py the switch to a new model, sequenced over the ingestion core
 
+The package stands on at most six import levels (tests/unit/test_layering.py counts them).
 Who may import whom inside the package (tests/unit/test_layering.py): the base imports no room;
 `documents/` and `embedding/` import the base only, never each other nor `ingestion/`; `ingestion/` imports
 the base, `documents/` and `embedding/`; `search` imports the base and `embedding/` only (so a search, and
@@ -27,16 +29,6 @@ from typing import TYPE_CHECKING
 from state.lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from knowledge.db_errors import (
-        EmbedderMismatchError,
-        EmbeddingModelConflictError,
-        KnowledgeStoreError,
-        LiveModelChangedError,
-        NoLiveModelError,
-        SourceNotFoundError,
-        SwitchConflictError,
-        SwitchNotReadyError,
-    )
     from knowledge.documents.chunk import DEFAULT_CHUNK_TOKENS, DEFAULT_OVERLAP_TOKENS, Chunk, chunk_text
     from knowledge.documents.extract import ExtractedDocument, ExtractLimits, extract_text, extract_text_async
     from knowledge.documents.objects import (
@@ -77,8 +69,10 @@ if TYPE_CHECKING:
     )
     from knowledge.errors import (
         DocumentTooLargeError,
+        EmbedderMismatchError,
         EmbeddingAuthError,
         EmbeddingDimensionError,
+        EmbeddingModelConflictError,
         EmbeddingProviderError,
         EmptyDocumentError,
         EncryptedDocumentError,
@@ -87,10 +81,16 @@ if TYPE_CHECKING:
         KnowledgeError,
         KnowledgeInputError,
         KnowledgeRuntimeError,
+        KnowledgeStoreError,
+        LiveModelChangedError,
         MalformedDocumentError,
+        NoLiveModelError,
         NoTextLayerError,
         ObjectNotFoundError,
         ObjectStoreError,
+        SourceNotFoundError,
+        SwitchConflictError,
+        SwitchNotReadyError,
         TooManyPagesError,
         UnknownEmbeddingModelError,
         UnsupportedDocumentTypeError,

@@ -13,6 +13,7 @@ KnowledgeError                      knowledge_error                 no   (the ro
 │   │   ├── ExtractionTimeoutError      document_extraction_timeout
 │   │   ├── TooManyPagesError           document_too_many_pages
 │   │   ├── EmptyDocumentError          document_empty
+│   │   ├── TooManyChunksError          too_many_chunks
 │   │   └── UnsupportedDocumentTypeError document_type_unsupported
 │   ├── UnknownEmbeddingModelError  embedding_model_unknown
 │   ├── ReviewFieldInvalidError     review_field_invalid                (an owner or review date; `loc` names it)
@@ -20,13 +21,23 @@ KnowledgeError                      knowledge_error                 no   (the ro
 │   ├── UnknownSourceError          source_not_found                    (a delete: no such source here)
 │   ├── PlatformSourceForbiddenError platform_source_forbidden          (a delete of a platform source)
 │   ├── SourceDeletedError          source_deleted                      (a delete of a deleted source)
-│   └── SourceDeletingError         source_deleting                     (a write to a source being deleted)
+│   ├── SourceDeletingError         source_deleting                     (a write to a source being deleted)
+│   ├── SourceNotFoundError         knowledge_source_not_found          (a read or a write: no such source)
+│   ├── EmbedderMismatchError       embedder_model_mismatch
+│   └── EmbeddingModelConflictError embedding_model_conflict
 └── KnowledgeRuntimeError           knowledge_unavailable           yes  (the world failed, try again)
     ├── EmbeddingProviderError      embedding_provider_unavailable  per instance
     │   └── EmbeddingAuthError      embedding_auth_failed           no
     ├── EmbeddingDimensionError     embedding_dimension_mismatch    no
-    └── ObjectStoreError            object_store_unavailable        yes
-        └── ObjectNotFoundError     object_not_found                no
+    ├── ObjectStoreError            object_store_unavailable        yes
+    │   └── ObjectNotFoundError     object_not_found                no
+    ├── NoLiveModelError            knowledge_model_unset           no
+    ├── LiveModelChangedError       knowledge_model_changed         yes
+    ├── SwitchNotReadyError         knowledge_switch_not_ready      yes
+    ├── SwitchConflictError         knowledge_switch_conflict       no
+    ├── SwitchCancelledError        knowledge_switch_cancelled      no
+    ├── ModelNotWantedError         knowledge_model_not_wanted      no
+    └── KnowledgeStoreError         knowledge_store_unavailable     yes
 ```
 
 A caller decides about retries from `error.retryable` alone: an Inngest function raises `NonRetriableError`
@@ -35,8 +46,8 @@ The root subclasses `state.errors.CodedError` (the message defaults to the class
 `retryable`, `message` and `reason`, which only knowledge errors carry: `reason` is the stored failure
 reason from the closed vocabulary (`knowledge.reasons`), never the message, which may name the caller's
 own input (a file name, a type, a model id) but never quotes the document or a library's message.
- This module must never import a third-party
-library, nor more of `state` than its errors.
+The database's errors become these in one place (`knowledge._sql.translated`). This module must never
+import a third-party library, nor more of `state` than its errors.
 """
 
 from __future__ import annotations
@@ -51,8 +62,10 @@ if TYPE_CHECKING:  # imported when a reason is made: `ac-context --help` loads t
 __all__ = [
     "DocumentTextTooLargeError",
     "DocumentTooLargeError",
+    "EmbedderMismatchError",
     "EmbeddingAuthError",
     "EmbeddingDimensionError",
+    "EmbeddingModelConflictError",
     "EmbeddingProviderError",
     "EmptyDocumentError",
     "EncryptedDocumentError",
@@ -62,7 +75,11 @@ __all__ = [
     "KnowledgeError",
     "KnowledgeInputError",
     "KnowledgeRuntimeError",
+    "KnowledgeStoreError",
+    "LiveModelChangedError",
     "MalformedDocumentError",
+    "ModelNotWantedError",
+    "NoLiveModelError",
     "NoTextLayerError",
     "ObjectNotFoundError",
     "ObjectStoreError",
@@ -71,6 +88,11 @@ __all__ = [
     "ReviewFieldInvalidError",
     "SourceDeletedError",
     "SourceDeletingError",
+    "SourceNotFoundError",
+    "SwitchCancelledError",
+    "SwitchConflictError",
+    "SwitchNotReadyError",
+    "TooManyChunksError",
     "TooManyPagesError",
     "UnknownEmbeddingModelError",
     "UnknownSourceError",
@@ -167,6 +189,12 @@ class EmptyDocumentError(ExtractionError):
     """The document contains no text."""
 
     code = "document_empty"
+
+
+class TooManyChunksError(ExtractionError):
+    """The document would be cut into more chunks than one source may hold."""
+
+    code = "too_many_chunks"
 
 
 class UnsupportedDocumentTypeError(ExtractionError):
@@ -267,3 +295,70 @@ class ObjectNotFoundError(ObjectStoreError):
 
     code = "object_not_found"
     retryable = False
+
+
+class SourceNotFoundError(KnowledgeInputError, LookupError):
+    """No knowledge source with this id exists in this scope."""
+
+    code = "knowledge_source_not_found"
+
+
+class EmbedderMismatchError(KnowledgeInputError):
+    """The embedder given is not the model the chunks are pinned to."""
+
+    code = "embedder_model_mismatch"
+
+
+class EmbeddingModelConflictError(KnowledgeInputError):
+    """The model is already registered with another dimension."""
+
+    code = "embedding_model_conflict"
+
+
+class NoLiveModelError(KnowledgeRuntimeError):
+    """No knowledge_settings row names the live embedding model; restore the platform row."""
+
+    code = "knowledge_model_unset"
+    retryable = False
+
+
+class LiveModelChangedError(KnowledgeRuntimeError):
+    """The live embedding model flipped while the query was embedded; embed it again."""
+
+    code = "knowledge_model_changed"
+
+
+class SwitchNotReadyError(KnowledgeRuntimeError):
+    """Not every source in scope is ready under the new model, so the live model was not flipped."""
+
+    code = "knowledge_switch_not_ready"
+
+
+class SwitchConflictError(KnowledgeRuntimeError):
+    """Another switchover of this scope is running toward a different model."""
+
+    code = "knowledge_switch_conflict"
+    retryable = False
+
+
+class SwitchCancelledError(KnowledgeRuntimeError):
+    """The switchover was cancelled while it ran: the old model stays live, the new model's chunks are gone."""
+
+    code = "knowledge_switch_cancelled"
+    retryable = False
+
+
+class ModelNotWantedError(KnowledgeRuntimeError):
+    """The source is no longer wanted under this model (a switch toward it was cancelled); nothing was written.
+
+    Not a failure of the source: a caller building that model stops, and the source keeps its other models.
+    """
+
+    code = "knowledge_model_not_wanted"
+    retryable = False
+
+
+class KnowledgeStoreError(KnowledgeRuntimeError):
+    """The database refused or failed a knowledge statement."""
+
+    code = "knowledge_store_unavailable"

@@ -186,7 +186,7 @@ RETURNING id;
 -- name: list_sources
 -- An admin's view of the sources of one scope, newest first. $1 organization_id (NULL = platform), $2 limit.
 -- $3 true = only the overdue ones (review_by before today in UTC, migrations/0087; a deleting one is not).
--- $4 only this status, or NULL for any. `count_sources` counts the same rows.
+-- $4 only this status, or NULL for any.
 SELECT s.id, s.organization_id, s.kind, s.title, s.uri, s.status, s.failure_reason, s.attempts,
        s.pending_since, s.created_at, s.updated_at, s.owner, s.review_by,
        coalesce(s.review_by < (now() AT TIME ZONE 'UTC')::date, false) AS overdue
@@ -196,15 +196,6 @@ SELECT s.id, s.organization_id, s.kind, s.title, s.uri, s.status, s.failure_reas
    AND ($4::text IS NULL OR s.status = $4)
  ORDER BY s.created_at DESC, s.id DESC
  LIMIT $2;
-
--- name: count_sources
--- How many sources `list_sources` would answer without its limit (what a page is "N of"). $1 organization_id
--- (NULL = platform), $2 true = only the overdue ones, $3 only this status or NULL for any.
-SELECT count(*)
-  FROM agent.knowledge_sources s
- WHERE s.organization_id IS NOT DISTINCT FROM $1
-   AND (NOT $2::boolean OR (s.review_by < (now() AT TIME ZONE 'UTC')::date AND s.status <> 'deleting'))
-   AND ($3::text IS NULL OR s.status = $3);
 
 -- name: sweep_pending_sources
 -- Fail every source pending since before the cutoff, with a reason an admin can read.

@@ -12,7 +12,7 @@ it is overdue, read in the same statement (`knowledge/queries.sql`). This module
 organization, never widen the scope flags, and never hold a transaction open while an embedding provider
 answers.
 
-The live model is remembered per database and organization for `LIVE_MODEL_TTL_S` (issue 24): a brief then
+The live model is remembered per database and organization for `LIVE_MODEL_TTL_S`: a brief then
 embeds at once and sends one statement. A remembered model that is no longer the live one costs one retry and
 is never compared with another model's chunks, because the function checks the model it is told (KS002,
 `LiveModelChangedError`): the search forgets it, reads the live model and embeds again.
@@ -29,8 +29,8 @@ from uuid import UUID
 from pgvector import Vector
 
 from knowledge._sql import QUERIES, translated
-from knowledge.db_errors import LiveModelChangedError, NoLiveModelError
 from knowledge.embedding.registry import EmbedderLookup, get_embedder
+from knowledge.errors import LiveModelChangedError, NoLiveModelError
 from state.db import Database
 
 __all__ = [
@@ -82,7 +82,7 @@ class Fusion:
     depth: int = 200
     """Postings read per query lexeme and scope, best first, before the common lexemes are completed."""
     ef_search: int | None = 80
-    """hnsw.ef_search for the dense list (None: the function's 200); 80 measured at two shapes (issue 24)."""
+    """hnsw.ef_search for the dense list (None: the function's 200); 80 measured at two shapes (bench_search)."""
     k1: float = 1.2
     """BM25 term-frequency saturation."""
     b: float = 0.75

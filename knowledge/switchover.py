@@ -36,8 +36,8 @@ from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 from uuid import UUID
 
-from knowledge.db_errors import SwitchCancelledError, SwitchNotReadyError
 from knowledge.documents.objects import ObjectStore
+from knowledge.embedding.embedder import Embedder, EmbedderLookup
 from knowledge.embedding.live_model import (
     FlipResult,
     SwitchPlan,
@@ -50,7 +50,7 @@ from knowledge.embedding.live_model import (
     switch_status,
     switch_waiting,
 )
-from knowledge.embedding.registry import Embedder, EmbedderLookup
+from knowledge.errors import SwitchCancelledError, SwitchNotReadyError
 from knowledge.ingestion.core import Ingestion, build_source_model, ingest_source
 from knowledge.ingestion.steps import ReadyCheck
 from state.db import Database

@@ -1,6 +1,6 @@
 """Erasing a person's memory: whole revision chains removed through the one audited database path, with a receipt.
 
-What counts as a person's data in this layer (docs/decisions.md, issue 22): every user-scope memory of the user
+What counts as a person's data in this layer (docs/decisions.md, erasure): every user-scope memory of the user
 in their organization (every definition, every revision, tombstones included: text and `subject_refs` go with
 the rows), and, when the request names the person's subject ref (`crm.person:<id>`), the organization-scope
 memories whose subject is that ref. The rows the platform owns and this layer only reads (`public.users`, CRM

@@ -5,10 +5,13 @@
 (`context.sources.memory_vectors.live_memory_embedder` wires knowledge's). `MemoryService.remember` embeds the
 text before its transaction (never holding one open while a provider answers) and stores the vector in the
 transaction that appends the revision. A failed embedding never refuses a memory: the revision is written
-without a vector and the relevance read ranks it by BM25 alone until `embed_missing` fills it in. A
-switchover embeds the live memories of the organizations it switches under its new model before it flips,
-and those written meanwhile right after (`fill_vectors`, wired by `functions._memory_switch`, counted by
-`vector_coverage` in the switch's progress; docs/decisions.md, "Memory"). This module must never decide
+without a vector and the relevance read ranks it by BM25 alone until a vector is filled in. In production
+only a switchover fills vectors: it embeds the live memories of the organizations it switches under its new
+model before it flips, and those written meanwhile right after (`fill_vectors`, wired by
+`functions._memory_switch`, counted by `vector_coverage` in the switch's progress; docs/decisions.md,
+"Memory"). `embed_missing` fills one organization's missing vectors under its live model; the benches and
+tests call it, and no production path does yet, so a memory whose embedding failed outside a switchover
+keeps no vector until the next one. This module must never decide
 which memories a subject reads.
 """
 
@@ -73,7 +76,10 @@ async def store_vectors(conn: Connection, memory_ids: Sequence[UUID], embedded: 
 
 
 async def embed_missing(db: Database, organization_id: UUID, embed: MemoryEmbedder, *, batch: int = 256) -> int:
-    """Embed every live memory of the organization with no vector under its live model; answer how many."""
+    """Embed every live memory of the organization with no vector under its live model; answer how many.
+
+    Called by the benches and tests only: no production path calls it (a switchover uses `fill_vectors`).
+    """
     done = 0
     model = (await embed(organization_id, [])).model
     while True:

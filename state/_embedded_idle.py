@@ -2,14 +2,16 @@
 
 A command that leaves the embedded server running (`AC_CONTEXT_EMBEDDED_IDLE_MINUTES` > 0) touches the
 stamp `<data_dir>/embedded-last-used` (which holds the idle timeout in seconds) and makes sure one
-watcher runs: `python -m state._embedded_idle <data_dir>`, started in its own session so it outlives
+watcher runs: `python -m state._embedded_watcher <data_dir>`, started in its own session so it outlives
 the command. The watcher holds an exclusive `flock` on `<data_dir>/embedded-watcher.pid` for its whole
 life (a second one exits at once; the lock is the test of "a watcher runs") and polls: while a process
 holds the server (the wheel's handle list) or a client backend is connected, it touches the stamp; once
 the stamp is older than the timeout, it takes the wheel's start-up lock, checks again, and stops the
 server (`pg_ctl stop -m fast`). It exits when the server is stopped, by itself or anyone else.
 
-This module must never stop a server that a process holds or a client is connected to.
+This module holds the stamp, the watcher's pid and its start, which `state.embedded` uses; the watcher's
+loop is `state._embedded_watcher`, which uses `state.embedded` in turn. This module must never import
+`state.embedded`, and never stop a server.
 """
 
 from __future__ import annotations
@@ -20,19 +22,18 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 __all__ = [
     "STAMP_FILE",
     "WATCHER_FILE",
+    "WATCHER_MODULE",
     "idle_timeout_s",
     "last_used",
     "pid_alive",
     "signal_watcher",
     "start_watcher",
     "touch_last_used",
-    "watch",
     "watcher_pid",
 ]
 
@@ -40,6 +41,8 @@ STAMP_FILE = "embedded-last-used"
 """Its mtime is the last time the server was used; its text the idle timeout in seconds."""
 WATCHER_FILE = "embedded-watcher.pid"
 """The watcher's pid, and the file whose `flock` it holds while it runs."""
+WATCHER_MODULE = "state._embedded_watcher"
+"""The module the watcher runs as (`python -m`)."""
 
 
 def touch_last_used(data_dir: Path, timeout_s: float | None = None) -> None:
@@ -107,7 +110,7 @@ def start_watcher(data_dir: Path) -> None:
     # sh starts the watcher in the background and exits: the watcher is nobody's child, so no command
     # waits for it and none leaves a zombie behind.
     subprocess.run(
-        ["/bin/sh", "-c", 'exec "$@" </dev/null >/dev/null 2>>"$LOG" &', "sh", sys.executable, "-m", __name__,
+        ["/bin/sh", "-c", 'exec "$@" </dev/null >/dev/null 2>>"$LOG" &', "sh", sys.executable, "-m", WATCHER_MODULE,
          str(data_dir)],
         env=env | {"LOG": str(log)}, start_new_session=True, check=True, timeout=30,
     )  # fmt: skip
@@ -119,76 +122,3 @@ def signal_watcher(data_dir: Path) -> None:
     if pid is not None and pid != os.getpid():
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(pid, 15)
-
-
-async def _client_backends(url: str) -> int:
-    """Client connections to the server, this one not counted."""
-    import asyncpg
-
-    conn = await asyncpg.connect(url, timeout=5)
-    try:
-        count: int = await conn.fetchval(
-            "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()"
-        )
-        return count
-    finally:
-        await conn.close()
-
-
-def _busy(data_dir: Path) -> bool | None:
-    """Whether a process holds the server or a client is connected; None once the server is stopped."""
-    import asyncio
-
-    from state.embedded import embedded_status, server_dsn
-
-    status = embedded_status(data_dir)
-    if not status.running or status.url is None:
-        return None
-    if status.holder_pids:
-        return True
-    try:
-        return asyncio.run(_client_backends(server_dsn(status.url, "postgres"))) > 0
-    except Exception:  # starting or stopping: not idle, look again next time
-        return True
-
-
-def _poll_s(timeout_s: float) -> float:
-    return min(30.0, max(0.5, timeout_s / 10))
-
-
-def watch(data_dir: Path) -> int:
-    """Watch the server of `data_dir` until it stops; stop it once idle for the stamp's timeout."""
-    from state.embedded import server_lock, stop_embedded_server
-
-    handle = (data_dir / WATCHER_FILE).open("a+")
-    try:
-        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return 0  # another watcher runs
-    handle.truncate(0)
-    handle.write(str(os.getpid()))
-    handle.flush()
-    while True:
-        timeout = idle_timeout_s(data_dir)
-        time.sleep(_poll_s(timeout or 60.0))
-        busy = _busy(data_dir)
-        if busy is None:
-            with server_lock():  # a command starting the server again waits, then finds no watcher
-                if _busy(data_dir) is None:
-                    return 0
-            continue
-        if busy:
-            touch_last_used(data_dir)
-            continue
-        used = last_used(data_dir)
-        if not timeout or used is None or time.time() - used < timeout:
-            continue  # no timeout (0: the command that set it stops the server itself), or not idle long enough
-        with server_lock():
-            used = last_used(data_dir)
-            if _busy(data_dir) is False and used is not None and time.time() - used >= timeout:
-                stop_embedded_server(data_dir, stop_watcher=False)
-                return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(watch(Path(sys.argv[1])))

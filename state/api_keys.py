@@ -38,9 +38,7 @@ __all__ = [
     "KeyScope",
     "MintedKey",
     "authenticate_key",
-    "count_keys",
     "key_holder",
-    "list_keys",
     "mint_key",
     "page_keys",
     "parse_key",
@@ -180,23 +178,6 @@ async def key_holder(db: Database, key_id: str) -> KeyHolder | None:
     if row is None:
         return None
     return KeyHolder(row["id"], row["scope"], row["organization_id"], revoked=row["revoked_at"] is not None)
-
-
-async def list_keys(
-    db: Database, *, organization_id: UUID | None = None, include_revoked: bool = True, limit: int = 1000
-) -> list[ApiKey]:
-    """The keys (of one organization, or all), oldest first; never a secret."""
-    with translated_db_errors():
-        async with db.connection() as conn:
-            rows = await conn.fetch(QUERIES["list_api_keys"], organization_id, include_revoked, limit)
-    return [_key(r) for r in rows]
-
-
-async def count_keys(db: Database, *, organization_id: UUID | None = None, include_revoked: bool = True) -> int:
-    """How many keys `list_keys` answers without its limit."""
-    with translated_db_errors():
-        async with db.connection() as conn:
-            return int(await conn.fetchval(QUERIES["count_api_keys"], organization_id, include_revoked))
 
 
 async def page_keys(

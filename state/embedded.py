@@ -7,7 +7,7 @@ server.
 
 What happens when the process exits depends on `idle_timeout_s`. Given and above zero (the CLI, `serve`
 and `demo`, from `AC_CONTEXT_EMBEDDED_IDLE_MINUTES`), the server stays up for the next command, which
-finds it through its pid file and connects at once; a detached watcher (`state._embedded_idle`) stops it
+finds it through its pid file and connects at once; a detached watcher (`state._embedded_watcher`) stops it
 once nothing has used it for the timeout, and `stop_embedded_server` (`ac-context db stop`) stops it now.
 Otherwise the last process holding a handle stops it: on a normal exit, on Ctrl-C, and on SIGTERM, which
 such a process turns into a normal exit (`uvicorn` re-raises the SIGTERM it caught once it has shut down,

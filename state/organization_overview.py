@@ -1,11 +1,11 @@
 """The operator's overview of organizations: a page of them, each with the counts the console shows.
 
 `page_organizations(db, name=..., cursor=..., limit=...)` answers a `Page[OrganizationOverview]`, oldest
-first (the order `list_organizations` always had), filtered by a text the name contains (any case). Each
-row carries its sources by status, overdue sources, the chunks search can serve (summed from the readiness
-rows' counts under the organization's live model, never by scanning chunks), its live memories and when a
-source last became ready. The counts are read for the page's rows only, so a page costs the same however
-many organizations there are. This module must never write.
+first, filtered by a text the name contains (any case). Each row carries its sources by status, overdue
+sources, the chunks search can serve (summed from the readiness rows' counts under the organization's live
+model, never by scanning chunks), its live memories and when a source last became ready. The counts are read
+for the page's rows only, so a page costs the same however many organizations there are. This module must
+never write.
 """
 
 from __future__ import annotations

@@ -21,10 +21,8 @@ from state.queries import load_queries
 __all__ = [
     "MAX_ORGANIZATION_NAME",
     "Organization",
-    "count_organizations",
     "create_organization",
     "get_organization",
-    "list_organizations",
     "organization_exists",
     "require_organization",
 ]
@@ -69,21 +67,6 @@ async def create_organization(db: Database, name: str, *, per_minute: int | None
             f"at most {per_minute} organizations may be created per minute", retry_after_s=row["retry_after_s"]
         )
     return Organization(row["id"], row["name"], row["created_at"])
-
-
-async def list_organizations(db: Database, *, limit: int = 100) -> list[Organization]:
-    """The organizations, oldest first, at most `limit`."""
-    with translated_db_errors():
-        async with db.connection() as conn:
-            rows = await conn.fetch(QUERIES["list_organizations"], limit)
-    return [Organization(r["id"], r["name"], r["created_at"]) for r in rows]
-
-
-async def count_organizations(db: Database) -> int:
-    """How many organizations there are."""
-    with translated_db_errors():
-        async with db.connection() as conn:
-            return int(await conn.fetchval(QUERIES["count_organizations"]))
 
 
 async def get_organization(db: Database, organization_id: UUID) -> Organization:

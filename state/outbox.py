@@ -2,7 +2,7 @@
 
 `enqueue(conn, events)` writes rows on the caller's connection, inside its transaction, so a source that
 is registered (or a retry that is asked for) and its event are committed together or not at all. The
-deliverer (`functions._outbox`) claims due rows with `claim` (a lease in the holder's name), delivers them,
+deliverer (`functions.outbox.delivery`) claims due rows with `claim` (a lease in the holder's name), delivers them,
 and records the outcome with `mark_sent` or `mark_failed`, each row on its own schedule; a long run renews
 its lease with `renew`, and a starting process ends the leases of this machine's dead holders with
 `release` (migration 0096). A row's id is its event's id, so a resend after a crash is deduplicated by

@@ -12,17 +12,6 @@ WITH created AS (
 )
 SELECT id, name, created_at FROM created;
 
--- name: count_organizations
--- How many organizations there are (what `list_organizations` is a page of).
-SELECT count(*) FROM public.organizations;
-
--- name: list_organizations
--- The organizations, oldest first. $1 the most rows to answer.
-SELECT id, name, created_at
-  FROM public.organizations
- ORDER BY created_at, id
- LIMIT $1;
-
 -- name: organization_exists
 -- Whether an organization has this id. $1 organization id.
 SELECT EXISTS (SELECT 1 FROM public.organizations WHERE id = $1);
@@ -72,22 +61,12 @@ SELECT id, scope, organization_id, secret_sha256, revoked_at
  WHERE id = $1;
 
 -- name: count_api_keys
--- How many keys `list_api_keys` answers without its limit. $1 organization_id (NULL counts every key),
+-- How many keys `page_api_keys` pages over. $1 organization_id (NULL counts every key),
 -- $2 whether revoked keys count too.
 SELECT count(*)
   FROM agent.api_keys
  WHERE ($1::uuid IS NULL OR organization_id = $1)
    AND ($2 OR revoked_at IS NULL);
-
--- name: list_api_keys
--- The keys, oldest first, never their secret hashes. $1 organization_id (NULL lists every key),
--- $2 whether revoked keys are listed too, $3 the most rows.
-SELECT id, scope, organization_id, name, created_at, revoked_at
-  FROM agent.api_keys
- WHERE ($1::uuid IS NULL OR organization_id = $1)
-   AND ($2 OR revoked_at IS NULL)
- ORDER BY created_at, id
- LIMIT $3;
 
 -- name: revoke_api_key
 -- Revoke a key (a second revocation keeps the first time). $1 id. No row when no key has this id.
@@ -322,18 +301,8 @@ SELECT id, kind, organization_id, target_id, subject, requested_by, status, coun
  LIMIT 1;
 
 -- name: count_removal_receipts
--- How many receipts `list_removal_receipts` answers without its limit. $1 organization id or NULL for all.
+-- How many receipts `page_removal_receipts` pages over. $1 organization id or NULL for all.
 SELECT count(*) FROM agent.removal_receipts WHERE $1::uuid IS NULL OR organization_id = $1;
-
--- name: list_removal_receipts
--- The newest receipts, optionally of one organization. $1 organization id or NULL for all, $2 most rows.
-SELECT id, kind, organization_id, target_id, subject, requested_by, status, counts, object_keys, versions, resumed,
-       physical,
-       started_at, finished_at
-  FROM agent.removal_receipts
- WHERE $1::uuid IS NULL OR organization_id = $1
- ORDER BY started_at DESC, id DESC
- LIMIT $2;
 
 -- name: organization_created_here
 -- Whether this deployment created the organization (so its row is the layer's to delete). $1 organization id.

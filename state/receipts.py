@@ -30,12 +30,10 @@ __all__ = [
     "ReceiptKind",
     "add_to_receipt",
     "begin_receipt",
-    "count_receipts",
     "discard_empty_receipt",
     "finish_receipt",
     "get_receipt",
     "latest_receipt",
-    "list_receipts",
     "organization_erased",
     "page_receipts",
     "receipt_object_key",
@@ -217,21 +215,6 @@ async def organization_erased(db: Database, organization_id: UUID) -> bool:
     async with db.connection() as conn:
         receipt = await latest_receipt(conn, "organization", organization_id=organization_id, target_id=organization_id)
     return receipt is not None and receipt.status == "complete"
-
-
-async def count_receipts(db: Database, *, organization_id: UUID | None = None) -> int:
-    """How many receipts `list_receipts` answers without its limit."""
-    with translated_db_errors():
-        async with db.connection() as conn:
-            return int(await conn.fetchval(QUERIES["count_removal_receipts"], organization_id))
-
-
-async def list_receipts(db: Database, *, organization_id: UUID | None = None, limit: int = 100) -> list[Receipt]:
-    """The newest receipts first, of one organization or of all."""
-    with translated_db_errors():
-        async with db.connection() as conn:
-            rows = await conn.fetch(QUERIES["list_removal_receipts"], organization_id, limit)
-    return [Receipt.from_row(r) for r in rows]
 
 
 async def page_receipts(

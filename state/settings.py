@@ -66,7 +66,7 @@ class Settings(BaseModel):
     """The most connections the pool holds (the builder reads on several at once)."""
     read_database_urls: str = ""
     """Comma-separated URLs of hot standbys of the primary for briefs, searches and list/show reads (none: all
-    reads on the primary, as before)."""
+    reads on the primary)."""
     read_your_writes_wait_ms: float = Field(default=250.0, ge=0, le=60_000, allow_inf_nan=False)
     """How long a read waits for a standby to replay its organization's last write before it runs on the primary."""
     read_max_lag_ms: float = Field(default=1000.0, gt=0, le=3_600_000, allow_inf_nan=False)

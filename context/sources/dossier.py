@@ -199,7 +199,7 @@ def dossier_facts(dossier: Dossier) -> list[DossierFact]:
     if org.documents is not None:
         facts.extend(org.documents)
         noun = "document" if org.document_total == 1 else "documents"
-        # Says what it counts: the dossier's own documents table, never the knowledge sources (issue 25).
+        # Says what it counts: the dossier's own documents table, never the knowledge sources.
         facts.append(
             DossierFact("Documents", f"{org.document_total} active Company dossier {noun} (not knowledge sources)")
         )

@@ -15,9 +15,9 @@ from collections.abc import Sequence
 from uuid import UUID
 
 import knowledge.search
-from knowledge.db_errors import NoLiveModelError
 from knowledge.embedding.live_model import LiveModel, live_model
 from knowledge.embedding.registry import EmbedderLookup, get_embedder
+from knowledge.errors import NoLiveModelError
 from knowledge.search import DEFAULT_FUSION
 from memory.models import RelevanceQuery
 from memory.vectors import EmbeddedTexts, MemoryEmbedder, embed_texts

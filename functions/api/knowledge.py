@@ -22,7 +22,7 @@ content again is a no-op that says so (`outcome: unchanged`).
 with its content or an upload's content with a file name; or multipart with many `file` fields) and sends
 `knowledge/sources.batch.requested` events of at most `MAX_BATCH_SOURCES` ids each.
 
-Events go through the outbox (`state.outbox`, `functions._outbox`): an upload's or a batch's events are
+Events go through the outbox (`state.outbox`, `functions.outbox.delivery`): an upload's or a batch's events are
 written in the transaction that registers the sources, then sent at once; when Inngest cannot be reached the answer is
 still 202 with `event_status: queued` and the reason, and the service sends it when Inngest answers.
 
@@ -65,7 +65,7 @@ from functions.api._scopes import ORGANIZATION, OrganizationCaller, organization
 from functions.api.receipts import ReceiptOut
 from functions.errors import ApiError
 from functions.events import EVENT_RETRY
-from knowledge.db_errors import SourceNotFoundError
+from knowledge.errors import SourceNotFoundError
 from knowledge.ingestion.delete import delete_source
 from knowledge.ingestion.registration import RegisteredSource, register_many, register_upload, register_uri
 from knowledge.ingestion.sources import get_source

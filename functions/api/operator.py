@@ -25,8 +25,8 @@ from functions.api._knowledge_models import SourceDetailOut, SwitchCancelOut, Sw
 from functions.api._params import PlatformScope, ScopeOrganization, SourceIdPath
 from functions.api._scopes import OPERATOR, ORGANIZATION
 from functions.errors import ApiError
-from knowledge.db_errors import SourceNotFoundError
 from knowledge.embedding.live_model import cancel_running_switch, live_model
+from knowledge.errors import SourceNotFoundError
 from knowledge.ingestion.sources import ModelReadiness, SourceView, get_source, model_readiness
 
 __all__ = ["readiness_json", "router", "source_json"]

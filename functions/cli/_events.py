@@ -2,7 +2,7 @@
 
 A command writes its events with `state.outbox.enqueue` in the transaction of its state change (the
 registration, the reset), then `deliver` sends them through the service's own deliverer
-(`functions._outbox.EventOutbox`). When no Inngest server answers, the rows stay, and the command ends
+(`functions.outbox.delivery.EventOutbox`). When no Inngest server answers, the rows stay, and the command ends
 with one line (`event_queued`) and exit code `EXIT_QUEUED`: the service (`ac-context serve`, in Inngest
 mode or in dev mode) delivers them when it runs. This module must never run the work an event asks for.
 """
@@ -19,8 +19,8 @@ from rich.console import Console
 from functions.cli._common import plain
 
 if TYPE_CHECKING:
-    from functions._outbox import Delivery
     from functions._services import Services
+    from functions.outbox.delivery import Delivery
 
 __all__ = ["EXIT_QUEUED", "deliver", "end_if_queued"]
 
@@ -30,9 +30,9 @@ EXIT_QUEUED = 3
 
 async def deliver(svc: Services, ids: Sequence[UUID]) -> Delivery:
     """Try once to send the outbox rows `ids` to Inngest; what fails waits in the outbox."""
-    from functions._outbox import EventOutbox
     from functions._services import ServiceSlot
     from functions.inngest.client import create_client
+    from functions.outbox.delivery import EventOutbox
 
     return await EventOutbox(ServiceSlot(svc), create_client).deliver(ids)
 

@@ -218,7 +218,7 @@ def _row(
 
 async def _reasons(db: Database, rows: list[dict[str, Any]]) -> None:
     """Fill in the stored reason of the documents that had failed before this run (a retry resets them)."""
-    from knowledge.db_errors import SourceNotFoundError
+    from knowledge.errors import SourceNotFoundError
     from knowledge.ingestion.sources import get_source
 
     for row in rows:

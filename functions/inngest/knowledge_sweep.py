@@ -2,7 +2,7 @@
 
 A source stuck pending is invisible for ever unless something owns it; the sweep of `knowledge.ingestion.sweep`
 fails it with a reason the admin reads on the source list, and the admin retries it. A second step deletes
-the objects of replaced versions whose delete a crash left queued (`knowledge.documents.object_deletes`). A
+the objects of replaced versions whose delete a crash left queued (`knowledge.ingestion.object_deletes`). A
 singleton: a second sweep never runs beside the first (it is skipped). Returns how many sources it failed
 and objects it deleted. This function must never retry a source itself, delete a row of a live source, or
 mark anything ready.
@@ -15,7 +15,7 @@ from typing import Any
 import inngest
 
 from functions._services import ServiceSlot
-from knowledge.documents.object_deletes import drain_object_deletes
+from knowledge.ingestion.object_deletes import drain_object_deletes
 from knowledge.ingestion.sweep import sweep_pending
 
 __all__ = ["CRON", "FUNCTION_ID", "make_knowledge_sweep"]

@@ -44,8 +44,8 @@ from functions._services import ServiceSlot
 from functions.event_routes import event_triggers
 from functions.events import EVENT_REEMBED, EVENT_SWITCH
 from functions.inngest._steps import InngestRunner, RunFailedError, drive, source_id_of
-from knowledge.db_errors import SwitchCancelledError
 from knowledge.embedding.live_model import SwitchPlan, begin_switch
+from knowledge.errors import SwitchCancelledError
 from knowledge.ingestion.core import build_model_steps
 from knowledge.ingestion.failures import after_retries
 from knowledge.ingestion.steps import mark_failed

@@ -9,8 +9,8 @@ draws it. A page whose content has no operator that can add text counts nothing:
 unparsed (`TEXT_OPERATOR`). Every distinct stream is decoded once, and never kept; counting stops once it
 passes `limit`.
 
-A stream that cannot be decoded counts nothing here: reading its page reports the damage in page order,
-as before. This module must never extract text, and never keep decoded content beyond one stream.
+A stream that cannot be decoded counts nothing here: reading its page reports the damage, in page order.
+This module must never extract text, and never keep decoded content beyond one stream.
 """
 
 from __future__ import annotations

@@ -34,7 +34,8 @@ from typing import Final
 
 from semchunk.semchunk import Chunker, chunkerify
 
-from knowledge.errors import ExtractionError
+from knowledge.documents.limits import DEFAULT_CHUNK_TOKENS
+from knowledge.errors import TooManyChunksError
 from state.tokens import estimate_tokens
 
 __all__ = [
@@ -51,8 +52,6 @@ __all__ = [
     "chunk_text",
 ]
 
-DEFAULT_CHUNK_TOKENS: Final = 150
-"""Largest chunk by default, in estimated tokens (see the module docstring for the arithmetic)."""
 DEFAULT_OVERLAP_TOKENS: Final = 0
 """Tokens shared by neighbouring chunks by default."""
 DEFAULT_MAX_CHUNKS: Final = 20_000
@@ -67,12 +66,6 @@ FRONT_DOOR_KNOWLEDGE_ITEMS: Final = 8
 """Chunks the front door policy asks for."""
 FRONT_DOOR_KNOWLEDGE_BUDGET: Final = 1_500
 """The front door policy's token budget for knowledge."""
-
-
-class TooManyChunksError(ExtractionError):
-    """The document would be cut into more chunks than one source may hold."""
-
-    code = "too_many_chunks"
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import ClassVar, TypeAlias
 
 import numpy as np
@@ -20,7 +20,15 @@ import numpy.typing as npt
 from knowledge.errors import EmbeddingDimensionError
 from state.tokens import estimate_tokens
 
-__all__ = ["Embedder", "Embeddings", "FakeEmbedder", "check_embeddings", "normalise_rows", "plan_batches"]
+__all__ = [
+    "Embedder",
+    "EmbedderLookup",
+    "Embeddings",
+    "FakeEmbedder",
+    "check_embeddings",
+    "normalise_rows",
+    "plan_batches",
+]
 
 Embeddings: TypeAlias = npt.NDArray[np.float32]
 """A 2-D float32 array, one unit-length row per embedded text."""
@@ -63,6 +71,11 @@ class Embedder(ABC):
     @abstractmethod
     async def _embed_batch(self, texts: list[str]) -> Embeddings | Sequence[Sequence[float]]:
         """Embed one batch (already within `batch_size` and `max_batch_tokens`)."""
+
+
+EmbedderLookup = Callable[[str], Embedder]
+"""Model id -> embedder, e.g. `knowledge.embedding.registry.get_embedder`: what search, ingestion and the
+switchover are handed."""
 
 
 def plan_batches(texts: Sequence[str], *, max_items: int, max_tokens: int | None = None) -> list[Sequence[str]]:

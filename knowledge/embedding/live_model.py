@@ -31,13 +31,6 @@ from typing import Any
 from uuid import UUID
 
 from knowledge._sql import QUERIES, translated
-from knowledge.db_errors import (
-    EmbeddingModelConflictError,
-    NoLiveModelError,
-    SwitchCancelledError,
-    SwitchConflictError,
-    SwitchNotReadyError,
-)
 from knowledge.embedding._switch_records import (
     FlipResult,
     LiveModel,
@@ -47,7 +40,14 @@ from knowledge.embedding._switch_records import (
     WaitingSource,
 )
 from knowledge.embedding.registry import EMBEDDING_MODELS, Embedder, require_real_model
-from knowledge.errors import UnknownEmbeddingModelError
+from knowledge.errors import (
+    EmbeddingModelConflictError,
+    NoLiveModelError,
+    SwitchCancelledError,
+    SwitchConflictError,
+    SwitchNotReadyError,
+    UnknownEmbeddingModelError,
+)
 from state.db import Database
 
 __all__ = [
@@ -146,7 +146,7 @@ async def begin_switch(
     With `embedder` (the new model's), one test call runs first, so a model that cannot embed is refused
     before the switch opens.
     """
-    require_real_model(new_model)  # a `test/*` model only in the test suite (issue 25)
+    require_real_model(new_model)  # a `test/*` model only in the test suite
     if embedder is not None:
         if embedder.model_id != new_model:
             raise ValueError(f"the embedder is {embedder.model_id!r}, not {new_model!r}")

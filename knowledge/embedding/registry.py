@@ -24,6 +24,7 @@ from types import MappingProxyType
 
 from knowledge.embedding.embedder import (
     Embedder,
+    EmbedderLookup,
     Embeddings,
     FakeEmbedder,
     check_embeddings,
@@ -58,8 +59,6 @@ __all__ = [
 
 EmbedderFactory = Callable[[], Embedder]
 """Builds the embedder of one model; called at most once per registry."""
-EmbedderLookup = Callable[[str], Embedder]
-"""Model id -> embedder, e.g. `get_embedder`: what search, ingestion and the switchover are handed."""
 
 DEFAULT_EMBEDDING_MODEL = WordLlamaEmbedder.model_id
 """The offline default model, seeded in the platform `knowledge_settings` row."""

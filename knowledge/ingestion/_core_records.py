@@ -1,7 +1,8 @@
 """The records of the ingestion core: what it runs against, its steps, and the outcomes it answers.
 
 `knowledge.ingestion.core` re-exports them. This module must never hold a query, a step's work or a
-document's text.
+document's text, nor import the workers these records describe (the bulk core, the steps): their records
+live in `knowledge.ingestion._step_records`, below both.
 """
 
 from __future__ import annotations
@@ -14,9 +15,9 @@ from uuid import UUID
 from knowledge.documents.chunk import DEFAULT_MAX_CHUNKS
 from knowledge.documents.extract import ExtractLimits, extract_limits
 from knowledge.documents.objects import ObjectStore
-from knowledge.embedding.registry import EmbedderLookup, get_embedder
+from knowledge.embedding.embedder import EmbedderLookup
 from knowledge.errors import KnowledgeError
-from knowledge.ingestion.bulk import BulkResult
+from knowledge.ingestion._step_records import BulkResult
 from knowledge.ingestion.pool import IngestPool, shared_pool
 from state.db import Database
 from state.settings import Settings
@@ -43,8 +44,8 @@ class Ingestion:
     """The open pool."""
     store: ObjectStore
     """Where the documents' bytes live."""
-    embedders: EmbedderLookup = get_embedder
-    """Model id -> embedder."""
+    embedders: EmbedderLookup
+    """Model id -> embedder (`knowledge.embedding.registry.get_embedder`, or a service's own registry)."""
     pool: IngestPool | None = None
     """The process pool of the bulk core (None: one thread)."""
     max_chunks: int = DEFAULT_MAX_CHUNKS

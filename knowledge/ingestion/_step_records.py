@@ -1,14 +1,22 @@
-"""The small records the ingestion steps return: ids and counts, so a durable step result stays small.
+"""The small records the ingestion steps and the bulk core return: ids and counts, so a result stays small.
 
 This module must never hold a document's text or a vector.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from uuid import UUID
 
-__all__ = ["EmbeddedBatch", "FailedMark", "PreparedChunks", "ReadyCheck", "RegisteredSource"]
+__all__ = [
+    "BulkResult",
+    "EmbeddedBatch",
+    "FailedMark",
+    "PreparedChunks",
+    "ReadyCheck",
+    "RegisteredSource",
+    "SourceOutcome",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,3 +107,35 @@ class FailedMark:
     """True when the source itself became failed (it was pending; a ready source keeps serving)."""
     models: tuple[str, ...]
     """The readiness rows that became failed."""
+
+
+@dataclass(frozen=True, slots=True)
+class SourceOutcome:
+    """Where one source stands after a bulk run."""
+
+    source_id: UUID
+    """The source."""
+    status: str
+    """`ready` (made ready now), `unchanged` (was ready already), `failed`, or `pending` (left for a retry)."""
+    reason: str | None = None
+    """Why it failed."""
+    chunks: int = 0
+    """Chunks written for it."""
+
+
+@dataclass
+class BulkResult:
+    """What a bulk run did, per source and per stage."""
+
+    outcomes: list[SourceOutcome] = field(default_factory=list)
+    """One per requested source that exists, in request order."""
+    extract_s: float = 0.0
+    """Seconds reading, extracting and chunking."""
+    embed_s: float = 0.0
+    """Seconds embedding."""
+    write_s: float = 0.0
+    """Seconds writing chunks and marking ready (overlaps the next wave's extraction)."""
+
+    def count(self, status: str) -> int:
+        """How many sources ended in `status`."""
+        return sum(1 for o in self.outcomes if o.status == status)

@@ -20,21 +20,29 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
 
 from knowledge._sql import QUERIES, translated
 from knowledge.documents.chunk import DEFAULT_CHUNK_TOKENS, DEFAULT_MAX_CHUNKS, chunk_text
 from knowledge.documents.extract import ExtractLimits, extract_limits
-from knowledge.documents.object_deletes import drain_quietly
 from knowledge.documents.objects import ObjectStore
-from knowledge.embedding.registry import Embedder, EmbedderLookup, Embeddings, get_embedder
+from knowledge.embedding.embedder import Embedder, EmbedderLookup, Embeddings
 from knowledge.errors import EmptyDocumentError, KnowledgeError, KnowledgeInputError
-from knowledge.ingestion._pooled_extract import POOLED_PDF_BYTES, extract_pooled
+from knowledge.ingestion._step_records import BulkResult, SourceOutcome
+from knowledge.ingestion.failing import record_failure
 from knowledge.ingestion.failures import fails_document
-from knowledge.ingestion.pool import Failure, IngestPool, Prepared, prepare_document, prepare_documents
-from knowledge.ingestion.steps import record_failure
+from knowledge.ingestion.object_deletes import drain_quietly
+from knowledge.ingestion.pool import (
+    POOLED_PDF_BYTES,
+    Failure,
+    IngestPool,
+    Prepared,
+    extract_pooled,
+    prepare_document,
+    prepare_documents,
+)
 from state.db import Database
 
 __all__ = ["BulkResult", "Progress", "SourceOutcome", "ingest_sources"]
@@ -63,44 +71,12 @@ def _parts(prepared: dict[UUID, Prepared], limit: int) -> list[dict[UUID, Prepar
     return [part for part in parts if part]
 
 
-@dataclass(frozen=True, slots=True)
-class SourceOutcome:
-    """Where one source stands after a bulk run."""
-
-    source_id: UUID
-    """The source."""
-    status: str
-    """`ready` (made ready now), `unchanged` (was ready already), `failed`, or `pending` (left for a retry)."""
-    reason: str | None = None
-    """Why it failed."""
-    chunks: int = 0
-    """Chunks written for it."""
-
-
-@dataclass
-class BulkResult:
-    """What a bulk run did, per source and per stage."""
-
-    outcomes: list[SourceOutcome] = field(default_factory=list)
-    """One per requested source that exists, in request order."""
-    extract_s: float = 0.0
-    """Seconds reading, extracting and chunking."""
-    embed_s: float = 0.0
-    """Seconds embedding."""
-    write_s: float = 0.0
-    """Seconds writing chunks and marking ready (overlaps the next wave's extraction)."""
-
-    def count(self, status: str) -> int:
-        """How many sources ended in `status`."""
-        return sum(1 for o in self.outcomes if o.status == status)
-
-
 async def ingest_sources(
     db: Database,
     store: ObjectStore,
     source_ids: Sequence[UUID],
     *,
-    embedders: EmbedderLookup = get_embedder,
+    embedders: EmbedderLookup,
     pool: IngestPool | None = None,
     max_chunks: int = DEFAULT_MAX_CHUNKS,
     chunk_tokens: int = DEFAULT_CHUNK_TOKENS,

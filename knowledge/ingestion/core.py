@@ -30,10 +30,9 @@ from collections.abc import Awaitable, Callable, Collection, Sequence
 from typing import TypeVar
 from uuid import UUID
 
-from knowledge.db_errors import ModelNotWantedError, SourceNotFoundError
 from knowledge.documents.objects import ObjectStore
-from knowledge.embedding.registry import Embedder, EmbedderLookup
-from knowledge.errors import KnowledgeError
+from knowledge.embedding.embedder import Embedder, EmbedderLookup
+from knowledge.errors import KnowledgeError, ModelNotWantedError, SourceNotFoundError
 from knowledge.ingestion._core_records import (
     BatchOutcome,
     Ingestion,

@@ -32,16 +32,16 @@ from uuid import UUID
 import asyncpg
 
 from knowledge._sql import QUERIES, translated
-from knowledge.documents.object_deletes import drain_object_deletes
 from knowledge.documents.objects import ObjectStore
 from knowledge.errors import PlatformSourceForbiddenError, SourceDeletedError, UnknownSourceError
+from knowledge.ingestion.object_deletes import drain_object_deletes
 from state.db import Connection, Database
 from state.receipts import Receipt, add_to_receipt, begin_receipt, finish_receipt
 
 __all__ = ["DEFAULT_BATCH_SIZE", "BatchHook", "delete_source", "erase_organization_knowledge", "was_deleted"]
 
 DEFAULT_BATCH_SIZE = 2000
-"""Chunks (or rows) deleted per transaction (docs/decisions.md, issue 22: deleting a source)."""
+"""Chunks (or rows) deleted per transaction (docs/decisions.md, "deleting a source")."""
 
 BatchHook = Callable[[], Awaitable[None]]
 """Awaited after each committed batch, outside any transaction (tests pause a delete here)."""

@@ -22,8 +22,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from knowledge.db_errors import ModelNotWantedError, SourceNotFoundError
-from knowledge.errors import ExtractionError, KnowledgeError, KnowledgeInputError
+from knowledge.errors import (
+    ExtractionError,
+    KnowledgeError,
+    KnowledgeInputError,
+    ModelNotWantedError,
+    SourceNotFoundError,
+)
 from knowledge.reasons import VOCABULARY, Reason, fixed_reason, in_vocabulary
 
 __all__ = [

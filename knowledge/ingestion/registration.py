@@ -28,11 +28,10 @@ from uuid import UUID
 import asyncpg
 
 from knowledge._sql import QUERIES, translated
-from knowledge.db_errors import SourceNotFoundError
-from knowledge.documents.object_deletes import drain_quietly
 from knowledge.documents.objects import ObjectStore, object_key_for
-from knowledge.errors import KnowledgeInputError, SourceDeletingError
+from knowledge.errors import KnowledgeInputError, SourceDeletingError, SourceNotFoundError
 from knowledge.ingestion._step_records import RegisteredSource
+from knowledge.ingestion.object_deletes import drain_quietly
 from knowledge.ingestion.review import Review, checked_review
 from state.db import Connection, Database
 from state.erasure_marks import guard_writes

@@ -1,10 +1,10 @@
 """Paged reads of knowledge sources for an admin: a scope's sources, one source's chunks, its progress.
 
 - `page_sources(db, organization_id, status=, overdue=, title=, cursor=, limit=)`: a `Page[SourceRow]`,
-  newest first (the order `list_sources` always had), each row a `SourceView` plus the model it is shown
-  under (its scope's live model when it is wanted under it) and its chunk counts there. Filters: one status,
-  only the overdue ones, a text the title contains (any case). The page and its count read the scope
-  through `knowledge_sources_page_idx` (migrations/0102).
+  newest first, each row a `SourceView` plus the model it is shown under (its scope's live model when it is
+  wanted under it) and its chunk counts there. Filters: one status, only the overdue ones, a text the title
+  contains (any case). The page and its count read the scope through `knowledge_sources_page_idx`
+  (migrations/0102).
 - `page_chunks(db, source_id, organization_id=, operator=, model=, cursor=, limit=)`: a `Page[ChunkView]`
   of one source's chunks under one model (default: the model the source is shown under), full text, in
   ordinal order.
@@ -26,7 +26,7 @@ from uuid import UUID
 import asyncpg
 
 from knowledge._sql import QUERIES, translated
-from knowledge.db_errors import SourceNotFoundError
+from knowledge.errors import SourceNotFoundError
 from knowledge.ingestion.sources import ModelReadiness, SourceView, get_source, model_readiness
 from state.db import Database
 from state.paging import FIRST_DESC, Int4, Page, fingerprint, page_of, page_size, start

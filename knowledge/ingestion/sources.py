@@ -16,13 +16,12 @@ from uuid import UUID
 import asyncpg
 
 from knowledge._sql import QUERIES, translated
-from knowledge.db_errors import SourceNotFoundError
+from knowledge.errors import SourceNotFoundError
 from state.db import Database
 
 __all__ = [
     "ModelReadiness",
     "SourceView",
-    "count_sources",
     "get_source",
     "list_sources",
     "model_readiness",
@@ -106,15 +105,6 @@ async def list_sources(
         async with db.connection() as conn:
             rows = await conn.fetch(QUERIES["list_sources"], organization_id, limit, overdue, status)
     return [_view(r) for r in rows]
-
-
-async def count_sources(
-    db: Database, organization_id: UUID | None, *, overdue: bool = False, status: str | None = None
-) -> int:
-    """How many sources `list_sources` answers without its limit."""
-    with translated():
-        async with db.connection() as conn:
-            return int(await conn.fetchval(QUERIES["count_sources"], organization_id, overdue, status))
 
 
 async def get_source(db: Database, source_id: UUID) -> SourceView:

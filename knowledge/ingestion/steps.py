@@ -4,7 +4,8 @@ registered source -> extract text -> chunk -> embed -> insert chunks -> mark the
 (registration, the step before these, is `knowledge.ingestion.registration`)
 
 Each step is small, idempotent and safe to run twice, takes ids, and returns a small frozen record of ids
-and counts, so an Inngest function can wrap each one as a step. A source is pinned per chunk to a model and
+and counts, so an Inngest function can wrap each one as a step. Marking a failure is `knowledge.ingestion.failing`'s
+(re-exported here, beside the other marks). A source is pinned per chunk to a model and
 becomes ready under a model only when every chunk of that model holds its vector, checked in the one
 statement that marks it. This module must never search, never fetch a URL, and never mark a half-embedded
 source ready.
@@ -20,7 +21,6 @@ from uuid import UUID
 from pgvector import Vector
 
 from knowledge._sql import QUERIES, translated
-from knowledge.db_errors import EmbedderMismatchError, ModelNotWantedError, SourceNotFoundError
 from knowledge.documents.chunk import (
     DEFAULT_CHUNK_TOKENS,
     DEFAULT_MAX_CHUNKS,
@@ -29,12 +29,17 @@ from knowledge.documents.chunk import (
     chunk_text,
 )
 from knowledge.documents.extract import ExtractLimits, extract_limits, extract_text_async
-from knowledge.documents.object_deletes import drain_quietly
 from knowledge.documents.objects import ObjectStore
-from knowledge.embedding.registry import Embedder
-from knowledge.errors import EmptyDocumentError, KnowledgeError
+from knowledge.embedding.embedder import Embedder
+from knowledge.errors import (
+    EmbedderMismatchError,
+    EmptyDocumentError,
+    ModelNotWantedError,
+    SourceNotFoundError,
+)
 from knowledge.ingestion._step_records import EmbeddedBatch, FailedMark, PreparedChunks, ReadyCheck
-from knowledge.ingestion.failures import failure_of, stored_reason
+from knowledge.ingestion.failing import mark_failed, record_failure
+from knowledge.ingestion.object_deletes import drain_quietly
 from state.db import Connection, Database
 
 __all__ = [
@@ -212,20 +217,3 @@ async def mark_ready(db: Database, source_id: UUID, model: str, *, store: Object
         await drain_quietly(db, store, replaced)
     assert row is not None  # the statement always answers one row of counts
     return ReadyCheck(source_id, model, row["ready"], row["source_became_ready"], row["total"], row["embedded"])
-
-
-async def mark_failed(db: Database, source_id: UUID, reason: str, *, model: str | None = None) -> FailedMark:
-    """Fail the not-ready rows of `model` (every model when None), and the source if it is still pending."""
-    text = stored_reason(reason)
-    with translated():
-        async with db.connection() as conn, conn.transaction():
-            models = await conn.fetch(QUERIES["mark_models_failed"], source_id, model, text)
-            failed = await conn.fetchval(QUERIES["mark_source_failed"], source_id, text)
-    return FailedMark(source_id, failed is not None, tuple(r["embedding_model"] for r in models))
-
-
-async def record_failure(db: Database, source_id: UUID, exc: KnowledgeError, model: str | None) -> str:
-    """Mark the failure `exc` means for a source built under `model` (`ingestion.failures`); returns its reason."""
-    failure = failure_of(exc, model)
-    await mark_failed(db, source_id, failure.reason, model=failure.model)
-    return failure.reason

@@ -16,7 +16,7 @@ from typing import Final
 from uuid import UUID
 
 from knowledge._sql import QUERIES, translated
-from knowledge.db_errors import SourceNotFoundError
+from knowledge.errors import SourceNotFoundError
 from state.db import Connection, Database
 
 __all__ = [

@@ -263,3 +263,155 @@ def test_the_rooms_of_knowledge_hold_no_code_in_their_init() -> None:
         init = ROOT / "knowledge" / room / "__init__.py"
         tree = ast.parse(init.read_text(encoding="utf-8"))
         assert all(isinstance(n, ast.Expr) for n in tree.body), f"knowledge/{room}/__init__.py holds code"
+
+
+# The import graph. An edge is an import statement that runs: at module level (inside `try`, `with` and `if`
+# too) for the levels; anywhere, deferred ones in function bodies included, for the circles. Imports under
+# `if TYPE_CHECKING:` never run and are left out of both. A module's edge goes to the most specific project
+# module it names (`from knowledge.documents import objects` -> `knowledge.documents.objects`), never to the
+# packages above it, whose `__init__`s load nothing eagerly (`state.lazy`).
+GRAPH_ROOMS = (*PACKAGES, "bench")
+MAX_KNOWLEDGE_LEVELS = 6
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+GRAPH_FILES = {_module_name(p): p for room in GRAPH_ROOMS for p in sorted((ROOT / room).rglob("*.py"))}
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _import_nodes(body: list[ast.stmt], *, deferred: bool) -> list[ast.Import | ast.ImportFrom]:
+    """The import statements of `body` that run, skipping `if TYPE_CHECKING:`; function bodies only if `deferred`."""
+    found: list[ast.Import | ast.ImportFrom] = []
+    for stmt in body:
+        if isinstance(stmt, ast.Import | ast.ImportFrom):
+            found.append(stmt)
+            continue
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) and not deferred:
+            continue
+        blocks: list[list[ast.stmt]] = [stmt.orelse] if isinstance(stmt, ast.If) else []
+        if not (isinstance(stmt, ast.If) and _is_type_checking(stmt.test)):
+            blocks.append(getattr(stmt, "body", []))
+        if not isinstance(stmt, ast.If):
+            blocks += [getattr(stmt, "orelse", []), getattr(stmt, "finalbody", [])]
+            blocks += [h.body for h in getattr(stmt, "handlers", [])] + [c.body for c in getattr(stmt, "cases", [])]
+        for block in blocks:
+            found += _import_nodes(block, deferred=deferred)
+    return found
+
+
+def _nearest_module(name: str) -> str | None:
+    while name and name not in GRAPH_FILES:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def _edges(module: str, *, deferred: bool) -> set[str]:
+    path = GRAPH_FILES[module]
+    targets: set[str] = set()
+    for node in _import_nodes(ast.parse(path.read_text(encoding="utf-8")).body, deferred=deferred):
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        else:
+            base = node.module or ""
+            if node.level:
+                package = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
+                base = ".".join(package[: len(package) - node.level + 1] + ([base] if base else []))
+            names = [f"{base}.{a.name}" if f"{base}.{a.name}" in GRAPH_FILES else base for a in node.names]
+        targets.update(t for n in names if (t := _nearest_module(n)) is not None)
+    return targets - {module}
+
+
+def _graph(*, deferred: bool) -> dict[str, set[str]]:
+    return {m: _edges(m, deferred=deferred) for m in GRAPH_FILES}
+
+
+def _levels(graph: dict[str, set[str]], package: str) -> dict[str, int]:
+    """Level of each module of `package`: 1 + the highest level among the package's modules it imports."""
+    inside = {
+        m: {d for d in deps if d.split(".")[0] == package} for m, deps in graph.items() if m.split(".")[0] == package
+    }
+    levels: dict[str, int] = {}
+
+    def level(module: str, path: tuple[str, ...]) -> int:
+        if module not in levels:
+            assert module not in path, f"import circle: {' -> '.join((*path, module))}"
+            levels[module] = 1 + max((level(d, (*path, module)) for d in inside[module]), default=0)
+        return levels[module]
+
+    for module in inside:
+        level(module, ())
+    return levels
+
+
+def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component: list[str] = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_knowledge_stands_on_at_most_six_import_levels() -> None:
+    """A module importing no other module of `knowledge` is level 1; each import of one climbs a floor.
+
+    Counted over the imports that run when a module loads (a deferred import inside a function is not a floor
+    of the load order, and `if TYPE_CHECKING:` never runs): the load order is what a caller pays and what a
+    reader climbs.
+    """
+    levels = _levels(_graph(deferred=False), "knowledge")
+    top = max(levels.values())
+    stack = sorted((m for m in levels if levels[m] > MAX_KNOWLEDGE_LEVELS), key=levels.__getitem__)
+    assert top <= MAX_KNOWLEDGE_LEVELS, (
+        f"knowledge stands on {top} import levels; above {MAX_KNOWLEDGE_LEVELS}: {stack}"
+    )
+
+
+def test_no_import_circle_in_the_project() -> None:
+    """No two modules need each other, not even through an import deferred into a function body."""
+    assert _circles(_graph(deferred=True)) == []
+
+
+def test_the_import_graph_sees_deferred_imports_and_skips_type_checking() -> None:
+    """The graph the two tests above read: a deferred import is an edge of the circles' graph only."""
+    deferred = _graph(deferred=True)
+    loaded = _graph(deferred=False)
+    assert "knowledge.reasons" in deferred["knowledge.errors"]  # `because` imports it in its body
+    assert "knowledge.reasons" not in loaded["knowledge.errors"]  # ... and only under TYPE_CHECKING at the top
+    assert "knowledge.ingestion.core" in loaded["knowledge.switchover"]
+    assert loaded["knowledge"] == set() or loaded["knowledge"] <= {"state.lazy"}

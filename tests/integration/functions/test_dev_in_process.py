@@ -1,4 +1,4 @@
-"""Dev mode with no Inngest server: the service runs its events' work in-process (functions._outbox)."""
+"""Dev mode with no Inngest server: the service runs its events' work in-process (functions.outbox.delivery)."""
 
 from __future__ import annotations
 

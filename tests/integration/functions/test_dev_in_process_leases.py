@@ -1,4 +1,4 @@
-"""In-process runs and their leases (functions._outbox, functions._holder, migration 0096): a short lease
+"""In-process runs and their leases (functions.outbox.delivery, functions.outbox.holders, migration 0096): a short lease
 renewed while the run is alive, a dead holder's rows taken over at start, and a real `ac-context serve`
 killed mid-ingestion that, restarted, brings its source to ready or failed."""
 
@@ -19,9 +19,9 @@ from uuid import UUID
 import httpx
 import pytest
 
-from functions._holder import host_prefix, this_holder
-from functions._outbox import IN_PROCESS_LEASE_S
 from functions.app import create_app
+from functions.outbox.delivery import IN_PROCESS_LEASE_S
+from functions.outbox.holders import host_prefix, this_holder
 from knowledge.documents.objects import LocalObjectStore
 from state import outbox
 from state.db import Database

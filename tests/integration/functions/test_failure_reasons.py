@@ -245,7 +245,7 @@ async def test_an_upload_run_in_process_fails_with_the_same_reason_and_logs_noth
     db: Database, factory: Factory, tmp_path: Path, fake_live_model: str, monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture, kind: str,
 ) -> None:  # fmt: skip
-    """Dev mode with no Inngest server: the outbox runs the ingestion here (`functions._outbox`)."""
+    """Dev mode with no Inngest server: the outbox runs the ingestion here (`functions.outbox.delivery`)."""
     caplog.set_level(logging.DEBUG)
     monkeypatch.setenv("INNGEST_DEV", "1")
     monkeypatch.setenv("INNGEST_BASE_URL", "http://127.0.0.1:9")  # nothing answers here: no Inngest server
@@ -285,7 +285,7 @@ async def test_an_unhandled_error_is_logged_by_its_type_and_frames_never_its_mes
 
 
 def test_an_in_process_run_error_is_described_by_its_code_and_type_only() -> None:
-    from functions._outbox import describe_run_error
+    from functions.outbox.delivery import describe_run_error
 
     assert describe_run_error(RuntimeError(f"salary of {MARKER}")) == "RuntimeError"
     coded = ExtractionError(f"salary of {MARKER}")

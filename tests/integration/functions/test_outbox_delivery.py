@@ -1,5 +1,5 @@
 """The outbox against a real event API on loopback: each row on its own schedule, so one poisoned event never
-holds back the others, and /readyz reports a stuck event without failing readiness (functions._outbox,
+holds back the others, and /readyz reports a stuck event without failing readiness (functions.outbox.delivery,
 functions.api.ops)."""
 
 from __future__ import annotations

@@ -105,7 +105,7 @@ async def test_wordllama_finds_the_fastapi_page_a_question_is_about(
     ids = {}
     for name, path in sorted(paths.items()):
         registered = await register_upload(db, store, organization_id=org, data=path.read_bytes(), filename=name)
-        await ingest_source(Ingestion(db, store), registered.source_id)
+        await ingest_source(Ingestion(db, store, get_embedder), registered.source_id)
         ids[registered.source_id] = name
     request = _request(org, "How do I declare optional query parameters with a default value?")
     items = await KnowledgeContextSource(db, get_embedder).retrieve(request, _spec(5, include_organization=True))

@@ -5,20 +5,21 @@ from __future__ import annotations
 import asyncpg
 import pytest
 
-from knowledge import db_errors
-from knowledge.db_errors import (
+from knowledge import errors
+from knowledge._sql import translate_knowledge_db_error
+from knowledge.errors import (
+    KnowledgeError,
+    KnowledgeInputError,
     KnowledgeStoreError,
     LiveModelChangedError,
     NoLiveModelError,
-    translate_knowledge_db_error,
 )
-from knowledge.errors import KnowledgeError, KnowledgeInputError
 
-ERRORS = [getattr(db_errors, n) for n in db_errors.__all__ if isinstance(getattr(db_errors, n), type)]
+ERRORS = [getattr(errors, n) for n in errors.__all__ if isinstance(getattr(errors, n), type)]
 
 
 def test_the_tree_in_the_docstring_names_every_error_and_its_code() -> None:
-    doc = db_errors.__doc__ or ""
+    doc = errors.__doc__ or ""
     for error in ERRORS:
         assert issubclass(error, KnowledgeError)
         assert error.__name__ in doc and error.code in doc, error

@@ -18,10 +18,9 @@ from uuid import UUID
 
 import pytest
 
-from knowledge.ingestion._pooled_extract import POOLED_PDF_BYTES
 from knowledge.ingestion.bulk import ingest_sources
 from knowledge.ingestion.core import ingest_source
-from knowledge.ingestion.pool import IngestPool
+from knowledge.ingestion.pool import POOLED_PDF_BYTES, IngestPool
 from knowledge.ingestion.registration import register_upload
 from state.settings import get_settings
 from tests.factories import Factory

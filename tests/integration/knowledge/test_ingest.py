@@ -7,8 +7,8 @@ from uuid import UUID
 
 import pytest
 
-from knowledge.db_errors import EmbedderMismatchError
 from knowledge.documents.objects import LocalObjectStore
+from knowledge.errors import EmbedderMismatchError
 from knowledge.ingestion.core import ingest_source
 from knowledge.ingestion.registration import register_upload, register_uri
 from knowledge.ingestion.steps import embed_batch, mark_failed, mark_ready, prepare_chunks

@@ -9,11 +9,11 @@ from pathlib import Path
 from uuid import UUID
 
 from functions.organization_erasure import erase_organization
-from knowledge.documents.object_deletes import drain_object_deletes
 from knowledge.documents.objects import object_key_for, object_prefix_for
 from knowledge.ingestion.bulk import ingest_sources
 from knowledge.ingestion.core import build_source_model, ingest_source
 from knowledge.ingestion.delete import delete_source
+from knowledge.ingestion.object_deletes import drain_object_deletes
 from knowledge.ingestion.registration import Document, register_many, register_upload, register_uri
 from knowledge.ingestion.steps import embed_batch, mark_ready, prepare_chunks
 from tests.factories import Factory

@@ -8,8 +8,7 @@ import asyncpg
 import pytest
 from pgvector import Vector
 
-from knowledge.db_errors import NoLiveModelError
-from knowledge.errors import KnowledgeInputError
+from knowledge.errors import KnowledgeInputError, NoLiveModelError
 from knowledge.search import Fusion, search
 from state.db import Database
 from tests.factories import Factory

@@ -14,7 +14,7 @@ from uuid import UUID, uuid4
 
 import pytest
 
-from knowledge.db_errors import SourceNotFoundError
+from knowledge.errors import SourceNotFoundError
 from knowledge.ingestion.source_pages import page_chunks, page_sources, source_progress
 from knowledge.ingestion.steps import prepare_chunks
 from state.paging import InvalidCursorError, Page

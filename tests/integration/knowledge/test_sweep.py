@@ -7,8 +7,8 @@ from uuid import UUID
 
 import pytest
 
-from knowledge.db_errors import SourceNotFoundError
 from knowledge.embedding.live_model import begin_switch
+from knowledge.errors import SourceNotFoundError
 from knowledge.ingestion.core import ingest_source
 from knowledge.ingestion.sources import list_sources
 from knowledge.ingestion.sweep import retry_source, sweep_pending

@@ -6,7 +6,6 @@ from uuid import UUID
 
 import pytest
 
-from knowledge.db_errors import SwitchConflictError, SwitchNotReadyError
 from knowledge.embedding.live_model import (
     begin_switch,
     cancel_switch,
@@ -16,6 +15,7 @@ from knowledge.embedding.live_model import (
     switch_status,
 )
 from knowledge.embedding.registry import Embedder
+from knowledge.errors import SwitchConflictError, SwitchNotReadyError
 from knowledge.search import search
 from knowledge.switchover import reembed_source
 from state.db import Database

@@ -11,7 +11,6 @@ from uuid import UUID
 import pytest
 
 from knowledge._sql import QUERIES
-from knowledge.db_errors import ModelNotWantedError, SwitchCancelledError
 from knowledge.embedding.live_model import (
     begin_switch,
     cancel_running_switch,
@@ -22,6 +21,7 @@ from knowledge.embedding.live_model import (
     running_switch,
     switch_state,
 )
+from knowledge.errors import ModelNotWantedError, SwitchCancelledError
 from knowledge.ingestion.bulk import ingest_sources
 from knowledge.ingestion.registration import register_upload
 from knowledge.ingestion.steps import prepare_chunks

@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator
 import asyncpg
 import pytest
 
-from state.api_keys import authenticate_key, list_keys, mint_key, parse_key, revoke_key
+from state.api_keys import authenticate_key, mint_key, page_keys, parse_key, revoke_key
 from state.db import Database
 from state.embedded import server_dsn
 from state.errors import ApiKeyNotFoundError, OrganizationNotFoundError
@@ -32,8 +32,8 @@ async def test_a_key_is_minted_authenticated_and_revoked_by_its_id(db: Database,
     assert first.revoked_at is not None and again.revoked_at == first.revoked_at, "revocation is idempotent"
     revoked = await authenticate_key(db, minted.secret)
     assert revoked is not None and revoked.revoked
-    assert [k.revoked_at for k in await list_keys(db, organization_id=org)] == [first.revoked_at]
-    assert await list_keys(db, organization_id=org, include_revoked=False) == []
+    assert [k.revoked_at for k in (await page_keys(db, organization_id=org)).items] == [first.revoked_at]
+    assert (await page_keys(db, organization_id=org, include_revoked=False)).items == []
 
     with pytest.raises(ApiKeyNotFoundError):
         await revoke_key(db, "0" * 16)

@@ -124,7 +124,7 @@ def _watchers(folder: Path) -> list[int]:
             argv = (proc / "cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
-        if b"state._embedded_idle" in argv and str(folder).encode() in argv:
+        if b"state._embedded_watcher" in argv and str(folder).encode() in argv:
             found.append(int(proc.name))
     return found
 

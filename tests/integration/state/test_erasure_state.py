@@ -8,7 +8,7 @@ import uuid
 
 import asyncpg
 
-from state.api_keys import list_keys, mint_key
+from state.api_keys import mint_key, page_keys
 from state.db import Database
 from state.erasure import erase_organization_state, organization_created_here
 from state.organizations import create_organization, organization_exists
@@ -35,7 +35,7 @@ async def test_an_organization_created_here_loses_its_row_and_keys(db: Database)
     assert counts == {"agent.api_keys": 1, "agent.created_organizations": 1, "public.organizations": 1}
     assert not await organization_exists(db, ours.id)
     assert await organization_exists(db, other.id), "another organization is untouched"
-    assert [k.id for k in await list_keys(db, organization_id=other.id)] == [kept.key.id]
+    assert [k.id for k in (await page_keys(db, organization_id=other.id)).items] == [kept.key.id]
 
 
 async def test_a_platform_owned_organization_keeps_its_row(db: Database, factory: Factory) -> None:

@@ -16,7 +16,7 @@ from state.receipts import (
     finish_receipt,
     get_receipt,
     latest_receipt,
-    list_receipts,
+    page_receipts,
     receipt_object_key,
 )
 
@@ -40,7 +40,7 @@ async def test_a_rerun_resumes_the_running_receipt_and_batches_add_up(db: Databa
         fresh = await begin_receipt(conn, "user", organization_id=org, target_id=user, requested_by="cli")
     assert fresh.id != done.id and fresh.resumed == 0, "after completion the same request opens a new receipt"
     assert (await get_receipt(db, done.id)) == done
-    assert [r.id for r in await list_receipts(db, organization_id=org)] == [fresh.id, done.id]
+    assert [r.id for r in (await page_receipts(db, organization_id=org)).items] == [fresh.id, done.id]
     with pytest.raises(ReceiptNotFoundError):
         await get_receipt(db, uuid.uuid4())
 

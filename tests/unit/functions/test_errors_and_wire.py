@@ -10,7 +10,6 @@ from context import errors as context_errors
 from context.policies import FRONT_DOOR
 from functions._wire import RequestIn, SegmentBriefInput, key_json
 from functions.errors import CODE_STATUS, http_status
-from knowledge import db_errors
 from knowledge import errors as knowledge_errors
 from memory import errors as memory_errors
 from state import errors as state_errors
@@ -30,9 +29,7 @@ def _codes(module: object) -> set[str]:
 
 
 def test_every_core_error_code_maps_to_an_http_status() -> None:
-    codes = set().union(
-        *(_codes(m) for m in (context_errors, knowledge_errors, db_errors, memory_errors, state_errors))
-    )
+    codes = set().union(*(_codes(m) for m in (context_errors, knowledge_errors, memory_errors, state_errors)))
     unmapped = sorted(codes - set(CODE_STATUS))
     assert unmapped == [], f"every error an HTTP client can see maps to a stable status: {unmapped}"
     assert http_status("document_too_large") == 413 and http_status("unheard_of") == 400

@@ -11,9 +11,15 @@ from collections.abc import AsyncIterator
 import pytest
 
 from knowledge.documents.chunk import DEFAULT_CHUNK_TOKENS, TooManyChunksError, chunk_text
-from knowledge.documents.extract import EXPANSION_FLOOR, ExtractLimits, extract_limits, extract_text, open_pdf_checked
+from knowledge.documents.extract import (
+    EXPANSION_FLOOR,
+    ExtractLimits,
+    TextBudget,
+    extract_limits,
+    extract_text,
+    open_pdf_checked,
+)
 from knowledge.documents.extract import pdf_pages_text as read_pages
-from knowledge.documents.limits import TextBudget
 from knowledge.errors import (
     DocumentTextTooLargeError,
     ExtractionError,
@@ -22,8 +28,7 @@ from knowledge.errors import (
     NoTextLayerError,
     PdfContentTooLargeError,
 )
-from knowledge.ingestion._pooled_extract import extract_pooled
-from knowledge.ingestion.pool import Failure, IngestPool, pdf_pages, prepare_documents
+from knowledge.ingestion.pool import Failure, IngestPool, extract_pooled, pdf_pages, prepare_documents
 from state.settings import load_settings
 from tests.unit.knowledge.pdf_bombs import FIGURE, form_bomb, shared_stream_bomb, text_pages
 from tests.unit.knowledge.test_extract import GEOTOPO

@@ -9,8 +9,7 @@ import pytest
 
 from knowledge.documents.extract import ExtractedDocument, ExtractLimits, extract_text
 from knowledge.errors import ExtractionError
-from knowledge.ingestion._pooled_extract import extract_pooled
-from knowledge.ingestion.pool import IngestPool
+from knowledge.ingestion.pool import IngestPool, extract_pooled
 from tests.unit.knowledge.test_extract import PDF_DIR, PDFS, extracted
 
 

@@ -3,7 +3,7 @@
 A holder is `host:pid:start`, where `start` is the process's start time as the kernel counts it
 (`/proc/<pid>/stat`), so a pid reused by a later process is not mistaken for the holder. A holder on
 another machine cannot be checked from here: its lease ends on its own. This module must never touch the
-database: it names processes, and `functions._outbox` decides what to do with their rows.
+database: it names processes, and `functions.outbox.delivery` decides what to do with their rows.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ source keeps its state. Two service processes never send one row at once (the cl
 Each row goes on its own schedule: a batch the event API refuses (one oversized or malformed event fails
 the whole request) is sent again one row at a time, so the good rows leave now and only the bad one waits
 its own backoff. In-process runs hold a short lease renewed by a heartbeat while they run, and a starting
-process takes over at once the rows of a dead holder on this machine (`functions._holder`).
+process takes over at once the rows of a dead holder on this machine (`functions.outbox.holders`).
 
 This module must never hold a business rule: it moves rows from the outbox to Inngest and records how.
 """
@@ -27,9 +27,9 @@ from uuid import UUID
 
 import inngest
 
-from functions._holder import holder_alive, host_prefix, this_holder
-from functions._in_process import InProcessRunner
 from functions._services import ServiceSlot
+from functions.event_routes import InProcessRunner
+from functions.outbox.holders import holder_alive, host_prefix, this_holder
 from state import outbox
 from state.outbox import OutboxEntry
 
