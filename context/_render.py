@@ -125,6 +125,9 @@ def _unbracketed(text: str) -> str:
     return text.translate(_BRACKETS)
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+"""A lone surrogate (a JSON `\\ud800` decodes to one): not UTF-8, so it becomes U+FFFD before it is counted."""
+
 _UNSAFE_IN_IDENTIFIER = re.compile(r"[\s\x00-\x1f\x7f-\x9f]")
 
 _MARKER = "- "
@@ -135,7 +138,7 @@ def normalise(text: str) -> str:
     """One line of text: brackets rewritten, every whitespace or control run one space, stripped."""
     if text.isascii() and text.isprintable() and "  " not in text and not _SLOW.search(text):
         return text.strip(" ")  # fast path: the only whitespace is single ASCII spaces
-    return _BLANK_RUN.sub(" ", _unbracketed(text)).strip()
+    return _BLANK_RUN.sub(" ", _unbracketed(_SURROGATE.sub("\ufffd", text))).strip()
 
 
 def written_as_stored(ref: ResourceRef) -> bool:

@@ -40,6 +40,15 @@ def test_normalise_collapses_every_whitespace_and_rewrites_brackets() -> None:
     assert normalise(text) == "a b c d e f g h i j k l m n o (p) (q)"
 
 
+def test_a_lone_surrogate_becomes_the_replacement_character_and_the_brief_still_packs() -> None:
+    """JSON's `"\\ud800"` decodes to a lone surrogate, which UTF-8 cannot encode: the count would raise."""
+    assert normalise("a\ud800b\udfff") == "a\ufffdb\ufffd"
+    line, cost = render_item(
+        item("application", "Stage\udc00", "x\ud800", ref=ResourceRef(kind="crm.company", id="c1"))
+    )
+    assert "\ud800" not in line and cost == estimate_tokens(line)
+
+
 @pytest.mark.parametrize(
     ("kind", "ident", "ok"),
     [
