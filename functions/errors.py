@@ -30,6 +30,7 @@ __all__ = [
     "InngestConfigError",
     "OverloadedError",
     "ServiceNotReadyError",
+    "SourceNotFailedError",
     "UnroutedEventError",
     "http_status",
 ]
@@ -73,6 +74,12 @@ class OverloadedError(FunctionsError, RuntimeError):
     def __init__(self, message: str | None = None, *, retry_after_s: int = 1) -> None:
         super().__init__(message)
         self.retry_after_s = retry_after_s
+
+
+class SourceNotFailedError(FunctionsError):
+    """A retry of a source that is not failed: a pending one is owned by its event or the sweep, a ready one is done."""
+
+    code = "source_not_failed"
 
 
 class ApiError(FunctionsError):
@@ -182,6 +189,7 @@ CODE_STATUS: Mapping[str, int] = MappingProxyType(
         "events_undeliverable": 503,
         "overloaded": 503,
         "event_send_failed": 502,
+        "source_not_failed": 409,
     }
 )
 """The HTTP status of each stable error code the core can raise; a code not listed answers 400 for misuse."""

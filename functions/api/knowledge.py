@@ -5,7 +5,8 @@ An upload is multipart (`file`, plus `organization_id` or `platform=true`, and a
 optional title, owner and review date): this service never fetches a URL itself. Both are idempotent per
 organization (the same content, or the same URI, registers one source) and bounded by
 `AC_CONTEXT_MAX_UPLOAD_BYTES`. A pending source gets a `knowledge/source.uploaded` event; a retry resets a
-failed source and sends `knowledge/source.retry.requested`, its event written in the reset's transaction.
+failed source and sends `knowledge/source.retry.requested`, its event written in the reset's transaction
+(`functions.actions.knowledge.retry`, the one retry rule: a pending or ready source is 409 `source_not_failed`).
 
 Owner and review date: a review date is `YYYY-MM-DD`; anything else is 422 `invalid_request` with the
 field's path, and nothing is stored. The same document sent again with an owner or a review date sets it
@@ -44,9 +45,10 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.datastructures import FormData, UploadFile
 
-from functions._announce import RetryAnnouncer, batch_events, ingest_event
+from functions._announce import batch_events, ingest_event
 from functions._services import Services
 from functions._wire import CleanText
+from functions.actions import knowledge as knowledge_actions
 from functions.api._body import BodyRoute, parsed_body
 from functions.api._deps import ServicesDep
 from functions.api._http import ERROR_RESPONSES, route_errors
@@ -64,16 +66,10 @@ from functions.api._params import PlatformScope, ScopeOrganization, SourceIdPath
 from functions.api._scopes import ORGANIZATION, OrganizationCaller, organization_scope
 from functions.api.receipts import ReceiptOut
 from functions.errors import ApiError
-from functions.events import EVENT_RETRY
-from knowledge.db_errors import SourceNotFoundError
-from knowledge.ingestion.delete import delete_source
 from knowledge.ingestion.registration import RegisteredSource, register_many, register_upload, register_uri
-from knowledge.ingestion.sources import get_source
-from knowledge.ingestion.sweep import retry_source
 from knowledge.search import DEFAULT_KEEP_TOP, DEFAULT_MIN_RELEVANCE, DEFAULT_PER_SOURCE, MAX_SEARCH_LIMIT, search
 from state import outbox
 from state.db import Connection
-from state.outbox import OutboxEvent
 
 __all__ = ["SearchIn", "UriSourceIn", "router"]
 
@@ -321,62 +317,35 @@ async def create_sources_batch(request: Request, svc: ServicesDep) -> JSONRespon
 @router.post(
     "/sources/{source_id}/retry",
     status_code=202,
-    dependencies=[ORGANIZATION],
     response_model=None,
     responses={
         202: {"model": RetryOut, "description": "The source's retry event is written; `event_status` says if it left."},
         **route_errors({
             404: f"`knowledge_source_not_found`: no such source in this scope. Or {_ORG_404}",
-            409: "`source_not_failed`: the source is ready; there is nothing to retry.",
+            409: "`source_not_failed`: the source is pending or ready; only a failed source is retried.",
         }),
     },
 )  # fmt: skip
 async def retry(
     request: Request,
     svc: ServicesDep,
+    caller: OrganizationCaller,
     source_id: SourceIdPath,
     organization_id: ScopeOrganization = None,
     platform: PlatformScope = False,
 ) -> dict[str, Any]:
     """Reset a failed source to pending and send `knowledge/source.retry.requested` (through the outbox)."""
     scope = _scope(organization_id, platform)
-    if request.app.state.outbox.runner is not None:  # in-process: the run resets the source when it starts
-        return await _retry_in_process(request, svc, source_id, scope)
-    announcer = RetryAnnouncer(scope)  # the reset and its event commit together; a failed send waits, not undone
-    retried = await retry_source(svc.db, source_id, organization_id=scope, announce=announcer)
-    if retried.status == "ready":
-        raise ApiError(409, "source_not_failed", f"source {source_id} is ready; there is nothing to retry")
-    delivery = await request.app.state.outbox.deliver(announcer.ids)
+    retried = await knowledge_actions.retry(
+        svc, caller, source_id, organization_id=scope, deliver=request.app.state.outbox.deliver
+    )
     return {
         "source_id": str(source_id),
         "reset": retried.reset,
         "status": retried.status,
-        "event_id": delivery.event_ids[0] if delivery.event_ids else None,
-        "event_status": delivery.status,
-        "event_error": delivery.error,
-    }
-
-
-async def _retry_in_process(request: Request, svc: Services, source_id: UUID, scope: UUID | None) -> dict[str, Any]:
-    """Queue a retry for the in-process runner; the source keeps its reason until the attempt starts."""
-    view = await get_source(svc.db, source_id)
-    if view.organization_id != scope:
-        raise SourceNotFoundError(f"no knowledge source {source_id} in this scope")
-    if view.status == "ready":
-        raise ApiError(409, "source_not_failed", f"source {source_id} is ready; there is nothing to retry")
-    data = {"source_id": str(source_id), "organization_id": None if scope is None else str(scope)}
-    async with svc.db.connection() as conn, conn.transaction():
-        ids = await outbox.enqueue(
-            conn, [OutboxEvent(EVENT_RETRY, data, scope, dedupe_key=f"retry:{source_id}:{view.attempts}")]
-        )
-    delivery = await request.app.state.outbox.deliver(ids)
-    return {
-        "source_id": str(source_id),
-        "reset": False,
-        "status": view.status,
-        "event_id": delivery.event_ids[0],
-        "event_status": delivery.status,
-        "event_error": delivery.error,
+        "event_id": retried.event_ids[0] if retried.event_ids else None,
+        "event_status": retried.event_status,
+        "event_error": retried.event_error,
     }
 
 
@@ -398,12 +367,7 @@ async def delete_knowledge_source(
     ] = None,
 ) -> dict[str, Any]:
     """Delete a source, every version of its URI: chunks of every model, statistics, objects; answers the receipt."""
-    receipt = await delete_source(
-        svc.db, svc.object_store, source_id,
-        organization_id=organization_id if caller.operator else caller.organization_id,
-        operator=caller.operator,
-        requested_by=f"api-key:{caller.key_id}" if caller.key_id else "operator",
-    )  # fmt: skip
+    receipt = await knowledge_actions.delete(svc, caller, source_id, organization_id=organization_id)
     return receipt.as_json()
 
 

@@ -19,16 +19,13 @@ from uuid import UUID
 from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field
 
-from context.sources.memory_vectors import live_memory_embedder
 from functions._wire import CleanJson
 from functions.api._body import BodyRoute
 from functions.api._deps import ServicesDep
 from functions.api._http import ERROR_RESPONSES, route_errors
 from functions.api._scopes import ANY_KEY, ORGANIZATION
 from functions.errors import ApiError
-from memory.expiry import ExpiryPolicy
 from memory.models import ToolInvocation
-from memory.service import MemoryService
 from memory.tools import FORGET_TOOL, REMEMBER_TOOL, MemoryTools, tool_schemas
 from state.ids import CanonicalUuid, OrganizationId
 
@@ -168,8 +165,7 @@ _AS_WRITTEN: dict[str, Any] = {
 
 
 async def _call(svc: ServicesDep, name: str, body: ToolCallIn) -> dict[str, Any]:
-    embed = live_memory_embedder(svc.db, svc.embedders.get)  # the vector memory's relevance read compares
-    tools = MemoryTools(MemoryService(svc.db, expiry=ExpiryPolicy.from_settings(svc.settings), embed=embed))
+    tools = MemoryTools(svc.memory)
     return await tools.call(name, body.invocation.to_invocation(), body.arguments)
 
 

@@ -18,15 +18,15 @@ from uuid import UUID
 from fastapi import APIRouter
 
 from functions._switch_view import switch_view
+from functions.actions.switch import cancel_switch
 from functions.api._body import BodyRoute
 from functions.api._deps import ServicesDep
 from functions.api._http import ERROR_RESPONSES, route_errors
 from functions.api._knowledge_models import SourceDetailOut, SwitchCancelOut, SwitchOut
 from functions.api._params import PlatformScope, ScopeOrganization, SourceIdPath
-from functions.api._scopes import OPERATOR, ORGANIZATION
+from functions.api._scopes import ORGANIZATION, OperatorCaller
 from functions.errors import ApiError
 from knowledge.db_errors import SourceNotFoundError
-from knowledge.embedding.live_model import cancel_running_switch, live_model
 from knowledge.ingestion.sources import ModelReadiness, SourceView, get_source, model_readiness
 
 __all__ = ["readiness_json", "router", "source_json"]
@@ -87,19 +87,18 @@ async def get_switch(
     return await switch_view(svc.db, _scope(organization_id, platform))
 
 
-@router.delete("/switch", dependencies=[OPERATOR], response_model=SwitchCancelOut)
+@router.delete("/switch", response_model=SwitchCancelOut)
 async def delete_switch(
-    svc: ServicesDep, organization_id: ScopeOrganization = None, platform: PlatformScope = False
+    svc: ServicesDep, caller: OperatorCaller, organization_id: ScopeOrganization = None, platform: PlatformScope = False
 ) -> dict[str, Any]:
     """Cancel the running switchover of a scope; the old model stays live (`cancelled: false` if none runs)."""
-    scope = _scope(organization_id, platform)
-    cancelled = await cancel_running_switch(svc.db, scope)
+    done = await cancel_switch(svc, caller, _scope(organization_id, platform))
     return {
-        "organization_id": None if scope is None else str(scope),
-        "cancelled": cancelled is not None,
-        "to_model": None if cancelled is None else cancelled[0].to_model,
-        "dropped_chunks": 0 if cancelled is None else cancelled[1],
-        "live_model": (await live_model(svc.db, scope)).model_id,
+        "organization_id": None if done.organization_id is None else str(done.organization_id),
+        "cancelled": done.cancelled,
+        "to_model": done.to_model,
+        "dropped_chunks": done.dropped_chunks,
+        "live_model": done.live_model,
     }
 
 

@@ -141,7 +141,7 @@ async def _ingest_files(
     Registration holds one wave's bytes at a time; the bulk run's writes overlap its next waves' extraction.
     `stats`, when given, collects the seconds of each stage.
     """
-    from knowledge.ingestion.core import Ingestion, ingest_batch
+    from knowledge.ingestion.core import ingest_batch
     from knowledge.ingestion.registration import Document, register_many
 
     seconds = stats if stats is not None else {}
@@ -177,7 +177,7 @@ async def _ingest_files(
                 def advance(documents: int, chunks: int) -> None:
                     bar.update(work, completed=documents, description=f"ingesting: {chunks:,} chunks")
 
-                kit = Ingestion.configured(svc.db, svc.object_store, embedders=svc.embedders.get, settings=svc.settings)
+                kit = svc.ingestion
                 batch = await ingest_batch(kit, pending, on_progress=advance)
                 assert batch.result is not None  # the inline runner ran the step here
                 outcomes = {o.source_id: o for o in batch.result.outcomes}

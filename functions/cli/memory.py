@@ -33,16 +33,11 @@ Trigger = Annotated[UUID | None, typer.Option("--trigger", help="The trigger, fo
 
 
 def _call(tool: str, inv: ToolInvocation, arguments: dict[str, Any]) -> dict[str, Any]:
-    from context.sources.memory_vectors import live_memory_embedder
-    from memory.expiry import ExpiryPolicy
-    from memory.service import MemoryService
     from memory.tools import MemoryTools
 
     async def main() -> dict[str, Any]:
         async with open_cli_services() as svc:
-            embed = live_memory_embedder(svc.db, svc.embedders.get)
-            service = MemoryService(svc.db, expiry=ExpiryPolicy.from_settings(svc.settings), embed=embed)
-            return await MemoryTools(service).call(tool, inv, arguments)
+            return await MemoryTools(svc.memory).call(tool, inv, arguments)
 
     return run(main)
 

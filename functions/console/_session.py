@@ -25,7 +25,7 @@ from uuid import UUID
 from fastapi import Request, Response
 from itsdangerous import BadSignature, URLSafeTimedSerializer
 
-from functions.api._auth import Caller
+from functions.actions.scope import Caller
 from functions.errors import ApiError
 from state.api_keys import key_holder
 

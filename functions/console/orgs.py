@@ -9,7 +9,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Request, Response
 
-from functions.api._deps import services
+from functions._request import services
 from functions.console._pages import ConsoleRoute, render
 from functions.console._scope import SessionDep, operator_only
 from state.organization_overview import page_organizations

@@ -1,6 +1,6 @@
 """`/console/sign-in`, `/console/sign-out` and `/console`: a key in, a session cookie out, and back.
 
-The key is checked by the edge's own check (`functions.api._auth.authenticate`), so the console accepts
+The key is checked by the edge's own check (`functions.actions.auth.authenticate`), so the console accepts
 exactly the keys `/v1/` accepts and refuses the rest with the same code, shown on the page. The sign-in
 form carries its own CSRF token (a signed pre-session cookie), so no other site can sign a browser in
 with a key of its choosing. Sign-out is a POST with the session's CSRF token.
@@ -8,17 +8,18 @@ with a key of its choosing. Sign-out is a POST with the session's CSRF token.
 
 from __future__ import annotations
 
-import json
 import secrets
 from typing import Annotated
 
 from fastapi import APIRouter, Form, Request, Response
 from fastapi.responses import RedirectResponse
 
-from functions.api._auth import Caller, authenticate
+from functions._request import services
+from functions.actions.auth import authenticate
 from functions.console._pages import ConsoleRoute, render
 from functions.console._scope import SessionDep
 from functions.console._session import check_csrf, end, start
+from functions.errors import ApiError
 
 __all__ = ["router"]
 
@@ -62,10 +63,16 @@ async def sign_in(
     expected = request.cookies.get(_PRE, "")
     if not expected or not secrets.compare_digest(expected.encode(), csrf.encode()):
         return _form(request, status=403, code="csrf_invalid", message="the form expired; sign in again")
-    caller = await authenticate(request.app, f"Bearer {key.strip()}")
-    if not isinstance(caller, Caller):
-        error = json.loads(bytes(caller.body))["error"]
-        return _form(request, status=caller.status_code, code=error["code"], message=error["message"])
+    health = getattr(request.app.state, "health", None)
+    try:
+        caller = await authenticate(
+            f"Bearer {key.strip()}",
+            api_token=request.app.state.api_token,
+            services=lambda: services(request),
+            mark_down=None if health is None else health.mark_down,
+        )
+    except ApiError as refusal:
+        return _form(request, status=refusal.status, code=refusal.code, message=str(refusal))
     response = RedirectResponse(_next(next), status_code=303)
     response.delete_cookie(_PRE, path="/console")
     start(request, response, caller)

@@ -1,10 +1,10 @@
 """`/console/orgs/{organization}/sources…`: the list, a source's page, retry, and delete with its receipt.
 
-Retry and delete call the API routes' own functions (`functions.api.knowledge.retry` and
-`delete_knowledge_source`) with the session's caller, so they refuse exactly what the API refuses: a
-source of another organization or of the platform answers 404 `source_not_found`, a ready source 409
-`source_not_failed`, a deleted one 410 with its receipt id. Delete asks first (a GET page with a POST
-form), then shows the receipt. Every POST checks the session's CSRF token.
+Retry and delete are the acts the API routes call (`functions.actions.knowledge.retry` and `delete`) with the
+session's caller, so they refuse exactly what the API refuses: a source of another organization or of the
+platform answers 404 `source_not_found`, a pending or ready source 409 `source_not_failed`, a deleted one 410
+with its receipt id. Delete asks first (a GET page with a POST form), then shows the receipt. Every POST
+checks the session's CSRF token.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from uuid import UUID
 from fastapi import APIRouter, Form, Query, Request, Response
 from fastapi.responses import RedirectResponse
 
-from functions.api.knowledge import delete_knowledge_source, retry
+from functions.actions import knowledge
 from functions.console._pages import ConsoleRoute, render
 from functions.console._scope import SessionDep, organization_of
 from functions.console._session import check_csrf
@@ -78,7 +78,9 @@ async def source_retry(
     """Retry a failed source (the API's retry), then show the source again."""
     check_csrf(session, csrf)
     svc, org = await organization_of(request, session, organization_id)
-    await retry(request, svc, source_id, organization_id=org.id, platform=False)
+    await knowledge.retry(
+        svc, session.caller, source_id, organization_id=org.id, deliver=request.app.state.outbox.deliver
+    )
     return RedirectResponse(f"/console/orgs/{org.id}/sources/{source_id}?retried=1", status_code=303)
 
 
@@ -102,5 +104,5 @@ async def source_delete(
     check_csrf(session, csrf)
     svc, org = await organization_of(request, session, organization_id)
     await source_in_scope(svc.db, source_id, organization_id=org.id)  # the URL names the source's organization
-    receipt = await delete_knowledge_source(svc, session.caller, source_id, organization_id=org.id)
-    return RedirectResponse(f"/console/orgs/{org.id}/receipts/{receipt['id']}", status_code=303)
+    receipt = await knowledge.delete(svc, session.caller, source_id, organization_id=org.id)
+    return RedirectResponse(f"/console/orgs/{org.id}/receipts/{receipt.id}", status_code=303)

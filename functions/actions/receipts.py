@@ -1,0 +1,28 @@
+"""Read a removal receipt as a caller may: its own organization's, or any for an operator.
+
+Another organization's receipt (or a platform source's, for an organization key) answers 404
+`receipt_not_found` exactly as an unknown id does, so an id reveals nothing. This module must never
+change a receipt.
+"""
+
+from __future__ import annotations
+
+from uuid import UUID
+
+from functions._services import Services
+from functions.actions.scope import Caller
+from state.errors import ReceiptNotFoundError
+from state.receipts import Receipt, get_receipt
+
+__all__ = ["show_receipt"]
+
+
+async def show_receipt(
+    services: Services, caller: Caller, receipt_id: UUID, *, organization_id: UUID | None = None
+) -> Receipt:
+    """One receipt of the caller's organization (an operator: of `organization_id`, or any when it names none)."""
+    receipt = await get_receipt(services.db, receipt_id)
+    scope = caller.organization_id or organization_id
+    if scope is not None and receipt.organization_id != scope:
+        raise ReceiptNotFoundError(f"no removal receipt has id {receipt_id}")
+    return receipt
