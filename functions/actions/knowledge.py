@@ -1,4 +1,4 @@
-"""A caller's acts on one knowledge source: retry it, run its ingestion here, delete it.
+"""A caller's acts on knowledge sources: list them, read one (its chunks, its progress), retry, ingest here, delete.
 
 The one retry rule: only a failed source is retried. Its reset to pending and its
 `knowledge/source.retry.requested` event commit in one transaction, then the event is delivered (sent to
@@ -19,18 +19,39 @@ from uuid import UUID
 
 from functions._announce import RetryAnnouncer
 from functions._services import Services
-from functions.actions.scope import Caller, forbidden
+from functions.actions.scope import Caller, require_own
 from functions.errors import SourceNotFailedError
 from knowledge.ingestion.core import IngestOutcome, ingest_source
 from knowledge.ingestion.delete import delete_source
+from knowledge.ingestion.source_pages import (
+    ChunkView,
+    SourceProgress,
+    SourceRow,
+    page_chunks,
+    page_sources,
+    source_in_scope,
+    source_progress,
+)
+from knowledge.ingestion.sources import SourceView
 from knowledge.ingestion.sweep import RetriedSource, retry_source
-from state.db import Connection
+from state.db import Connection, Database
+from state.paging import Page
 from state.receipts import Receipt
 
 if TYPE_CHECKING:
     from functions._outbox import Delivery
 
-__all__ = ["Deliver", "Retried", "delete", "ingest_now", "retry"]
+__all__ = [
+    "Deliver",
+    "Retried",
+    "chunks_page",
+    "delete",
+    "ingest_now",
+    "progress",
+    "retry",
+    "source",
+    "sources_page",
+]
 
 Deliver = Callable[[Sequence[UUID]], Awaitable["Delivery"]]
 """How an interface delivers outbox rows it wrote (the app's outbox, or the CLI's one-shot send)."""
@@ -59,11 +80,6 @@ class Retried:
         return True
 
 
-def _in_scope(caller: Caller, organization_id: UUID | None) -> None:
-    if not caller.operator and organization_id != caller.organization_id:
-        raise forbidden()
-
-
 async def retry(
     services: Services, caller: Caller, source_id: UUID, *, organization_id: UUID | None, deliver: Deliver | None
 ) -> Retried:
@@ -72,7 +88,7 @@ async def retry(
     With `deliver`, its retry event is written in the reset's transaction and delivered; without, nothing is
     announced (the caller runs the ingestion itself, `ingest_now`). 409 `source_not_failed` otherwise.
     """
-    _in_scope(caller, organization_id)
+    require_own(caller, organization_id)
     announcer = RetryAnnouncer(organization_id)
 
     async def reset_or_refuse(conn: Connection, retried: RetriedSource) -> None:  # inside the reset's transaction
@@ -109,3 +125,50 @@ async def delete(services: Services, caller: Caller, source_id: UUID, *, organiz
         organization_id=organization_id if caller.operator else caller.organization_id,
         operator=caller.operator, requested_by=_requested_by(caller),
     )  # fmt: skip
+
+
+async def sources_page(
+    db: Database,
+    caller: Caller,
+    organization_id: UUID | None,
+    *,
+    status: str | None = None,
+    overdue: bool = False,
+    title: str | None = None,
+    cursor: str | None = None,
+    limit: int = 100,
+) -> Page[SourceRow]:
+    """A page of one scope's sources (None: the platform's), newest first, read on a standby that has them."""
+    require_own(caller, organization_id)
+    return await db.on_standby(organization_id, lambda: page_sources(
+        db, organization_id, status=status, overdue=overdue, title=title, cursor=cursor, limit=limit,
+    ))  # fmt: skip
+
+
+async def source(db: Database, caller: Caller, source_id: UUID, *, organization_id: UUID | None) -> SourceView:
+    """One source of the scope (404 `knowledge_source_not_found` for another scope's, as for an unknown id)."""
+    require_own(caller, organization_id)
+    return await source_in_scope(db, source_id, organization_id=organization_id)
+
+
+async def chunks_page(
+    db: Database,
+    caller: Caller,
+    source_id: UUID,
+    *,
+    organization_id: UUID | None,
+    model: str | None = None,
+    cursor: str | None = None,
+    limit: int = 100,
+) -> Page[ChunkView]:
+    """A page of a source's chunks in ordinal order, with their full text, read on a standby that has them."""
+    require_own(caller, organization_id)
+    return await db.on_standby(organization_id, lambda: page_chunks(
+        db, source_id, organization_id=organization_id, model=model, cursor=cursor, limit=limit,
+    ))  # fmt: skip
+
+
+async def progress(db: Database, caller: Caller, source_id: UUID, *, organization_id: UUID | None) -> SourceProgress:
+    """Where a source's ingestion is: its stage and the chunks embedded of those written, per model."""
+    require_own(caller, organization_id)
+    return await source_progress(db, source_id, organization_id=organization_id)

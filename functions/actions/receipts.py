@@ -1,4 +1,4 @@
-"""Read a removal receipt as a caller may: its own organization's, or any for an operator.
+"""Read removal receipts as a caller may: its own organization's, or any for an operator.
 
 Another organization's receipt (or a platform source's, for an organization key) answers 404
 `receipt_not_found` exactly as an unknown id does, so an id reveals nothing. This module must never
@@ -11,10 +11,12 @@ from uuid import UUID
 
 from functions._services import Services
 from functions.actions.scope import Caller
+from state.db import Database
 from state.errors import ReceiptNotFoundError
-from state.receipts import Receipt, get_receipt
+from state.paging import Page
+from state.receipts import Receipt, get_receipt, page_receipts
 
-__all__ = ["show_receipt"]
+__all__ = ["receipts_page", "show_receipt"]
 
 
 async def show_receipt(
@@ -26,3 +28,16 @@ async def show_receipt(
     if scope is not None and receipt.organization_id != scope:
         raise ReceiptNotFoundError(f"no removal receipt has id {receipt_id}")
     return receipt
+
+
+async def receipts_page(
+    db: Database,
+    caller: Caller,
+    *,
+    organization_id: UUID | None = None,
+    cursor: str | None = None,
+    limit: int = 100,
+) -> Page[Receipt]:
+    """A page of receipts, newest first: the caller's organization's (an operator: of `organization_id`, or all)."""
+    scope = caller.organization_id or organization_id
+    return await page_receipts(db, organization_id=scope, cursor=cursor, limit=limit)

@@ -25,7 +25,16 @@ from state.errors import OrganizationNotFoundError
 from state.organizations import require_organization
 from state.receipts import organization_erased
 
-__all__ = ["CLI", "OPERATOR_TOKEN", "Caller", "check_organization", "forbidden", "requester", "require_operator"]
+__all__ = [
+    "CLI",
+    "OPERATOR_TOKEN",
+    "Caller",
+    "check_organization",
+    "forbidden",
+    "requester",
+    "require_operator",
+    "require_own",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +72,15 @@ def require_operator(caller: Caller) -> None:
 def forbidden() -> ApiError:
     """The refusal of an organization key naming another organization."""
     return ApiError(403, "organization_forbidden", "this key is bound to one organization and cannot name another")
+
+
+def require_own(caller: Caller, organization_id: UUID | None) -> None:
+    """The guard every act repeats without a read: an organization key acts inside its own organization only.
+
+    (None names the platform, an operator's.) 403 `organization_forbidden` otherwise.
+    """
+    if not caller.operator and organization_id != caller.organization_id:
+        raise forbidden()
 
 
 async def check_organization(db: Database, caller: Caller, organization_id: UUID, *, erased: bool = False) -> None:

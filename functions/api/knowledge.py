@@ -1,18 +1,15 @@
-"""`/v1/knowledge/…`: upload or sync a document, list the sources with their status, retry one, search.
+"""`/v1/knowledge/…`: upload or sync a document, register a batch, search.
 
 An upload is multipart (`file`, plus `organization_id` or `platform=true`, and an optional `title`,
 `owner` and `review_by`); a synced URI is JSON (`uri`, the `content` the connector fetched, a scope and an
 optional title, owner and review date): this service never fetches a URL itself. Both are idempotent per
 organization (the same content, or the same URI, registers one source) and bounded by
-`AC_CONTEXT_MAX_UPLOAD_BYTES`. A pending source gets a `knowledge/source.uploaded` event; a retry resets a
-failed source and sends `knowledge/source.retry.requested`, its event written in the reset's transaction
-(`functions.actions.knowledge.retry`, the one retry rule: a pending or ready source is 409 `source_not_failed`).
+`AC_CONTEXT_MAX_UPLOAD_BYTES`. A pending source gets a `knowledge/source.uploaded` event.
 
 Owner and review date: a review date is `YYYY-MM-DD`; anything else is 422 `invalid_request` with the
 field's path, and nothing is stored. The same document sent again with an owner or a review date sets it
 on the source (a field left out keeps its value); a re-synced URI's new version carries the old one's over
-unless the sync names its own. The paged list of sources, a source's chunks and its progress are
-`functions.api.source_pages`.
+unless the sync names its own. The paged list of sources is `functions.api.source_pages`.
 
 Re-sync: a known URI sent again with different content registers a new version (`outcome: resync`,
 `replaces`: the live source) and sends `knowledge/source.sync.requested`; the new version replaces the old
@@ -27,20 +24,17 @@ Events go through the outbox (`state.outbox`, `functions._outbox`): an upload's 
 written in the transaction that registers the sources, then sent at once; when Inngest cannot be reached the answer is
 still 202 with `event_status: queued` and the reason, and the service sends it when Inngest answers.
 
-`DELETE /v1/knowledge/sources/{id}` deletes a source (`knowledge.ingestion.delete`) and answers its receipt; the id of
-any version of a re-synced URI deletes every version (the receipt's `versions`): an
-organization key deletes its own organization's sources only (another's answers 404, as an unknown one);
-an operator key any source, a platform source included. This module must never extract, chunk or embed:
-the functions do.
+One source's routes (read, chunks, progress, retry, delete) are `functions.api.source`. This module must never
+extract, chunk or embed: the functions do.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Annotated, Any
+from typing import Any
 from uuid import UUID
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.datastructures import FormData, UploadFile
@@ -48,7 +42,7 @@ from starlette.datastructures import FormData, UploadFile
 from functions._announce import batch_events, ingest_event
 from functions._services import Services
 from functions._wire import CleanText
-from functions.actions import knowledge as knowledge_actions
+from functions.actions import briefs
 from functions.api._body import BodyRoute, parsed_body
 from functions.api._deps import ServicesDep
 from functions.api._http import ERROR_RESPONSES, route_errors
@@ -61,13 +55,11 @@ from functions.api._knowledge_batch import (
     form_scope,
     read_batch,
 )
-from functions.api._knowledge_models import BatchRegisteredOut, RetryOut, SearchOut, SourceRegisteredOut
-from functions.api._params import PlatformScope, ScopeOrganization, SourceIdPath
+from functions.api._knowledge_models import BatchRegisteredOut, SearchOut, SourceRegisteredOut
 from functions.api._scopes import ORGANIZATION, OrganizationCaller, organization_scope
-from functions.api.receipts import ReceiptOut
 from functions.errors import ApiError
 from knowledge.ingestion.registration import RegisteredSource, register_many, register_upload, register_uri
-from knowledge.search import DEFAULT_KEEP_TOP, DEFAULT_MIN_RELEVANCE, DEFAULT_PER_SOURCE, MAX_SEARCH_LIMIT, search
+from knowledge.search import DEFAULT_KEEP_TOP, DEFAULT_MIN_RELEVANCE, DEFAULT_PER_SOURCE, MAX_SEARCH_LIMIT
 from state import outbox
 from state.db import Connection
 
@@ -76,7 +68,6 @@ __all__ = ["SearchIn", "UriSourceIn", "router"]
 router = APIRouter(prefix="/v1/knowledge", tags=["knowledge"], responses=ERROR_RESPONSES, route_class=BodyRoute)
 
 _ORG_404 = "`organization_not_found`: the organization the request names does not exist."
-_SOURCE_404 = "`source_not_found`: no such source in this scope (another organization's answers the same)."
 _REGISTER_ERRORS = route_errors({
     400: None,
     404: _ORG_404,
@@ -314,73 +305,14 @@ async def create_sources_batch(request: Request, svc: ServicesDep) -> JSONRespon
     return JSONResponse(status_code=202, content=body)
 
 
-@router.post(
-    "/sources/{source_id}/retry",
-    status_code=202,
-    response_model=None,
-    responses={
-        202: {"model": RetryOut, "description": "The source's retry event is written; `event_status` says if it left."},
-        **route_errors({
-            404: f"`knowledge_source_not_found`: no such source in this scope. Or {_ORG_404}",
-            409: "`source_not_failed`: the source is pending or ready; only a failed source is retried.",
-        }),
-    },
-)  # fmt: skip
-async def retry(
-    request: Request,
-    svc: ServicesDep,
-    caller: OrganizationCaller,
-    source_id: SourceIdPath,
-    organization_id: ScopeOrganization = None,
-    platform: PlatformScope = False,
-) -> dict[str, Any]:
-    """Reset a failed source to pending and send `knowledge/source.retry.requested` (through the outbox)."""
-    scope = _scope(organization_id, platform)
-    retried = await knowledge_actions.retry(
-        svc, caller, source_id, organization_id=scope, deliver=request.app.state.outbox.deliver
-    )
-    return {
-        "source_id": str(source_id),
-        "reset": retried.reset,
-        "status": retried.status,
-        "event_id": retried.event_ids[0] if retried.event_ids else None,
-        "event_status": retried.event_status,
-        "event_error": retried.event_error,
-    }
-
-
-@router.delete(
-    "/sources/{source_id}",
-    response_model=ReceiptOut,
-    responses=route_errors({
-        404: f"{_SOURCE_404} Or {_ORG_404}",
-        409: "`source_deleting`: another request is deleting it.",
-        410: "`source_deleted`: it was deleted already (its receipt says when).",
-    }),
-)  # fmt: skip
-async def delete_knowledge_source(
-    svc: ServicesDep,
-    caller: OrganizationCaller,
-    source_id: SourceIdPath,
-    organization_id: Annotated[
-        UUID | None, Query(description="The source's organization, for an operator; an organization key's own.")
-    ] = None,
-) -> dict[str, Any]:
-    """Delete a source, every version of its URI: chunks of every model, statistics, objects; answers the receipt."""
-    receipt = await knowledge_actions.delete(svc, caller, source_id, organization_id=organization_id)
-    return receipt.as_json()
-
-
-@router.post(
-    "/search", dependencies=[ORGANIZATION], response_model=SearchOut, responses=route_errors({400: None, 404: _ORG_404})
-)
-async def search_knowledge(body: SearchIn, svc: ServicesDep) -> dict[str, Any]:
+@router.post("/search", response_model=SearchOut, responses=route_errors({400: None, 404: _ORG_404}))
+async def search_knowledge(body: SearchIn, svc: ServicesDep, caller: OrganizationCaller) -> dict[str, Any]:
     """The best chunks for a query, under the organization's live model."""
-    hits = await svc.db.on_standby(body.organization_id, lambda: search(
-        svc.db, body.organization_id, body.query, include_platform=body.include_platform,
-        include_organization=body.include_organization, limit=body.limit, embedders=svc.embedders.get,
+    hits = await briefs.search_knowledge(
+        svc.db, svc.embedders.get, caller, body.organization_id, body.query, limit=body.limit,
+        include_platform=body.include_platform, include_organization=body.include_organization,
         min_relevance=body.min_relevance, keep_top=body.keep_top, per_source=body.per_source,
-    ))  # fmt: skip
+    )  # fmt: skip
     return {
         "hits": [
             {

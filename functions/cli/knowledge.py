@@ -267,14 +267,14 @@ def search(
     as_json: JsonFlag = False,
 ) -> None:
     """Hybrid search over the organization's (and the platform's) ready documents."""
-    from knowledge.search import search as search_knowledge
+    from functions.actions.briefs import search_knowledge
+    from functions.actions.scope import CLI
 
     async def main() -> list[dict[str, Any]]:
         async with open_cli_search() as svc:
             hits = await search_knowledge(
-                svc.db, org, query, include_platform=platform, include_organization=True, limit=limit,
-                embedders=svc.embedders.get, min_relevance=min_relevance, keep_top=keep_top,
-                per_source=per_source,
+                svc.db, svc.embedders.get, CLI, org, query, include_platform=platform, include_organization=True,
+                limit=limit, min_relevance=min_relevance, keep_top=keep_top, per_source=per_source,
             )  # fmt: skip
         return [
             {"score": h.score, "source_id": str(h.source_id), "source": h.source_title, "ordinal": h.ordinal,

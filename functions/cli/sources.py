@@ -97,7 +97,8 @@ def list_cmd(
 
     One record per source, its id whole; a page with more after it names the next page's cursor.
     """
-    from knowledge.ingestion.source_pages import page_sources
+    from functions.actions.knowledge import sources_page
+    from functions.actions.scope import CLI
     from knowledge.ingestion.sources import model_readiness
 
     scope = _scope(org, platform)
@@ -107,8 +108,8 @@ def list_cmd(
     async def main() -> tuple[list[dict[str, Any]], int, str | None]:
         async with open_cli_services() as svc:
             page = await read_pages(
-                lambda c, n: page_sources(
-                    svc.db, scope, status=status, overdue=overdue, title=title, cursor=c, limit=n
+                lambda c, n: sources_page(
+                    svc.db, CLI, scope, status=status, overdue=overdue, title=title, cursor=c, limit=n
                 ),
                 cursor=cursor, limit=limit, everything=everything,
             )  # fmt: skip

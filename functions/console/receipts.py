@@ -1,6 +1,6 @@
 """`/console/orgs/{organization}/receipts…` and `/erase`: the data that leaves, and erasure behind a typed name.
 
-Lists receipts a page at a time (`state.receipts.page_receipts`, the organization's own) and shows one
+Lists receipts a page at a time (`functions.actions.receipts.receipts_page`, the organization's own) and shows one
 through the act the API's receipt route calls (`functions.actions.receipts.show_receipt`), so another
 organization's receipt is 404 `receipt_not_found`. Erasing a person or the whole organization calls the
 erasure acts (`functions.actions.erasure`) with the session's caller (an organization key may erase a person of its
@@ -18,12 +18,11 @@ from fastapi import APIRouter, Form, Query, Request, Response
 from fastapi.responses import RedirectResponse
 
 from functions.actions import erasure
-from functions.actions.receipts import show_receipt
+from functions.actions.receipts import receipts_page, show_receipt
 from functions.console._pages import ConsoleRoute, render
 from functions.console._scope import ConsoleOrg, SessionDep, operator_only, organization_of
 from functions.console._session import check_csrf
 from functions.errors import ApiError
-from state.receipts import page_receipts
 
 __all__ = ["router"]
 
@@ -42,7 +41,7 @@ async def receipt_list(
 ) -> Response:
     """The organization's receipts, newest first, a page at a time, and the erasure forms."""
     svc, org = await organization_of(request, session, organization_id, erased=True)
-    page = await page_receipts(svc.db, organization_id=org.id, cursor=cursor or None, limit=PAGE_SIZE)
+    page = await receipts_page(svc.db, session.caller, organization_id=org.id, cursor=cursor or None, limit=PAGE_SIZE)
     return render(request, "receipts.html", org=org, page=page)
 
 

@@ -19,7 +19,6 @@ from functions.actions import knowledge
 from functions.console._pages import ConsoleRoute, render
 from functions.console._scope import SessionDep, organization_of
 from functions.console._session import check_csrf
-from knowledge.ingestion.source_pages import page_chunks, page_sources, source_in_scope, source_progress
 
 __all__ = ["PAGE_SIZE", "router"]
 
@@ -42,9 +41,10 @@ async def source_list(
 ) -> Response:
     """The organization's sources, newest first, a page at a time, filtered by status, overdue and title."""
     svc, org = await organization_of(request, session, organization_id)
-    page = await page_sources(
-        svc.db, org.id, status=status or None, overdue=overdue, title=q, cursor=cursor or None, limit=PAGE_SIZE
-    )
+    page = await knowledge.sources_page(
+        svc.db, session.caller, org.id, status=status or None, overdue=overdue, title=q, cursor=cursor or None,
+        limit=PAGE_SIZE,
+    )  # fmt: skip
     return render(
         request, "sources.html", org=org, rows=page.items, total=page.total, status=status, overdue=overdue,
         q=q, next_cursor=page.next_cursor,
@@ -61,9 +61,12 @@ async def source_page(
 ) -> Response:
     """One source: metadata, its progress and reason per model, and a page of its chunks in full."""
     svc, org = await organization_of(request, session, organization_id)
-    view = await source_in_scope(svc.db, source_id, organization_id=org.id)
-    progress = await source_progress(svc.db, source_id, organization_id=org.id)
-    chunks = await page_chunks(svc.db, source_id, organization_id=org.id, cursor=cursor or None, limit=PAGE_SIZE)
+    caller = session.caller
+    view = await knowledge.source(svc.db, caller, source_id, organization_id=org.id)
+    progress = await knowledge.progress(svc.db, caller, source_id, organization_id=org.id)
+    chunks = await knowledge.chunks_page(
+        svc.db, caller, source_id, organization_id=org.id, cursor=cursor or None, limit=PAGE_SIZE
+    )
     return render(request, "source.html", org=org, source=view, progress=progress, chunks=chunks)
 
 
@@ -88,7 +91,7 @@ async def source_retry(
 async def source_delete_page(request: Request, session: SessionDep, organization_id: UUID, source_id: UUID) -> Response:
     """Ask before deleting."""
     svc, org = await organization_of(request, session, organization_id)
-    view = await source_in_scope(svc.db, source_id, organization_id=org.id)
+    view = await knowledge.source(svc.db, session.caller, source_id, organization_id=org.id)
     return render(request, "source_delete.html", org=org, source=view)
 
 
@@ -103,6 +106,6 @@ async def source_delete(
     """Delete the source (the API's delete) and show its receipt."""
     check_csrf(session, csrf)
     svc, org = await organization_of(request, session, organization_id)
-    await source_in_scope(svc.db, source_id, organization_id=org.id)  # the URL names the source's organization
+    await knowledge.source(svc.db, session.caller, source_id, organization_id=org.id)  # the URL names its organization
     receipt = await knowledge.delete(svc, session.caller, source_id, organization_id=org.id)
     return RedirectResponse(f"/console/orgs/{org.id}/receipts/{receipt.id}", status_code=303)
