@@ -30,8 +30,7 @@ extract, chunk or embed: the functions do.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from typing import Annotated, Any
 from uuid import UUID
 
 from fastapi import APIRouter, Request
@@ -39,10 +38,11 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.datastructures import FormData, UploadFile
 
-from functions._announce import batch_events, ingest_event
 from functions._services import Services
 from functions._wire import CleanText
-from functions.actions import briefs
+from functions.actions import briefs, knowledge
+from functions.actions.knowledge import Registered
+from functions.actions.scope import Caller
 from functions.api._body import BodyRoute, parsed_body
 from functions.api._deps import ServicesDep
 from functions.api._http import ERROR_RESPONSES, route_errors
@@ -56,12 +56,10 @@ from functions.api._knowledge_batch import (
     read_batch,
 )
 from functions.api._knowledge_models import BatchRegisteredOut, SearchOut, SourceRegisteredOut
-from functions.api._scopes import ORGANIZATION, OrganizationCaller, organization_scope
+from functions.api._scopes import OrganizationCaller, organization_scope
 from functions.errors import ApiError
-from knowledge.ingestion.registration import RegisteredSource, register_many, register_upload, register_uri
+from knowledge.ingestion.registration import RegisteredSource
 from knowledge.search import DEFAULT_KEEP_TOP, DEFAULT_MIN_RELEVANCE, DEFAULT_PER_SOURCE, MAX_SEARCH_LIMIT
-from state import outbox
-from state.db import Connection
 
 __all__ = ["SearchIn", "UriSourceIn", "router"]
 
@@ -140,33 +138,24 @@ def _check_size(size: int, limit: int) -> None:
         raise ApiError(422, "document_empty", "the document is empty")
 
 
-class _Announcer:
-    """Writes the ingestion event of a pending source to the outbox inside its registration's transaction."""
-
-    def __init__(self, organization_id: UUID | None) -> None:
-        self.organization_id = organization_id
-        self.ids: list[UUID] = []
-
-    async def __call__(self, conn: Connection, registered: RegisteredSource) -> None:
-        event = ingest_event(registered.source_id, self.organization_id, sync=registered.replaces is not None)
-        self.ids.extend(await outbox.enqueue(conn, [event]))
-
-
-async def _answer(request: Request, registered: RegisteredSource, announcer: _Announcer) -> JSONResponse:
-    """Deliver the source's event (what cannot be sent waits in the outbox) and answer with the source."""
-    delivery = await request.app.state.outbox.deliver(announcer.ids)
+def _answer(registered: Registered) -> JSONResponse:
+    """The registered source, with its event's id and delivery (what cannot be sent waits in the outbox)."""
+    source, delivery = registered.source, registered.delivery
     body = {
-        "source_id": str(registered.source_id),
-        "created": registered.created,
-        "status": registered.status,
-        "event_id": delivery.event_ids[0] if delivery.event_ids else None,
-        "event_status": delivery.status if delivery.event_ids else None,
-        "event_error": delivery.error,
-        "outcome": registered.outcome,
-        "replaces": None if registered.replaces is None else str(registered.replaces),
+        "source_id": str(source.source_id),
+        "created": source.created,
+        "status": source.status,
+        "event_id": delivery.event_ids[0] if delivery is not None and delivery.event_ids else None,
+        "event_status": delivery.status if delivery is not None and delivery.event_ids else None,
+        "event_error": None if delivery is None else delivery.error,
+        "outcome": source.outcome,
+        "replaces": None if source.replaces is None else str(source.replaces),
     }
-    return JSONResponse(status_code=202 if registered.created else 200, content=body)
+    return JSONResponse(status_code=202 if source.created else 200, content=body)
 
+
+BatchCaller = Annotated[Caller, organization_scope(max_files=MAX_BATCH_ITEMS)]
+"""Scope `organization` for a multipart body of up to `MAX_BATCH_ITEMS` files."""
 
 _UPLOAD_FORM = {
     "type": "object",
@@ -200,7 +189,6 @@ _BATCH_JSON = BatchIn.model_json_schema()
     "/sources",
     status_code=202,
     response_model=None,
-    dependencies=[ORGANIZATION],
     responses={
         202: {"model": SourceRegisteredOut, "description": "A new source (or a new version of a URI), pending."},
         200: {"model": SourceRegisteredOut, "description": "A document the scope already had (`unchanged`)."},
@@ -217,7 +205,7 @@ _BATCH_JSON = BatchIn.model_json_schema()
         }
     },
 )
-async def create_source(request: Request, svc: ServicesDep) -> JSONResponse:
+async def create_source(request: Request, svc: ServicesDep, caller: OrganizationCaller) -> JSONResponse:
     """Upload a document (multipart) or register a synced URI (JSON); idempotent per organization."""
     limit = svc.settings.max_upload_bytes
     declared = request.headers.get("content-length")
@@ -225,23 +213,21 @@ async def create_source(request: Request, svc: ServicesDep) -> JSONResponse:
         raise ApiError(413, "document_too_large", f"the request is larger than the {limit}-byte limit")
     body = parsed_body(request)
     if body.kind == "form":
-        return await _upload(body.form, request, svc, limit)
+        return await _upload(body.form, request, svc, caller, limit)
     if body.kind != "json":
         raise ApiError(422, "invalid_request", "send a document (multipart) or a synced URI (JSON)")
     uri = UriSourceIn.model_validate(body.value)
     organization_id = _scope(uri.organization_id, uri.platform)
     data = uri.content.encode()
     _check_size(len(data), limit)
-    announcer = _Announcer(organization_id)
-    registered = await register_uri(
-        svc.db, svc.object_store, organization_id=organization_id, uri=uri.uri, data=data,
-        title=uri.title, media_type=uri.media_type, owner=uri.owner, review_by=uri.review_by,
-        announce=announcer,
+    registered = await knowledge.register_document(
+        svc, caller, organization_id, data, deliver=request.app.state.outbox.deliver, uri=uri.uri, title=uri.title,
+        media_type=uri.media_type, owner=uri.owner, review_by=uri.review_by,
     )  # fmt: skip
-    return await _answer(request, registered, announcer)
+    return _answer(registered)
 
 
-async def _upload(form: FormData, request: Request, svc: Services, limit: int) -> JSONResponse:
+async def _upload(form: FormData, request: Request, svc: Services, caller: Caller, limit: int) -> JSONResponse:
     upload = form.get("file")
     if not isinstance(upload, UploadFile):
         raise ApiError(422, "file_missing", "send the document in a multipart field named 'file'")
@@ -250,15 +236,12 @@ async def _upload(form: FormData, request: Request, svc: Services, limit: int) -
     data = await upload.read(limit + 1)
     _check_size(len(data), limit)
     title = form.get("title")
-    filename = upload.filename or "document"
-    media_type = upload.content_type
-    announcer = _Announcer(organization_id)
-    registered = await register_upload(
-        svc.db, svc.object_store, organization_id=organization_id, data=data, filename=filename,
-        title=str(title) if isinstance(title, str) and title else None, media_type=media_type,
-        owner=review.owner, review_by=review.review_by, announce=announcer,
+    registered = await knowledge.register_document(
+        svc, caller, organization_id, data, deliver=request.app.state.outbox.deliver,
+        filename=upload.filename or "document", title=str(title) if isinstance(title, str) and title else None,
+        media_type=upload.content_type, owner=review.owner, review_by=review.review_by,
     )  # fmt: skip
-    return await _answer(request, registered, announcer)
+    return _answer(registered)
 
 
 def _registered_json(r: RegisteredSource) -> dict[str, Any]:
@@ -275,7 +258,6 @@ def _registered_json(r: RegisteredSource) -> dict[str, Any]:
     "/sources:batch",
     status_code=202,
     response_model=None,
-    dependencies=[organization_scope(max_files=MAX_BATCH_ITEMS)],
     responses={202: {"model": BatchRegisteredOut, "description": "The batch, registered."}, **_REGISTER_ERRORS},
     openapi_extra={
         "requestBody": {
@@ -285,22 +267,16 @@ def _registered_json(r: RegisteredSource) -> dict[str, Any]:
         }
     },
 )
-async def create_sources_batch(request: Request, svc: ServicesDep) -> JSONResponse:
+async def create_sources_batch(request: Request, svc: ServicesDep, caller: BatchCaller) -> JSONResponse:
     """Register many documents of one scope at once and send their ingestion events in batches."""
     organization_id, platform, docs = await read_batch(parsed_body(request), svc.settings.max_upload_bytes)
     scope = _scope(organization_id, platform)
-    ids: list[UUID] = []
-
-    async def announce(conn: Connection, pending: Sequence[UUID]) -> None:  # in the transaction that made them
-        ids.extend(await outbox.enqueue(conn, batch_events(pending, scope)))
-
-    registered = await register_many(svc.db, svc.object_store, organization_id=scope, documents=docs, announce=announce)
-    delivery = await request.app.state.outbox.deliver(ids)
+    batch = await knowledge.register_batch(svc, caller, scope, docs, deliver=request.app.state.outbox.deliver)
     body = {
-        "sources": [_registered_json(r) for r in registered],
-        "event_ids": list(delivery.event_ids),
-        "event_status": delivery.status if ids else None,
-        "event_error": delivery.error,
+        "sources": [_registered_json(r) for r in batch.sources],
+        "event_ids": list(batch.delivery.event_ids),
+        "event_status": batch.delivery.status if batch.event_written else None,
+        "event_error": batch.delivery.error,
     }
     return JSONResponse(status_code=202, content=body)
 

@@ -29,11 +29,10 @@ from functions.api._http import ERROR_RESPONSES, route_errors
 from functions.api._knowledge_models import RetryOut, SourceDetailOut
 from functions.api._pages import CURSOR_ERRORS, CursorQuery, limit_query, page_body, scope_of
 from functions.api._params import PlatformScope, ScopeOrganization, SourceIdPath
-from functions.api._scopes import ORGANIZATION, OrganizationCaller
+from functions.api._scopes import OrganizationCaller
 from functions.api.receipts import ReceiptOut
 from functions.api.source_pages import ChunkPage, ProgressOut
-from knowledge.db_errors import SourceNotFoundError
-from knowledge.ingestion.sources import ModelReadiness, SourceView, get_source, model_readiness
+from knowledge.ingestion.sources import ModelReadiness, SourceView
 
 __all__ = ["readiness_json", "router", "source_json"]
 
@@ -74,22 +73,20 @@ def source_json(v: SourceView, models: list[ModelReadiness]) -> dict[str, Any]:
 @router.get(
     "/sources/{source_id}",
     tags=["knowledge operations"],
-    dependencies=[ORGANIZATION],
     response_model=SourceDetailOut,
     responses=route_errors({404: _ONE_404}),
 )
 async def get_one_source(
     svc: ServicesDep,
+    caller: OrganizationCaller,
     source_id: SourceIdPath,
     organization_id: ScopeOrganization = None,
     platform: PlatformScope = False,
 ) -> dict[str, Any]:
     """One source of a scope with its status, reason, pending age, and its readiness per model."""
     scope = scope_of(organization_id, platform)
-    view = await get_source(svc.db, source_id)
-    if view.organization_id != scope:
-        raise SourceNotFoundError(f"no knowledge source {source_id} in this scope")
-    return source_json(view, await model_readiness(svc.db, [source_id]))
+    detail = await knowledge_actions.source_detail(svc.db, caller, source_id, organization_id=scope)
+    return source_json(detail.view, detail.models)
 
 
 @router.get(

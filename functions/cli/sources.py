@@ -156,12 +156,13 @@ def show(
     as_json: JsonFlag = False,
 ) -> None:
     """One source: status, reason, attempts, pending age, and its readiness per model."""
-    from knowledge.ingestion.sources import get_source, model_readiness
+    from functions.actions.knowledge import source_detail
+    from functions.actions.scope import CLI
 
     async def main() -> dict[str, Any]:
         async with open_cli_services() as svc:
-            view = await get_source(svc.db, source_id)
-            return _json(view, await model_readiness(svc.db, [source_id]))
+            detail = await source_detail(svc.db, CLI, source_id, organization_id=None, any_scope=True)
+            return _json(detail.view, detail.models)
 
     row = run(main)
     if as_json:
@@ -242,15 +243,16 @@ def delete(
     as_json: JsonFlag = False,
 ) -> None:
     """Delete a source for good (with --yes): chunks of every model, statistics, object; prints the receipt."""
-    from knowledge.ingestion.delete import delete_source
+    from functions.actions import knowledge
+    from functions.actions.scope import CLI
 
     if not yes:
         raise CliError("confirmation_required", f"deleting source {source_id} removes it for good; add --yes")
 
     async def main() -> dict[str, Any]:
         async with open_cli_services() as svc:
-            receipt = await delete_source(
-                svc.db, svc.object_store, source_id, organization_id=org, operator=platform, requested_by="cli"
+            receipt = await knowledge.delete(
+                svc, CLI, source_id, organization_id=org, allow_platform=platform, requested_by="cli"
             )
             return receipt.as_json()
 
