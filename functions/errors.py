@@ -7,6 +7,7 @@
         ├── ApiError                an HTTP error with a status and a code (bad input, auth, not found)
         ├── OverloadedError         the process builds as many briefs as it may; retry after a moment
         ├── EventSendError          an event could not be sent to Inngest
+        ├── SourceNotFailedError    a retry of a source that is not failed (`functions.actions.knowledge.retry`)
         └── UnroutedEventError      an event the table of events (`functions.event_routes`) does not name
 
 `http_status(code)` maps the `code` of any error the core raises (state, context, knowledge, memory) to the

@@ -5,7 +5,8 @@ is an operator's option (an organization key that sends one answers 403 `policy_
 is read) and passes the publish check of the process registry first. The entities pass through
 `state.refs.normalize_refs`: a malformed one is dropped and listed, or, with `strict_entities`, refused with
 422 `invalid_entity_ref` naming every dropped position before any source is read. A search reads the
-organization's (and the platform's) ready chunks under its live model, on a standby that has them.
+organization's (and the platform's) ready chunks under its live model, on a standby that has them. This module
+must never write prose into a brief or change a policy: the builder and the registry do.
 """
 
 from __future__ import annotations
