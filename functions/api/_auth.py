@@ -15,7 +15,7 @@ from typing import Any
 
 from fastapi.responses import JSONResponse
 
-from functions._services import Services, ServiceSlot
+from functions._request import services_of
 from functions.actions import auth
 from functions.actions.scope import OPERATOR_TOKEN, Caller
 from functions.api._http import error_response
@@ -29,21 +29,12 @@ CALLER = "ac_context.caller"
 
 async def authenticate(app: Any, header: str | None) -> Caller | JSONResponse:
     """The caller a request's `Authorization` header names, or the envelope refusing it."""
-
-    async def services() -> Services:
-        slot: ServiceSlot = app.state.slot
-        opened = slot.get()
-        health = getattr(app.state, "health", None)
-        if health is not None:
-            await health.gate()
-        return opened
-
     health = getattr(app.state, "health", None)
     try:
         return await auth.authenticate(
             header,
             api_token=app.state.api_token,
-            services=services,
+            services=lambda: services_of(app),
             mark_down=None if health is None else health.mark_down,
         )
     except ApiError as refusal:
