@@ -1,12 +1,11 @@
-"""Build a front door brief for one turn, and search the knowledge (the API, the console, `ac-context search`).
+"""Build a front door brief for one turn: the act behind `POST /v1/context/briefs` and the console's brief page.
 
 A front door turn builds with `ContextSubject.of_actor` under the fixed `front_door` policy; another policy
 is an operator's option (an organization key that sends one answers 403 `policy_forbidden` before anything
 is read) and passes the publish check of the process registry first. The entities pass through
 `state.refs.normalize_refs`: a malformed one is dropped and listed, or, with `strict_entities`, refused with
-422 `invalid_entity_ref` naming every dropped position before any source is read. A search reads the
-organization's (and the platform's) ready chunks under its live model, on a standby that has them. This module
-must never write prose into a brief or change a policy: the builder and the registry do.
+422 `invalid_entity_ref` naming every dropped position before any source is read. This module must never
+write prose into a brief or change a policy: the builder and the registry do.
 """
 
 from __future__ import annotations
@@ -21,20 +20,9 @@ from functions._briefs import build_brief, build_explained_brief
 from functions._services import Services
 from functions.actions.scope import Caller, require_own
 from functions.errors import ApiError
-from knowledge.embedding.registry import EmbedderLookup
-from knowledge.search import (
-    DEFAULT_FUSION,
-    DEFAULT_KEEP_TOP,
-    DEFAULT_MIN_RELEVANCE,
-    DEFAULT_PER_SOURCE,
-    Fusion,
-    KnowledgeHit,
-    search,
-)
-from state.db import Database
 from state.refs import DroppedRef, normalize_refs
 
-__all__ = ["FrontDoorBrief", "front_door_brief", "search_knowledge"]
+__all__ = ["FrontDoorBrief", "front_door_brief"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,27 +85,3 @@ async def front_door_brief(
     if dropped:
         brief = brief.model_copy(update={"dropped_entities": len(dropped)})
     return FrontDoorBrief(name, brief, dropped, explanation)
-
-
-async def search_knowledge(
-    db: Database,
-    embedders: EmbedderLookup,
-    caller: Caller,
-    organization_id: UUID,
-    query: str,
-    *,
-    limit: int = 8,
-    include_platform: bool = True,
-    include_organization: bool = True,
-    min_relevance: float = DEFAULT_MIN_RELEVANCE,
-    keep_top: int = DEFAULT_KEEP_TOP,
-    per_source: int | None = DEFAULT_PER_SOURCE,
-    fusion: Fusion = DEFAULT_FUSION,
-) -> list[KnowledgeHit]:
-    """The best chunks for a query under the organization's live model (`knowledge.search.search`)."""
-    require_own(caller, organization_id)
-    return await db.on_standby(organization_id, lambda: search(
-        db, organization_id, query, include_platform=include_platform, include_organization=include_organization,
-        limit=limit, embedders=embedders, min_relevance=min_relevance, keep_top=keep_top, per_source=per_source,
-        fusion=fusion,
-    ))  # fmt: skip

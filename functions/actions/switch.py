@@ -24,6 +24,8 @@ class SwitchCancelled:
     """The scope (None: the platform default)."""
     cancelled: bool
     """Whether a switch was running (and is cancelled now)."""
+    from_model: str | None
+    """The model it was switching from (the one that stays live)."""
     to_model: str | None
     """The model it was switching to."""
     dropped_chunks: int
@@ -39,6 +41,7 @@ async def cancel_switch(services: Services, caller: Caller, organization_id: UUI
     return SwitchCancelled(
         organization_id=organization_id,
         cancelled=cancelled is not None,
+        from_model=None if cancelled is None else cancelled[0].from_model,
         to_model=None if cancelled is None else cancelled[0].to_model,
         dropped_chunks=0 if cancelled is None else cancelled[1],
         live_model=(await live_model(services.db, organization_id)).model_id,

@@ -40,7 +40,7 @@ from starlette.datastructures import FormData, UploadFile
 
 from functions._services import Services
 from functions._wire import CleanText
-from functions.actions import briefs, knowledge
+from functions.actions import knowledge, search
 from functions.actions.knowledge import Registered
 from functions.actions.scope import Caller
 from functions.api._body import BodyRoute, parsed_body
@@ -284,7 +284,7 @@ async def create_sources_batch(request: Request, svc: ServicesDep, caller: Batch
 @router.post("/search", response_model=SearchOut, responses=route_errors({400: None, 404: _ORG_404}))
 async def search_knowledge(body: SearchIn, svc: ServicesDep, caller: OrganizationCaller) -> dict[str, Any]:
     """The best chunks for a query, under the organization's live model."""
-    hits = await briefs.search_knowledge(
+    hits = await search.search_knowledge(
         svc.db, svc.embedders.get, caller, body.organization_id, body.query, limit=body.limit,
         include_platform=body.include_platform, include_organization=body.include_organization,
         min_relevance=body.min_relevance, keep_top=body.keep_top, per_source=body.per_source,

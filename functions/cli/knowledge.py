@@ -267,8 +267,8 @@ def search(
     as_json: JsonFlag = False,
 ) -> None:
     """Hybrid search over the organization's (and the platform's) ready documents."""
-    from functions.actions.briefs import search_knowledge
     from functions.actions.scope import CLI
+    from functions.actions.search import search_knowledge
 
     async def main() -> list[dict[str, Any]]:
         async with open_cli_search() as svc:
@@ -407,7 +407,8 @@ def _request_switch(model: str, org: UUID | None, *, as_json: bool) -> None:
 def _switch_status(org: UUID | None, *, cancel: bool, as_json: bool) -> None:
     """Show (or cancel) the running switch of a scope."""
     from functions._switch_view import switch_view
-    from knowledge.embedding.live_model import cancel_running_switch, live_model
+    from functions.actions.scope import CLI
+    from functions.actions.switch import cancel_switch
 
     scope = "the platform default" if org is None else f"organization {org}"
 
@@ -415,13 +416,12 @@ def _switch_status(org: UUID | None, *, cancel: bool, as_json: bool) -> None:
         async with open_cli_services() as svc:
             if not cancel:
                 return await switch_view(svc.db, org)
-            cancelled = await cancel_running_switch(svc.db, org)
+            done = await cancel_switch(svc, CLI, org)
             out: dict[str, Any] = {"organization_id": None if org is None else str(org)}
-            out["running"] = out["cancelled"] = cancelled is not None
-            if cancelled is not None:
-                switch, dropped = cancelled
-                out |= {"from_model": switch.from_model, "to_model": switch.to_model, "dropped_chunks": dropped}
-            out["live_model"] = (await live_model(svc.db, org)).model_id
+            out["running"] = out["cancelled"] = done.cancelled
+            if done.cancelled:
+                out |= {"from_model": done.from_model, "to_model": done.to_model, "dropped_chunks": done.dropped_chunks}
+            out["live_model"] = done.live_model
             return out
 
     out = run(main)

@@ -1,6 +1,6 @@
 """`/console/orgs/{organization}/search`: a query against the organization's knowledge, mode switchable.
 
-The search is `functions.actions.briefs.search_knowledge`, the act `POST /v1/knowledge/search` calls, over the
+The search is `functions.actions.search.search_knowledge`, the act `POST /v1/knowledge/search` calls, over the
 organization's own documents and the platform's, with its defaults (relevance floor, per-source cap).
 The mode sets the fusion weights: `hybrid` the measured default (dense 0.3, lexical 0.7), `dense` or
 `lexical` one list alone. Each hit shows its fused score beside its parts: the dense similarity
@@ -14,7 +14,7 @@ from uuid import UUID
 
 from fastapi import APIRouter, Query, Request, Response
 
-from functions.actions.briefs import search_knowledge
+from functions.actions.search import search_knowledge
 from functions.console._pages import ConsoleRoute, render
 from functions.console._scope import SessionDep, organization_of
 from functions.errors import ApiError
