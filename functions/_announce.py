@@ -47,8 +47,9 @@ def batch_events(source_ids: Sequence[UUID], organization_id: UUID | None) -> li
 class RetryAnnouncer:
     """Writes a retry's event inside the transaction that resets the source (`knowledge.ingestion.sweep.retry_source`).
 
-    A ready source gets no event (there is nothing to retry); a failed one that was reset, or a pending one,
-    gets `knowledge/source.retry.requested`, one per attempt (a dedupe key).
+    A failed source that was reset gets `knowledge/source.retry.requested`, one per attempt (a dedupe key); the
+    retry act (`functions.actions.knowledge.retry`) refuses any other before this runs, and a ready one never
+    gets an event here either.
     """
 
     def __init__(self, organization_id: UUID | None) -> None:

@@ -13,7 +13,9 @@ from __future__ import annotations
 import inspect
 import logging
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from context.builder import ContextBuilder, DefaultContextBuilder
 from context.packer import ContextPacker
@@ -28,10 +30,15 @@ from state.db import Database
 from state.errors import DatabaseUnavailableError
 from state.settings import Settings
 
+if TYPE_CHECKING:
+    from knowledge.ingestion.core import Ingestion
+    from memory.service import MemoryService
+
 __all__ = [
     "ServiceSlot",
     "Services",
     "close_services",
+    "configured_memory_service",
     "default_embedders",
     "default_object_store",
     "open_services",
@@ -63,6 +70,27 @@ class Services:
     """Whether closing the services closes the pool (False when a caller injected it)."""
     closers: list[object] = field(default_factory=list)
     """Objects with an `aclose()` to await on shutdown (sources holding listeners)."""
+
+    @cached_property
+    def ingestion(self) -> Ingestion:
+        """The ingestion kit every path ingests with: this store, these embedders, the settings' workers and bounds."""
+        from knowledge.ingestion.core import Ingestion
+
+        return Ingestion.configured(self.db, self.object_store, embedders=self.embedders.get, settings=self.settings)
+
+    @cached_property
+    def memory(self) -> MemoryService:
+        """The memory service every path remembers and forgets with (`configured_memory_service`)."""
+        return configured_memory_service(self.db, self.settings, self.embedders)
+
+
+def configured_memory_service(db: Database, settings: Settings, embedders: EmbedderRegistry) -> MemoryService:
+    """The one memory service: the settings' expiry, and the live model's embedder for the relevance read."""
+    from context.sources.memory_vectors import live_memory_embedder
+    from memory.expiry import ExpiryPolicy
+    from memory.service import MemoryService
+
+    return MemoryService(db, expiry=ExpiryPolicy.from_settings(settings), embed=live_memory_embedder(db, embedders.get))
 
 
 class ServiceSlot:

@@ -7,6 +7,7 @@
         ├── ApiError                an HTTP error with a status and a code (bad input, auth, not found)
         ├── OverloadedError         the process builds as many briefs as it may; retry after a moment
         ├── EventSendError          an event could not be sent to Inngest
+        ├── SourceNotFailedError    a retry of a source that is not failed (`functions.actions.knowledge.retry`)
         └── UnroutedEventError      an event the table of events (`functions.event_routes`) does not name
 
 `http_status(code)` maps the `code` of any error the core raises (state, context, knowledge, memory) to the
@@ -30,6 +31,7 @@ __all__ = [
     "InngestConfigError",
     "OverloadedError",
     "ServiceNotReadyError",
+    "SourceNotFailedError",
     "UnroutedEventError",
     "http_status",
 ]
@@ -73,6 +75,12 @@ class OverloadedError(FunctionsError, RuntimeError):
     def __init__(self, message: str | None = None, *, retry_after_s: int = 1) -> None:
         super().__init__(message)
         self.retry_after_s = retry_after_s
+
+
+class SourceNotFailedError(FunctionsError):
+    """A retry of a source that is not failed: a pending one is owned by its event or the sweep, a ready one is done."""
+
+    code = "source_not_failed"
 
 
 class ApiError(FunctionsError):
@@ -184,6 +192,7 @@ CODE_STATUS: Mapping[str, int] = MappingProxyType(
         "events_undeliverable": 503,
         "overloaded": 503,
         "event_send_failed": 502,
+        "source_not_failed": 409,
     }
 )
 """The HTTP status of each stable error code the core can raise; a code not listed answers 400 for misuse."""

@@ -38,7 +38,6 @@ __all__ = [
     "KeyScope",
     "MintedKey",
     "authenticate_key",
-    "key_holder",
     "mint_key",
     "page_keys",
     "parse_key",
@@ -162,20 +161,6 @@ async def authenticate_key(db: Database, token: str) -> KeyHolder | None:
         async with db.connection() as conn:
             row = await conn.fetchrow(QUERIES["find_api_key"], key_id)
     if row is None or not verify_secret(secret, bytes(row["secret_sha256"])):
-        return None
-    return KeyHolder(row["id"], row["scope"], row["organization_id"], revoked=row["revoked_at"] is not None)
-
-
-async def key_holder(db: Database, key_id: str) -> KeyHolder | None:
-    """The holder of the key with this id (no secret check: the caller proved the secret before), or None.
-
-    The console's session names its key by id and asks here on every request, so a revoked or deleted key
-    ends the session from the next request on.
-    """
-    with translated_db_errors():
-        async with db.connection() as conn:
-            row = await conn.fetchrow(QUERIES["find_api_key"], key_id)
-    if row is None:
         return None
     return KeyHolder(row["id"], row["scope"], row["organization_id"], revoked=row["revoked_at"] is not None)
 

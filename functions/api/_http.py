@@ -17,7 +17,6 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-import asyncpg
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
@@ -26,10 +25,11 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from context.errors import ContextError, PolicyPublishError
+from functions._outages import DATABASE_ERRORS, cause_chain, is_database_outage
 from functions.errors import ApiError, FunctionsError, http_status
 from knowledge.errors import KnowledgeError
 from memory.errors import InvalidToolInputError, MemoryStoreError
-from state.errors import DatabaseUnavailableError, StateError
+from state.errors import StateError
 
 __all__ = [
     "ERROR_RESPONSES",
@@ -141,35 +141,12 @@ def _jsonable_errors(errors: list[Any]) -> list[dict[str, Any]]:
     return out
 
 
-_DATABASE_ERRORS: tuple[type[BaseException], ...] = (
-    DatabaseUnavailableError,
-    asyncpg.PostgresConnectionError,
-    asyncpg.exceptions.OperatorInterventionError,
-    asyncpg.InterfaceError,
-)
-"""Errors that only a lost or refused database connection raises."""
-
-
-def _chain(exc: BaseException) -> list[BaseException]:
-    seen: list[BaseException] = []
-    current: BaseException | None = exc
-    while current is not None and all(current is not s for s in seen):
-        seen.append(current)
-        current = current.__cause__ or current.__context__
-    return seen
-
-
-def is_database_outage(exc: BaseException) -> bool:
-    """Whether `exc`, or anything in its cause chain, is an error only a lost database connection raises."""
-    return any(isinstance(e, _DATABASE_ERRORS) for e in _chain(exc))
-
-
 async def _is_outage(request: Request, exc: BaseException) -> bool:
     """A database error in the chain; or an OS error in it while a probe of the database fails too."""
     if is_database_outage(exc):
         return True
     health = getattr(request.app.state, "health", None)
-    if health is None or not any(isinstance(e, OSError) for e in _chain(exc)):
+    if health is None or not any(isinstance(e, OSError) for e in cause_chain(exc)):
         return False
     return not await health.probe()
 
@@ -248,5 +225,5 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(StarletteHTTPException, http_error)
     for kind in (ContextError, KnowledgeError, MemoryStoreError, StateError, FunctionsError):
         app.add_exception_handler(kind, core_error)
-    for raw in (*_DATABASE_ERRORS[1:], OSError):
+    for raw in (*DATABASE_ERRORS[1:], OSError):
         app.add_exception_handler(raw, outage)

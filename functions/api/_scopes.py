@@ -14,12 +14,14 @@ Three scopes, one per route (`undeclared_routes` names a route with none or two;
 - `ANY_KEY`: any valid key, for routes that read no tenant's data (`/v1/memory/tools`, the publish check).
 
 An operator may name any organization; an operator's request naming one that does not exist answers 404
-`organization_not_found` before the route runs (an organization key's own organization always exists: its
-keys are deleted with it). The routes that answer about an erasure (`ERASED_OPERATOR`,
-`organization_scope(erased=True)`: repeating an organization erasure, reading receipts) also let an
-operator name an organization whose row is gone when a completed erasure receipt exists for its id, so the
-route can answer that receipt. The route receives the `Caller` where it needs it (the brief route refuses an
-organization key's own policy). This module must never hold a business rule beyond who may call what.
+`organization_not_found` before the route runs (an organization key's own organization always exists: its keys
+are deleted with it). The routes that answer about an erasure (`ERASED_OPERATOR`,
+`organization_scope(erased=True)`: repeating an organization erasure, reading receipts) also let an operator
+name an organization whose row is gone when a completed erasure receipt exists for its id, so the route can
+answer that receipt. The decisions are `functions.actions.scope`'s (the one scope check the console and the
+CLI run too); this module finds where a request names an organization. The route receives the `Caller` where
+it needs it (the brief route refuses an organization key's own policy). This module must never hold a business
+rule beyond who may call what.
 """
 
 from __future__ import annotations
@@ -35,15 +37,13 @@ from fastapi.routing import APIRoute, iter_route_contexts
 from fastapi.security import HTTPAuthorizationCredentials
 from starlette.routing import BaseRoute
 
-from functions.api._auth import CALLER, Caller
+from functions._request import services
+from functions.actions.scope import Caller, check_organization, forbidden, require_operator
+from functions.api._auth import CALLER
 from functions.api._body import FORM_LIMITS, parsed_body
-from functions.api._deps import services
 from functions.api._http import bearer
 from functions.errors import ApiError
-from state.errors import OrganizationNotFoundError
 from state.ids import UUID_RULE, is_canonical_uuid
-from state.organizations import require_organization
-from state.receipts import organization_erased
 
 __all__ = [
     "ANY_KEY",
@@ -161,8 +161,7 @@ def _bound(caller: Caller, named: _Named, *, required: bool) -> None:
         if organization_id is None:
             raise ApiError(422, "invalid_request", "organization_id is not a UUID")
         if organization_id != caller.organization_id:
-            message = "this key is bound to one organization and cannot name another"
-            raise ApiError(403, "organization_forbidden", message)
+            raise forbidden()
     if required and not named.organizations:
         raise ApiError(422, "organization_required", "an organization key names its organization in organization_id")
 
@@ -171,8 +170,8 @@ async def _authorize(request: Request, scope: Scope, *, erased: bool = False) ->
     caller = _caller(request)
     if scope == "any":
         return caller
-    if scope == "operator" and not caller.operator:
-        raise ApiError(403, "operator_scope_required", "this route needs an operator key")
+    if scope == "operator":
+        require_operator(caller)
     named = _named(request, deep=not caller.operator)
     if not caller.operator:
         _bound(caller, named, required=True)  # another organization, however spelled, is 403 first
@@ -183,11 +182,7 @@ async def _authorize(request: Request, scope: Scope, *, erased: bool = False) ->
     if ids:
         svc = await services(request)
         for organization_id in ids:
-            try:
-                await require_organization(svc.db, organization_id)
-            except OrganizationNotFoundError:
-                if not (erased and await organization_erased(svc.db, organization_id)):
-                    raise
+            await check_organization(svc.db, caller, organization_id, erased=erased)
     return caller
 
 

@@ -23,11 +23,10 @@ from fastapi import APIRouter, Query
 from pydantic import BaseModel, ConfigDict, Field
 
 from context.errors import PolicyPublishError
-from context.models import BriefExplanation, ContextBrief, ContextRequest, ContextSubject
-from context.policies import FRONT_DOOR, FRONT_DOOR_NAME
+from context.models import BriefExplanation, ContextBrief
 from context.sources.dossier import dossier_facts, read_dossier, render_dossier_text
-from functions._briefs import build_brief, build_explained_brief
 from functions._wire import CleanJson, CleanText
+from functions.actions.briefs import front_door_brief
 from functions.api._body import BodyRoute
 from functions.api._deps import ServicesDep
 from functions.api._http import ERROR_RESPONSES, route_errors
@@ -35,7 +34,6 @@ from functions.api._scopes import ANY_KEY, ORGANIZATION, OrganizationCaller
 from functions.errors import ApiError
 from memory.errors import WorkflowMemoryToolError
 from memory.tools import check_workflow_tool_nodes
-from state.refs import normalize_refs
 
 __all__ = [
     "BriefIn",
@@ -184,37 +182,13 @@ _ORG_404 = "`organization_not_found`: the organization the request names does no
 )  # fmt: skip
 async def create_brief(body: BriefIn, svc: ServicesDep, caller: OrganizationCaller) -> BriefOut:
     """Build a front door brief for one turn (under `front_door`, or an operator's policy)."""
-    if body.policy is not None and not caller.operator:
-        raise ApiError(403, "policy_forbidden", "an organization key builds under the front_door policy; omit policy")
-    policy = FRONT_DOOR if body.policy is None else svc.registry.publish(body.policy)
-    entities = normalize_refs(body.entities, source="front door body")
-    dropped = [DroppedEntityOut(position=d.position, reason=d.reason) for d in entities.dropped]
-    if dropped and body.strict_entities:
-        raise ApiError(
-            422,
-            "invalid_entity_ref",
-            f"{len(dropped)} entit{'y' if len(dropped) == 1 else 'ies'} cannot name a row (kind and id must each "
-            "form a subject key part: non-blank text without ':' or a null byte)",
-            details=[{"loc": ["entities", d.position], "reason": d.reason} for d in dropped],
-        )
-    request = ContextRequest(
-        subject=ContextSubject.of_actor(body.organization_id, body.user_id),
-        query=body.query,
-        entities=entities.refs,
-        run_id=None,
-        conversation_id=body.conversation_id,
-    )
-    name = FRONT_DOOR_NAME if body.policy is None else "caller"
-    explanation = None
-    if body.explain:
-        brief, explanation = await build_explained_brief(
-            svc.builder, request, policy, metrics=svc.metrics, route="front_door"
-        )
-    else:
-        brief = await build_brief(svc.builder, request, policy, metrics=svc.metrics, route="front_door")
-    if dropped:
-        brief = brief.model_copy(update={"dropped_entities": len(dropped)})
-    return BriefOut(policy=name, brief=brief, dropped_entities=dropped, explanation=explanation)
+    built = await front_door_brief(
+        svc, caller, body.organization_id, user_id=body.user_id, query=body.query, entities=body.entities,
+        strict_entities=body.strict_entities, conversation_id=body.conversation_id, policy=body.policy,
+        explain=body.explain,
+    )  # fmt: skip
+    dropped = [DroppedEntityOut(position=d.position, reason=d.reason) for d in built.dropped]
+    return BriefOut(policy=built.policy, brief=built.brief, dropped_entities=dropped, explanation=built.explanation)
 
 
 @router.get("/dossier", dependencies=[ORGANIZATION], response_model=DossierOut, responses=route_errors({404: _ORG_404}))

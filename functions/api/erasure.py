@@ -14,7 +14,7 @@ the user goes, text and subject refs included, through the one audited database 
 `user` receipt. A repeat of a complete erasure that finds nothing new answers the same receipt; a rerun of an
 interrupted one resumes it. Refusals, each with nothing changed: 404 `organization_not_found`, 404
 `user_not_found` (no such user in that organization), 422 `erasure_subject_invalid` naming `body.subject`.
-This module must never erase anything itself: it calls `memory.erasure.erase_user`.
+This module must never erase anything itself: it calls the acts of `functions.actions.erasure`.
 """
 
 from __future__ import annotations
@@ -23,19 +23,17 @@ from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field
 
 from functions._wire import CleanText
-from functions.api._auth import Caller
+from functions.actions import erasure
 from functions.api._body import BodyRoute
 from functions.api._deps import ServicesDep
 from functions.api._http import ERROR_RESPONSES, ErrorEnvelope, error_responses
 from functions.api._scopes import ErasedOperatorCaller, OrganizationCaller
 from functions.api.receipts import ReceiptOut, receipt_out
 from functions.errors import ApiError
-from functions.organization_erasure import erase_organization
-from memory.erasure import erase_user
 from memory.errors import InvalidErasureSubjectError
 from state.ids import CanonicalUuid, OrganizationId
 
-__all__ = ["OrganizationErasureIn", "UserErasureIn", "requester", "router"]
+__all__ = ["OrganizationErasureIn", "UserErasureIn", "router"]
 
 router = APIRouter(prefix="/v1/erasures", tags=["erasure"], responses=ERROR_RESPONSES, route_class=BodyRoute)
 
@@ -54,11 +52,6 @@ class UserErasureIn(BaseModel):
     about that person are erased too."""
 
 
-def requester(caller: Caller) -> str:
-    """Who asks, as a receipt records it: `key:<id>`, or `operator_token`."""
-    return f"key:{caller.key_id}" if caller.key_id else "operator_token"
-
-
 @router.post(
     "/users",
     responses={
@@ -73,9 +66,7 @@ def requester(caller: Caller) -> str:
 async def erase_user_route(body: UserErasureIn, caller: OrganizationCaller, svc: ServicesDep) -> ReceiptOut:
     """Erase every revision of the user's memories (and, with `subject`, the organization memories about them)."""
     try:
-        receipt = await erase_user(
-            svc.db, body.organization_id, body.user_id, subject=body.subject, requested_by=requester(caller)
-        )
+        receipt = await erasure.erase_person(svc, caller, body.organization_id, body.user_id, subject=body.subject)
     except InvalidErasureSubjectError as exc:
         details = [{"loc": ["body", "subject"], "msg": exc.problem, "type": exc.code}]
         raise ApiError(422, exc.code, f"body.subject {exc.problem}", details=details) from exc
@@ -100,5 +91,5 @@ async def erase_organization_route(
     body: OrganizationErasureIn, caller: ErasedOperatorCaller, svc: ServicesDep
 ) -> ReceiptOut:
     """Erase an organization (operator only); a repeat answers the same receipt, an interrupted one resumes."""
-    receipt = await erase_organization(svc.db, svc.object_store, body.organization_id, requested_by=requester(caller))
+    receipt = await erasure.erase_organization(svc, caller, body.organization_id)
     return receipt_out(receipt)

@@ -16,13 +16,14 @@ from fastapi import APIRouter, Path, Query
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from functions._wire import CleanText, key_json
+from functions.actions import keys
 from functions.api._body import BodyRoute
 from functions.api._deps import ServicesDep
 from functions.api._http import ERROR_RESPONSES, route_errors
 from functions.api._pages import CURSOR_ERRORS, CursorQuery, PageOut, limit_query, page_body
 from functions.api._params import ListedOrganization
-from functions.api._scopes import OPERATOR
-from state.api_keys import KEY_ID_PATTERN, MAX_KEY_NAME, mint_key, page_keys, revoke_key
+from functions.api._scopes import OperatorCaller
+from state.api_keys import KEY_ID_PATTERN, MAX_KEY_NAME
 
 __all__ = ["KeyIn", "KeyList", "KeyOut", "MintedKeyOut", "key_json", "router"]
 
@@ -86,7 +87,6 @@ class KeyList(PageOut):
 @router.post(
     "",
     status_code=201,
-    dependencies=[OPERATOR],
     response_model=MintedKeyOut,
     responses=route_errors(
         {
@@ -96,35 +96,37 @@ class KeyList(PageOut):
         }
     ),
 )
-async def mint(body: KeyIn, svc: ServicesDep) -> dict[str, Any]:
+async def mint(body: KeyIn, svc: ServicesDep, caller: OperatorCaller) -> dict[str, Any]:
     """Mint a key and answer it with its secret, the only time the secret is shown."""
-    minted = await mint_key(svc.db, organization_id=body.organization_id, name=body.name)
+    minted = await keys.mint(svc.db, caller, organization_id=body.organization_id, name=body.name)
     return {**key_json(minted.key), "secret": minted.secret}
 
 
-@router.get("", dependencies=[OPERATOR], response_model=KeyList, responses=route_errors({422: CURSOR_ERRORS}))
+@router.get("", response_model=KeyList, responses=route_errors({422: CURSOR_ERRORS}))
 async def list_all(
     svc: ServicesDep,
+    caller: OperatorCaller,
     organization_id: ListedOrganization = None,
     include_revoked: Annotated[bool, Query(description="Also list revoked keys.")] = True,
     cursor: CursorQuery = None,
     limit: Annotated[int, limit_query("keys")] = 1000,
 ) -> dict[str, Any]:
     """A page of keys (of one organization, or all), oldest first, never their secrets."""
-    page = await page_keys(
-        svc.db, organization_id=organization_id, include_revoked=include_revoked, cursor=cursor, limit=limit
+    page = await keys.keys_page(
+        svc.db, caller, organization_id=organization_id, include_revoked=include_revoked, cursor=cursor, limit=limit
     )
     return page_body(page, [key_json(k) for k in page.items], legacy="keys")
 
 
 @router.delete(
     "/{key_id}",
-    dependencies=[OPERATOR],
     response_model=KeyOut,
     responses=route_errors({404: "`api_key_not_found`: no key has this id."}),
 )
 async def revoke(
-    svc: ServicesDep, key_id: Annotated[str, Path(pattern=KEY_ID_PATTERN, description="The key's id.")]
+    svc: ServicesDep,
+    caller: OperatorCaller,
+    key_id: Annotated[str, Path(pattern=KEY_ID_PATTERN, description="The key's id.")],
 ) -> dict[str, Any]:
     """Revoke a key: refused from its next request on (404 `api_key_not_found` for an unknown id)."""
-    return key_json(await revoke_key(svc.db, key_id))
+    return key_json(await keys.revoke(svc.db, caller, key_id))

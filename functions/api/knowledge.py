@@ -1,17 +1,15 @@
-"""`/v1/knowledge/…`: upload or sync a document, list the sources with their status, retry one, search.
+"""`/v1/knowledge/…`: upload or sync a document, register a batch, search.
 
 An upload is multipart (`file`, plus `organization_id` or `platform=true`, and an optional `title`,
 `owner` and `review_by`); a synced URI is JSON (`uri`, the `content` the connector fetched, a scope and an
 optional title, owner and review date): this service never fetches a URL itself. Both are idempotent per
 organization (the same content, or the same URI, registers one source) and bounded by
-`AC_CONTEXT_MAX_UPLOAD_BYTES`. A pending source gets a `knowledge/source.uploaded` event; a retry resets a
-failed source and sends `knowledge/source.retry.requested`, its event written in the reset's transaction.
+`AC_CONTEXT_MAX_UPLOAD_BYTES`. A pending source gets a `knowledge/source.uploaded` event.
 
 Owner and review date: a review date is `YYYY-MM-DD`; anything else is 422 `invalid_request` with the
 field's path, and nothing is stored. The same document sent again with an owner or a review date sets it
 on the source (a field left out keeps its value); a re-synced URI's new version carries the old one's over
-unless the sync names its own. The paged list of sources, a source's chunks and its progress are
-`functions.api.source_pages`.
+unless the sync names its own. The paged list of sources is `functions.api.source_pages`.
 
 Re-sync: a known URI sent again with different content registers a new version (`outcome: resync`,
 `replaces`: the live source) and sends `knowledge/source.sync.requested`; the new version replaces the old
@@ -26,27 +24,25 @@ Events go through the outbox (`state.outbox`, `functions.outbox.delivery`): an u
 written in the transaction that registers the sources, then sent at once; when Inngest cannot be reached the answer is
 still 202 with `event_status: queued` and the reason, and the service sends it when Inngest answers.
 
-`DELETE /v1/knowledge/sources/{id}` deletes a source (`knowledge.ingestion.delete`) and answers its receipt; the id of
-any version of a re-synced URI deletes every version (the receipt's `versions`): an
-organization key deletes its own organization's sources only (another's answers 404, as an unknown one);
-an operator key any source, a platform source included. This module must never extract, chunk or embed:
-the functions do.
+One source's routes (read, chunks, progress, retry, delete) are `functions.api.source`. This module must never
+extract, chunk or embed: the functions do.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Annotated, Any
 from uuid import UUID
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.datastructures import FormData, UploadFile
 
-from functions._announce import RetryAnnouncer, batch_events, ingest_event
 from functions._services import Services
 from functions._wire import CleanText
+from functions.actions import knowledge, search
+from functions.actions.knowledge import Registered
+from functions.actions.scope import Caller
 from functions.api._body import BodyRoute, parsed_body
 from functions.api._deps import ServicesDep
 from functions.api._http import ERROR_RESPONSES, route_errors
@@ -59,28 +55,17 @@ from functions.api._knowledge_batch import (
     form_scope,
     read_batch,
 )
-from functions.api._knowledge_models import BatchRegisteredOut, RetryOut, SearchOut, SourceRegisteredOut
-from functions.api._params import PlatformScope, ScopeOrganization, SourceIdPath
-from functions.api._scopes import ORGANIZATION, OrganizationCaller, organization_scope
-from functions.api.receipts import ReceiptOut
+from functions.api._knowledge_models import BatchRegisteredOut, SearchOut, SourceRegisteredOut
+from functions.api._scopes import OrganizationCaller, organization_scope
 from functions.errors import ApiError
-from functions.events import EVENT_RETRY
-from knowledge.errors import SourceNotFoundError
-from knowledge.ingestion.delete import delete_source
-from knowledge.ingestion.registration import RegisteredSource, register_many, register_upload, register_uri
-from knowledge.ingestion.sources import get_source
-from knowledge.ingestion.sweep import retry_source
-from knowledge.search import DEFAULT_KEEP_TOP, DEFAULT_MIN_RELEVANCE, DEFAULT_PER_SOURCE, MAX_SEARCH_LIMIT, search
-from state import outbox
-from state.db import Connection
-from state.outbox import OutboxEvent
+from knowledge.ingestion.registration import RegisteredSource
+from knowledge.search import DEFAULT_KEEP_TOP, DEFAULT_MIN_RELEVANCE, DEFAULT_PER_SOURCE, MAX_SEARCH_LIMIT
 
 __all__ = ["SearchIn", "UriSourceIn", "router"]
 
 router = APIRouter(prefix="/v1/knowledge", tags=["knowledge"], responses=ERROR_RESPONSES, route_class=BodyRoute)
 
 _ORG_404 = "`organization_not_found`: the organization the request names does not exist."
-_SOURCE_404 = "`source_not_found`: no such source in this scope (another organization's answers the same)."
 _REGISTER_ERRORS = route_errors({
     400: None,
     404: _ORG_404,
@@ -153,33 +138,24 @@ def _check_size(size: int, limit: int) -> None:
         raise ApiError(422, "document_empty", "the document is empty")
 
 
-class _Announcer:
-    """Writes the ingestion event of a pending source to the outbox inside its registration's transaction."""
-
-    def __init__(self, organization_id: UUID | None) -> None:
-        self.organization_id = organization_id
-        self.ids: list[UUID] = []
-
-    async def __call__(self, conn: Connection, registered: RegisteredSource) -> None:
-        event = ingest_event(registered.source_id, self.organization_id, sync=registered.replaces is not None)
-        self.ids.extend(await outbox.enqueue(conn, [event]))
-
-
-async def _answer(request: Request, registered: RegisteredSource, announcer: _Announcer) -> JSONResponse:
-    """Deliver the source's event (what cannot be sent waits in the outbox) and answer with the source."""
-    delivery = await request.app.state.outbox.deliver(announcer.ids)
+def _answer(registered: Registered) -> JSONResponse:
+    """The registered source, with its event's id and delivery (what cannot be sent waits in the outbox)."""
+    source, delivery = registered.source, registered.delivery
     body = {
-        "source_id": str(registered.source_id),
-        "created": registered.created,
-        "status": registered.status,
-        "event_id": delivery.event_ids[0] if delivery.event_ids else None,
-        "event_status": delivery.status if delivery.event_ids else None,
-        "event_error": delivery.error,
-        "outcome": registered.outcome,
-        "replaces": None if registered.replaces is None else str(registered.replaces),
+        "source_id": str(source.source_id),
+        "created": source.created,
+        "status": source.status,
+        "event_id": delivery.event_ids[0] if delivery is not None and delivery.event_ids else None,
+        "event_status": delivery.status if delivery is not None and delivery.event_ids else None,
+        "event_error": None if delivery is None else delivery.error,
+        "outcome": source.outcome,
+        "replaces": None if source.replaces is None else str(source.replaces),
     }
-    return JSONResponse(status_code=202 if registered.created else 200, content=body)
+    return JSONResponse(status_code=202 if source.created else 200, content=body)
 
+
+BatchCaller = Annotated[Caller, organization_scope(max_files=MAX_BATCH_ITEMS)]
+"""Scope `organization` for a multipart body of up to `MAX_BATCH_ITEMS` files."""
 
 _UPLOAD_FORM = {
     "type": "object",
@@ -213,7 +189,6 @@ _BATCH_JSON = BatchIn.model_json_schema()
     "/sources",
     status_code=202,
     response_model=None,
-    dependencies=[ORGANIZATION],
     responses={
         202: {"model": SourceRegisteredOut, "description": "A new source (or a new version of a URI), pending."},
         200: {"model": SourceRegisteredOut, "description": "A document the scope already had (`unchanged`)."},
@@ -230,7 +205,7 @@ _BATCH_JSON = BatchIn.model_json_schema()
         }
     },
 )
-async def create_source(request: Request, svc: ServicesDep) -> JSONResponse:
+async def create_source(request: Request, svc: ServicesDep, caller: OrganizationCaller) -> JSONResponse:
     """Upload a document (multipart) or register a synced URI (JSON); idempotent per organization."""
     limit = svc.settings.max_upload_bytes
     declared = request.headers.get("content-length")
@@ -238,23 +213,21 @@ async def create_source(request: Request, svc: ServicesDep) -> JSONResponse:
         raise ApiError(413, "document_too_large", f"the request is larger than the {limit}-byte limit")
     body = parsed_body(request)
     if body.kind == "form":
-        return await _upload(body.form, request, svc, limit)
+        return await _upload(body.form, request, svc, caller, limit)
     if body.kind != "json":
         raise ApiError(422, "invalid_request", "send a document (multipart) or a synced URI (JSON)")
     uri = UriSourceIn.model_validate(body.value)
     organization_id = _scope(uri.organization_id, uri.platform)
     data = uri.content.encode()
     _check_size(len(data), limit)
-    announcer = _Announcer(organization_id)
-    registered = await register_uri(
-        svc.db, svc.object_store, organization_id=organization_id, uri=uri.uri, data=data,
-        title=uri.title, media_type=uri.media_type, owner=uri.owner, review_by=uri.review_by,
-        announce=announcer,
+    registered = await knowledge.register_document(
+        svc, caller, organization_id, data, deliver=request.app.state.outbox.deliver, uri=uri.uri, title=uri.title,
+        media_type=uri.media_type, owner=uri.owner, review_by=uri.review_by,
     )  # fmt: skip
-    return await _answer(request, registered, announcer)
+    return _answer(registered)
 
 
-async def _upload(form: FormData, request: Request, svc: Services, limit: int) -> JSONResponse:
+async def _upload(form: FormData, request: Request, svc: Services, caller: Caller, limit: int) -> JSONResponse:
     upload = form.get("file")
     if not isinstance(upload, UploadFile):
         raise ApiError(422, "file_missing", "send the document in a multipart field named 'file'")
@@ -263,15 +236,12 @@ async def _upload(form: FormData, request: Request, svc: Services, limit: int) -
     data = await upload.read(limit + 1)
     _check_size(len(data), limit)
     title = form.get("title")
-    filename = upload.filename or "document"
-    media_type = upload.content_type
-    announcer = _Announcer(organization_id)
-    registered = await register_upload(
-        svc.db, svc.object_store, organization_id=organization_id, data=data, filename=filename,
-        title=str(title) if isinstance(title, str) and title else None, media_type=media_type,
-        owner=review.owner, review_by=review.review_by, announce=announcer,
+    registered = await knowledge.register_document(
+        svc, caller, organization_id, data, deliver=request.app.state.outbox.deliver,
+        filename=upload.filename or "document", title=str(title) if isinstance(title, str) and title else None,
+        media_type=upload.content_type, owner=review.owner, review_by=review.review_by,
     )  # fmt: skip
-    return await _answer(request, registered, announcer)
+    return _answer(registered)
 
 
 def _registered_json(r: RegisteredSource) -> dict[str, Any]:
@@ -288,7 +258,6 @@ def _registered_json(r: RegisteredSource) -> dict[str, Any]:
     "/sources:batch",
     status_code=202,
     response_model=None,
-    dependencies=[organization_scope(max_files=MAX_BATCH_ITEMS)],
     responses={202: {"model": BatchRegisteredOut, "description": "The batch, registered."}, **_REGISTER_ERRORS},
     openapi_extra={
         "requestBody": {
@@ -298,125 +267,28 @@ def _registered_json(r: RegisteredSource) -> dict[str, Any]:
         }
     },
 )
-async def create_sources_batch(request: Request, svc: ServicesDep) -> JSONResponse:
+async def create_sources_batch(request: Request, svc: ServicesDep, caller: BatchCaller) -> JSONResponse:
     """Register many documents of one scope at once and send their ingestion events in batches."""
     organization_id, platform, docs = await read_batch(parsed_body(request), svc.settings.max_upload_bytes)
     scope = _scope(organization_id, platform)
-    ids: list[UUID] = []
-
-    async def announce(conn: Connection, pending: Sequence[UUID]) -> None:  # in the transaction that made them
-        ids.extend(await outbox.enqueue(conn, batch_events(pending, scope)))
-
-    registered = await register_many(svc.db, svc.object_store, organization_id=scope, documents=docs, announce=announce)
-    delivery = await request.app.state.outbox.deliver(ids)
+    batch = await knowledge.register_batch(svc, caller, scope, docs, deliver=request.app.state.outbox.deliver)
     body = {
-        "sources": [_registered_json(r) for r in registered],
-        "event_ids": list(delivery.event_ids),
-        "event_status": delivery.status if ids else None,
-        "event_error": delivery.error,
+        "sources": [_registered_json(r) for r in batch.sources],
+        "event_ids": list(batch.delivery.event_ids),
+        "event_status": batch.delivery.status if batch.event_written else None,
+        "event_error": batch.delivery.error,
     }
     return JSONResponse(status_code=202, content=body)
 
 
-@router.post(
-    "/sources/{source_id}/retry",
-    status_code=202,
-    dependencies=[ORGANIZATION],
-    response_model=None,
-    responses={
-        202: {"model": RetryOut, "description": "The source's retry event is written; `event_status` says if it left."},
-        **route_errors({
-            404: f"`knowledge_source_not_found`: no such source in this scope. Or {_ORG_404}",
-            409: "`source_not_failed`: the source is ready; there is nothing to retry.",
-        }),
-    },
-)  # fmt: skip
-async def retry(
-    request: Request,
-    svc: ServicesDep,
-    source_id: SourceIdPath,
-    organization_id: ScopeOrganization = None,
-    platform: PlatformScope = False,
-) -> dict[str, Any]:
-    """Reset a failed source to pending and send `knowledge/source.retry.requested` (through the outbox)."""
-    scope = _scope(organization_id, platform)
-    if request.app.state.outbox.runner is not None:  # in-process: the run resets the source when it starts
-        return await _retry_in_process(request, svc, source_id, scope)
-    announcer = RetryAnnouncer(scope)  # the reset and its event commit together; a failed send waits, not undone
-    retried = await retry_source(svc.db, source_id, organization_id=scope, announce=announcer)
-    if retried.status == "ready":
-        raise ApiError(409, "source_not_failed", f"source {source_id} is ready; there is nothing to retry")
-    delivery = await request.app.state.outbox.deliver(announcer.ids)
-    return {
-        "source_id": str(source_id),
-        "reset": retried.reset,
-        "status": retried.status,
-        "event_id": delivery.event_ids[0] if delivery.event_ids else None,
-        "event_status": delivery.status,
-        "event_error": delivery.error,
-    }
-
-
-async def _retry_in_process(request: Request, svc: Services, source_id: UUID, scope: UUID | None) -> dict[str, Any]:
-    """Queue a retry for the in-process runner; the source keeps its reason until the attempt starts."""
-    view = await get_source(svc.db, source_id)
-    if view.organization_id != scope:
-        raise SourceNotFoundError(f"no knowledge source {source_id} in this scope")
-    if view.status == "ready":
-        raise ApiError(409, "source_not_failed", f"source {source_id} is ready; there is nothing to retry")
-    data = {"source_id": str(source_id), "organization_id": None if scope is None else str(scope)}
-    async with svc.db.connection() as conn, conn.transaction():
-        ids = await outbox.enqueue(
-            conn, [OutboxEvent(EVENT_RETRY, data, scope, dedupe_key=f"retry:{source_id}:{view.attempts}")]
-        )
-    delivery = await request.app.state.outbox.deliver(ids)
-    return {
-        "source_id": str(source_id),
-        "reset": False,
-        "status": view.status,
-        "event_id": delivery.event_ids[0],
-        "event_status": delivery.status,
-        "event_error": delivery.error,
-    }
-
-
-@router.delete(
-    "/sources/{source_id}",
-    response_model=ReceiptOut,
-    responses=route_errors({
-        404: f"{_SOURCE_404} Or {_ORG_404}",
-        409: "`source_deleting`: another request is deleting it.",
-        410: "`source_deleted`: it was deleted already (its receipt says when).",
-    }),
-)  # fmt: skip
-async def delete_knowledge_source(
-    svc: ServicesDep,
-    caller: OrganizationCaller,
-    source_id: SourceIdPath,
-    organization_id: Annotated[
-        UUID | None, Query(description="The source's organization, for an operator; an organization key's own.")
-    ] = None,
-) -> dict[str, Any]:
-    """Delete a source, every version of its URI: chunks of every model, statistics, objects; answers the receipt."""
-    receipt = await delete_source(
-        svc.db, svc.object_store, source_id,
-        organization_id=organization_id if caller.operator else caller.organization_id,
-        operator=caller.operator,
-        requested_by=f"api-key:{caller.key_id}" if caller.key_id else "operator",
-    )  # fmt: skip
-    return receipt.as_json()
-
-
-@router.post(
-    "/search", dependencies=[ORGANIZATION], response_model=SearchOut, responses=route_errors({400: None, 404: _ORG_404})
-)
-async def search_knowledge(body: SearchIn, svc: ServicesDep) -> dict[str, Any]:
+@router.post("/search", response_model=SearchOut, responses=route_errors({400: None, 404: _ORG_404}))
+async def search_knowledge(body: SearchIn, svc: ServicesDep, caller: OrganizationCaller) -> dict[str, Any]:
     """The best chunks for a query, under the organization's live model."""
-    hits = await svc.db.on_standby(body.organization_id, lambda: search(
-        svc.db, body.organization_id, body.query, include_platform=body.include_platform,
-        include_organization=body.include_organization, limit=body.limit, embedders=svc.embedders.get,
+    hits = await search.search_knowledge(
+        svc.db, svc.embedders.get, caller, body.organization_id, body.query, limit=body.limit,
+        include_platform=body.include_platform, include_organization=body.include_organization,
         min_relevance=body.min_relevance, keep_top=body.keep_top, per_source=body.per_source,
-    ))  # fmt: skip
+    )  # fmt: skip
     return {
         "hits": [
             {

@@ -19,17 +19,15 @@ from uuid import UUID
 from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field
 
-from context.sources.memory_vectors import live_memory_embedder
 from functions._wire import CleanJson
+from functions.actions import memory as memory_actions
 from functions.api._body import BodyRoute
 from functions.api._deps import ServicesDep
 from functions.api._http import ERROR_RESPONSES, route_errors
-from functions.api._scopes import ANY_KEY, ORGANIZATION
+from functions.api._scopes import ANY_KEY, OrganizationCaller
 from functions.errors import ApiError
-from memory.expiry import ExpiryPolicy
 from memory.models import ToolInvocation
-from memory.service import MemoryService
-from memory.tools import FORGET_TOOL, REMEMBER_TOOL, MemoryTools, tool_schemas
+from memory.tools import tool_schemas
 from state.ids import CanonicalUuid, OrganizationId
 
 __all__ = ["InvocationIn", "MemoryOut", "RememberCallIn", "SubjectRefOut", "ToolCallIn", "ToolsOut", "router"]
@@ -159,30 +157,24 @@ _MEMORY_ERRORS = route_errors({
 
 
 _AS_WRITTEN: dict[str, Any] = {
-    "dependencies": [ORGANIZATION],
     "response_model": MemoryOut,
     "response_model_exclude_unset": True,  # a subject ref without a label is answered without one, not with null
     "responses": _MEMORY_ERRORS,
 }
-"""What both tool routes declare: the organization scope, the revision they answer, and their errors."""
-
-
-async def _call(svc: ServicesDep, name: str, body: ToolCallIn) -> dict[str, Any]:
-    embed = live_memory_embedder(svc.db, svc.embedders.get)  # the vector memory's relevance read compares
-    tools = MemoryTools(MemoryService(svc.db, expiry=ExpiryPolicy.from_settings(svc.settings), embed=embed))
-    return await tools.call(name, body.invocation.to_invocation(), body.arguments)
+"""What both tool routes declare (beside the organization scope of their caller): the revision they answer, and
+their errors."""
 
 
 @router.post("/remember", **_AS_WRITTEN)
-async def remember(body: RememberCallIn, svc: ServicesDep) -> dict[str, Any]:
+async def remember(body: RememberCallIn, svc: ServicesDep, caller: OrganizationCaller) -> dict[str, Any]:
     """`memory.remember`: append a revision (or refuse with a memory code); the result shows `expires_at`."""
-    return await _call(svc, REMEMBER_TOOL, body)
+    return await memory_actions.remember(svc, caller, body.invocation.to_invocation(), body.arguments)
 
 
 @router.post("/forget", **_AS_WRITTEN)
-async def forget(body: ToolCallIn, svc: ServicesDep) -> dict[str, Any]:
+async def forget(body: ToolCallIn, svc: ServicesDep, caller: OrganizationCaller) -> dict[str, Any]:
     """`memory.forget`: append a tombstone to a current live memory."""
-    return await _call(svc, FORGET_TOOL, body)
+    return await memory_actions.forget(svc, caller, body.invocation.to_invocation(), body.arguments)
 
 
 @router.get("/tools", dependencies=[ANY_KEY], response_model=ToolsOut)

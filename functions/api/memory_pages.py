@@ -15,12 +15,12 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Path, Query
 from pydantic import BaseModel, ConfigDict
 
+from functions.actions import memory as memory_actions
 from functions.api._body import BodyRoute
 from functions.api._deps import ServicesDep
 from functions.api._http import ERROR_RESPONSES, route_errors
 from functions.api._pages import CURSOR_ERRORS, CursorQuery, PageOut, limit_query, page_body
-from functions.api._scopes import ORGANIZATION
-from memory.pages import memory_chain, page_memories
+from functions.api._scopes import OrganizationCaller
 from state.ids import CanonicalUuid, OrganizationId
 
 __all__ = ["MemoryChainOut", "MemoryPage", "MemoryRowOut", "RevisionOut", "router"]
@@ -121,12 +121,12 @@ class MemoryChainOut(BaseModel):
 
 @router.get(
     "/memories",
-    dependencies=[ORGANIZATION],
     response_model=MemoryPage,
     responses=route_errors({404: _ORG_404, 422: CURSOR_ERRORS}),
 )
 async def list_memories(
     svc: ServicesDep,
+    caller: OrganizationCaller,
     organization_id: Annotated[OrganizationId, Query(description="The organization (a key's own).")],
     user_id: Annotated[
         CanonicalUuid | None, Query(description="Only this person's user-scope memories; omit it for every one.")
@@ -136,23 +136,22 @@ async def list_memories(
     limit: Annotated[int, limit_query("memories")] = 100,
 ) -> dict[str, Any]:
     """A page of live memories, newest first: the organization's (both scopes), or one person's."""
-    page = await page_memories(
-        svc.db, organization_id=organization_id, user_id=user_id, definition_id=definition_id, cursor=cursor,
-        limit=limit,
-    )  # fmt: skip
+    page = await memory_actions.memories_page(
+        svc.db, caller, organization_id, user_id=user_id, definition_id=definition_id, cursor=cursor, limit=limit
+    )
     return page_body(page, [m.as_json() for m in page.items])
 
 
 @router.get(
     "/memories/{memory_id}/chain",
-    dependencies=[ORGANIZATION],
     response_model=MemoryChainOut,
     responses=route_errors({404: f"`memory_not_found`: no such memory in this organization. Or {_ORG_404}"}),
 )
 async def get_chain(
     svc: ServicesDep,
+    caller: OrganizationCaller,
     memory_id: Annotated[CanonicalUuid, Path(description="Any revision of the chain.")],
     organization_id: Annotated[OrganizationId, Query(description="The organization (a key's own).")],
 ) -> dict[str, Any]:
     """Every revision of a memory's chain, oldest first, with its tombstones and expiry."""
-    return (await memory_chain(svc.db, organization_id=organization_id, memory_id=memory_id)).as_json()
+    return (await memory_actions.chain(svc.db, caller, organization_id, memory_id)).as_json()

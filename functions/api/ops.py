@@ -25,14 +25,14 @@ from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict
 
 from functions._metrics import CONTENT_TYPE
+from functions._readiness import UNDELIVERABLE_AFTER_S, UNDELIVERABLE_STUCK, readiness
 from functions._services import ServiceSlot
 from functions.api._http import ErrorEnvelope, error_response
 from functions.errors import http_status
 from knowledge.ingestion.sources import overdue_source_counts
 from state import outbox
-from state.migrate import pending_migrations
 
-__all__ = ["OVERDUE_COUNT_TIMEOUT_S", "router"]
+__all__ = ["OVERDUE_COUNT_TIMEOUT_S", "UNDELIVERABLE_AFTER_S", "UNDELIVERABLE_STUCK", "router"]
 
 router = APIRouter(tags=["operations"])
 logger = logging.getLogger(__name__)
@@ -48,12 +48,6 @@ class HealthOut(BaseModel):
 
     status: str
     """Always `ok`."""
-
-
-UNDELIVERABLE_AFTER_S: Final = 300.0
-"""An event waiting this long with a send error is stuck (reported under `outbox` in `/readyz`)."""
-UNDELIVERABLE_STUCK: Final = 2
-"""This many stuck events, and none delivered for `UNDELIVERABLE_AFTER_S`, is 503 `events_undeliverable`."""
 
 
 class ReadyOut(BaseModel):
@@ -143,47 +137,11 @@ def _not_ready(details: dict[str, Any], message: str) -> JSONResponse:
 )  # fmt: skip
 async def readyz(request: Request) -> JSONResponse:
     """Ready when the database answers and no migration is pending; 503 with a readable reason otherwise."""
-    slot: ServiceSlot = request.app.state.slot
-    if not slot.ready:
-        status = "database_unavailable" if slot.reason else "starting"
-        reason = slot.reason or "the service is opening its database"
-        return _not_ready({"status": status, "database": False, "reason": reason}, reason)
-    services = slot.get()
     health = getattr(request.app.state, "health", None)
-    if health is not None and not await health.probe():
-        details = {"status": "database_unavailable", "database": False, "reason": health.reason}
-        return _not_ready(details, health.reason or "the database does not answer")
-    try:
-        async with asyncio.timeout(services.settings.readiness_timeout_s):
-            pending = await pending_migrations(services.db.url)
-    except Exception as exc:  # any failure here means not ready; say why in words
-        reason = f"cannot read the migrations: {type(exc).__name__}: {str(exc)[:200]}"
-        return _not_ready({"status": "database_unavailable", "database": False, "reason": reason}, reason)
-    if pending:
-        message = f"{len(pending)} migration(s) not applied: {', '.join(pending)}; run `ac-context migrate`"
-        return _not_ready({"status": "migrations_pending", "database": True, "pending_migrations": pending}, message)
-    waiting = await outbox.backlog(services.db, stuck_after_s=UNDELIVERABLE_AFTER_S)
-    request.app.state.metrics.set_outbox(waiting)
-    events = {"waiting": waiting.waiting, "oldest_s": round(waiting.oldest_s, 3), "last_error": waiting.last_error}
-    stuck = {"stuck": waiting.stuck, "oldest_stuck_age_s": round(waiting.oldest_stuck_s, 3),
-             "last_error": waiting.stuck_error}  # fmt: skip
-    if waiting.stuck >= UNDELIVERABLE_STUCK and not waiting.delivered_recently:
-        reason = (
-            f"{waiting.stuck} event(s) could not be sent to Inngest for {waiting.oldest_stuck_s:.0f} s and none "
-            f"was delivered meanwhile: {waiting.stuck_error}"
-        )
-        details = {"status": "events_undeliverable", "database": True, "reason": reason, "pending_migrations": [],
-                   "events": events, "outbox": stuck}  # fmt: skip
-        return _not_ready(details, reason)
-    ready: dict[str, Any] = {"status": "ready", "database": True, "pending_migrations": [], "events": events}
-    ready["outbox"] = stuck
-    if services.db.replicas is not None:  # a standby down or lagging never fails readiness: reads use the primary
-        try:
-            async with asyncio.timeout(2.0):
-                ready["standbys"] = await services.db.replicas.status()
-        except TimeoutError:
-            ready["standbys"] = [{"host": s.host(), "state": "unknown"} for s in services.db.replicas.standbys]
-    return JSONResponse(content=ready)
+    answer = await readiness(request.app.state.slot, health, request.app.state.metrics)
+    if not answer.ready:
+        return _not_ready(answer.details, answer.message)
+    return JSONResponse(content=answer.details)
 
 
 @router.get(

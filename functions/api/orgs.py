@@ -23,18 +23,16 @@ from fastapi import APIRouter, Path, Query
 from pydantic import BaseModel, ConfigDict, Field
 
 from functions._wire import CleanText
+from functions.actions import orgs
 from functions.api._body import BodyRoute
 from functions.api._deps import ServicesDep
 from functions.api._http import ERROR_RESPONSES, route_errors
 from functions.api._pages import CURSOR_ERRORS, CursorQuery, PageOut, limit_query, page_body
-from functions.api._scopes import OPERATOR, ORGANIZATION
+from functions.api._scopes import OperatorCaller, OrganizationCaller
 from state.ids import OrganizationId
-from state.organization_overview import page_organizations
 from state.organizations import (
     MAX_ORGANIZATION_NAME,
     Organization,
-    create_organization,
-    get_organization,
 )
 
 __all__ = ["OrganizationIn", "OrganizationList", "OrganizationOut", "OrganizationOverviewOut", "router"]
@@ -95,18 +93,18 @@ def _out(org: Organization) -> dict[str, Any]:
 @router.post(
     "",
     status_code=201,
-    dependencies=[OPERATOR],
     response_model=OrganizationOut,
     responses=route_errors({400: None, 429: "`rate_limited`: past `AC_CONTEXT_ORGANIZATIONS_PER_MINUTE`."}),
 )
-async def create(body: OrganizationIn, svc: ServicesDep) -> dict[str, Any]:
+async def create(body: OrganizationIn, svc: ServicesDep, caller: OperatorCaller) -> dict[str, Any]:
     """Create an organization and answer its id (429 `rate_limited` past the per-minute limit)."""
-    return _out(await create_organization(svc.db, body.name, per_minute=svc.settings.organizations_per_minute))
+    return _out(await orgs.create(svc.db, caller, body.name, per_minute=svc.settings.organizations_per_minute))
 
 
-@router.get("", dependencies=[OPERATOR], response_model=OrganizationList, responses=route_errors({422: CURSOR_ERRORS}))
+@router.get("", response_model=OrganizationList, responses=route_errors({422: CURSOR_ERRORS}))
 async def list_all(
     svc: ServicesDep,
+    caller: OperatorCaller,
     name: Annotated[
         str | None, Query(max_length=MAX_ORGANIZATION_NAME, description="Only those whose name contains this text.")
     ] = None,
@@ -114,18 +112,19 @@ async def list_all(
     limit: Annotated[int, limit_query("organizations")] = 100,
 ) -> dict[str, Any]:
     """A page of organizations, oldest first, each with its counts; `total` counts every match of `name`."""
-    page = await page_organizations(svc.db, name=name, cursor=cursor, limit=limit)
+    page = await orgs.organizations_page(svc.db, caller, name=name, cursor=cursor, limit=limit)
     return page_body(page, [o.as_json() for o in page.items], legacy="organizations")
 
 
 @router.get(
     "/{organization_id}",
-    dependencies=[ORGANIZATION],
     response_model=OrganizationOut,
     responses=route_errors({404: "`organization_not_found`: no organization has this id."}),
 )
 async def show(
-    organization_id: Annotated[OrganizationId, Path(description="The organization's id.")], svc: ServicesDep
+    organization_id: Annotated[OrganizationId, Path(description="The organization's id.")],
+    svc: ServicesDep,
+    caller: OrganizationCaller,
 ) -> dict[str, Any]:
     """One organization, or 404 `organization_not_found`."""
-    return _out(await get_organization(svc.db, organization_id))
+    return _out(await orgs.organization(svc.db, caller, organization_id))

@@ -17,15 +17,15 @@ from uuid import UUID
 from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict
 
-from functions.api._auth import Caller
+from functions.actions.receipts import receipts_page, show_receipt
+from functions.actions.scope import Caller
 from functions.api._body import BodyRoute
 from functions.api._deps import ServicesDep
 from functions.api._http import ERROR_RESPONSES, ErrorEnvelope, route_errors
 from functions.api._pages import CURSOR_ERRORS, CursorQuery, PageOut, limit_query
 from functions.api._params import NamedOrganization, ReceiptIdPath
 from functions.api._scopes import organization_scope
-from state.errors import ReceiptNotFoundError
-from state.receipts import Receipt, get_receipt, page_receipts
+from state.receipts import Receipt
 
 __all__ = ["ReceiptList", "ReceiptOut", "receipt_out", "router"]
 
@@ -99,11 +99,7 @@ async def show(
     organization_id: NamedOrganization = None,
 ) -> ReceiptOut:
     """One receipt; 404 `receipt_not_found` for an unknown id or another organization's receipt."""
-    receipt = await get_receipt(svc.db, receipt_id)
-    scope = caller.organization_id or organization_id
-    if scope is not None and receipt.organization_id != scope:
-        raise ReceiptNotFoundError(f"no removal receipt has id {receipt_id}")
-    return receipt_out(receipt)
+    return receipt_out(await show_receipt(svc, caller, receipt_id, organization_id=organization_id))
 
 
 @router.get(
@@ -121,7 +117,6 @@ async def list_all(
     limit: Annotated[int, limit_query("receipts")] = 100,
 ) -> ReceiptList:
     """A page of receipts of one organization (an organization key: its own), or of all for an operator."""
-    scope = caller.organization_id or organization_id
-    page = await page_receipts(svc.db, organization_id=scope, cursor=cursor, limit=limit)
+    page = await receipts_page(svc.db, caller, organization_id=organization_id, cursor=cursor, limit=limit)
     rows = [receipt_out(r) for r in page.items]
     return ReceiptList(items=rows, receipts=rows, total=page.total, next_cursor=page.next_cursor)

@@ -13,6 +13,7 @@ from functions.api import (
     ops,
     orgs,
     receipts,
+    source,
     source_pages,
 )
 
@@ -25,6 +26,7 @@ ROUTERS = (
     context.router,
     knowledge.router,
     source_pages.router,
+    source.router,
     operator.router,
     memory.router,
     memory_pages.router,

@@ -1,13 +1,10 @@
-"""`GET /v1/knowledge/sources`, `…/sources/{id}/chunks` and `…/sources/{id}/progress`: what an admin reads.
+"""`GET /v1/knowledge/sources`: the sources of a scope, a page at a time (one source's routes: `functions.api.source`).
 
 The sources of a scope (an organization, or the platform with `platform=true`) page by cursor, newest
 first, each with its status, failure reason, attempts, owner, review date, `overdue`, and the model it is
 shown under with its chunk counts; `status`, `overdue` and `title` (a text the title contains, any case)
-filter the rows and the `total`. A source's chunks page in ordinal order with their full text, under the
-model it is shown under unless `model` names another. Its progress says the stage (`extracting`,
-`embedding`, `finishing`, or the final status) and the chunks embedded of those written. Each reads
-`knowledge.ingestion.source_pages`; a source outside the named scope answers 404
-`knowledge_source_not_found`, exactly as an unknown id. This module must never change a source.
+filter the rows and the `total` (`knowledge.ingestion.source_pages`). The models of a source's chunk page
+and progress live here too, beside the page of sources. This module must never change a source.
 """
 
 from __future__ import annotations
@@ -17,14 +14,14 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Query
 from pydantic import BaseModel, ConfigDict
 
+from functions.actions.knowledge import sources_page
 from functions.api._body import BodyRoute
 from functions.api._deps import ServicesDep
 from functions.api._http import ERROR_RESPONSES, route_errors
 from functions.api._knowledge_models import SourceListItemOut
 from functions.api._pages import CURSOR_ERRORS, CursorQuery, PageOut, limit_query, page_body, scope_of
-from functions.api._params import PlatformScope, ScopeOrganization, SourceIdPath
-from functions.api._scopes import ORGANIZATION
-from knowledge.ingestion.source_pages import page_chunks, page_sources, source_progress
+from functions.api._params import PlatformScope, ScopeOrganization
+from functions.api._scopes import OrganizationCaller
 
 __all__ = ["ChunkOut", "ChunkPage", "ProgressOut", "SourcePage", "router"]
 
@@ -32,7 +29,6 @@ router = APIRouter(prefix="/v1/knowledge", tags=["knowledge"], responses=ERROR_R
 
 _OUT = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 _ORG_404 = "`organization_not_found`: the organization the request names does not exist."
-_SOURCE_404 = f"`knowledge_source_not_found`: no such source in this scope (another's answers the same). Or {_ORG_404}"
 
 
 class SourcePage(PageOut):
@@ -120,12 +116,12 @@ _Status = Literal["pending", "ready", "failed", "deleting"]
 
 @router.get(
     "/sources",
-    dependencies=[ORGANIZATION],
     response_model=SourcePage,
     responses=route_errors({404: _ORG_404, 422: CURSOR_ERRORS}),
 )
 async def get_sources(
     svc: ServicesDep,
+    caller: OrganizationCaller,
     organization_id: ScopeOrganization = None,
     platform: PlatformScope = False,
     status: Annotated[_Status | None, Query(description="Only the sources with this status.")] = None,
@@ -138,49 +134,7 @@ async def get_sources(
 ) -> dict[str, Any]:
     """A page of one scope's sources, newest first, with status, reason, owner, review date, model and chunks."""
     scope = scope_of(organization_id, platform)
-    page = await svc.db.on_standby(scope, lambda: page_sources(
-        svc.db, scope, status=status, overdue=overdue, title=title, cursor=cursor, limit=limit,
-    ))  # fmt: skip
+    page = await sources_page(
+        svc.db, caller, scope, status=status, overdue=overdue, title=title, cursor=cursor, limit=limit
+    )
     return page_body(page, [r.as_json() for r in page.items], legacy="sources")
-
-
-@router.get(
-    "/sources/{source_id}/chunks",
-    dependencies=[ORGANIZATION],
-    response_model=ChunkPage,
-    responses=route_errors({404: _SOURCE_404, 422: CURSOR_ERRORS}),
-)
-async def get_chunks(
-    svc: ServicesDep,
-    source_id: SourceIdPath,
-    organization_id: ScopeOrganization = None,
-    platform: PlatformScope = False,
-    model: Annotated[
-        str | None, Query(max_length=200, description="The model whose chunks to read; default: the source's shown.")
-    ] = None,
-    cursor: CursorQuery = None,
-    limit: Annotated[int, limit_query("chunks")] = 100,
-) -> dict[str, Any]:
-    """A page of a source's chunks in ordinal order, with their full text."""
-    scope = scope_of(organization_id, platform)
-    page = await svc.db.on_standby(scope, lambda: page_chunks(
-        svc.db, source_id, organization_id=scope, model=model, cursor=cursor, limit=limit,
-    ))  # fmt: skip
-    return page_body(page, [c.as_json() for c in page.items])
-
-
-@router.get(
-    "/sources/{source_id}/progress",
-    dependencies=[ORGANIZATION],
-    response_model=ProgressOut,
-    responses=route_errors({404: _SOURCE_404}),
-)
-async def get_progress(
-    svc: ServicesDep,
-    source_id: SourceIdPath,
-    organization_id: ScopeOrganization = None,
-    platform: PlatformScope = False,
-) -> dict[str, Any]:
-    """Where a source's ingestion is: its stage and the chunks embedded of those written, per model."""
-    progress = await source_progress(svc.db, source_id, organization_id=scope_of(organization_id, platform))
-    return progress.as_json()

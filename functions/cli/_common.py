@@ -2,7 +2,8 @@
 
 Every `--org` option takes canonical UUID text only (`state.ids`: `urn:uuid:`, braces, upper case, no
 hyphens or padding are a usage error naming `--org`, exit 2) and records the organization it names;
-`open_cli_services` then refuses an unknown one with `organization_not_found` before the command reads or
+`open_cli_services` then runs the one scope check (`functions.actions.scope`, as the command line: an operator)
+and refuses an unknown one with `organization_not_found` before the command reads or
 writes anything, so no command answers an
 unknown organization silently or with a foreign-key violation. Human output goes through `safe` (or
 `plain`): document text, titles and citations print as text, never as rich markup or terminal control.
@@ -147,14 +148,14 @@ async def open_cli_services() -> AsyncIterator[Services]:
     The organization a `--org` option named must exist (`organization_not_found` otherwise).
     """
     from functions._services import close_services, open_services, warm_live_embedder
-    from state.organizations import require_organization
+    from functions.actions.scope import CLI, check_organization
     from state.settings import get_settings
 
     services = await open_services(get_settings())
     try:
         organization_id = ORGANIZATION.get()
         if organization_id is not None:
-            await require_organization(services.db, organization_id)
+            await check_organization(services.db, CLI, organization_id)
         await warm_live_embedder(services)
         yield services
     finally:
@@ -190,15 +191,15 @@ async def open_cli_database() -> AsyncIterator[Database]:
 
     For the commands that only read or write rows (`org`, `keys`): no source registry, no embedder.
     """
+    from functions.actions.scope import CLI, check_organization
     from state.db import Database
-    from state.organizations import require_organization
     from state.settings import get_settings
 
     db = await Database.open(get_settings())
     try:
         organization_id = ORGANIZATION.get()
         if organization_id is not None:
-            await require_organization(db, organization_id)
+            await check_organization(db, CLI, organization_id)
         yield db
     finally:
         await db.close()

@@ -47,11 +47,12 @@ def mint(
     """Mint a key bound to --org, or an operator key with --operator; print its secret once."""
     if (org is None) == (not operator):
         raise typer.BadParameter("give exactly one of --org ORG or --operator", param_hint="--org / --operator")
-    from state.api_keys import mint_key
+    from functions.actions import keys
+    from functions.actions.scope import CLI
 
     async def main() -> dict[str, Any]:
         async with open_cli_database() as db:
-            minted = await mint_key(db, organization_id=org, name=name)
+            minted = await keys.mint(db, CLI, organization_id=org, name=name)
         return {**_json(minted.key), "secret": minted.secret}
 
     row = run(main)
@@ -74,12 +75,15 @@ def list_all(
     as_json: JsonFlag = False,
 ) -> None:
     """The keys (of --org, or all), oldest first; never a secret (a page with more after it names its cursor)."""
-    from state.api_keys import page_keys
+    from functions.actions import keys
+    from functions.actions.scope import CLI
 
     async def main() -> tuple[list[dict[str, Any]], int, str | None]:
         async with open_cli_database() as db:
             page = await read_pages(
-                lambda c, n: page_keys(db, organization_id=org, include_revoked=not active, cursor=c, limit=n),
+                lambda c, n: keys.keys_page(
+                    db, CLI, organization_id=org, include_revoked=not active, cursor=c, limit=n
+                ),
                 cursor=cursor, limit=limit, everything=everything,
             )  # fmt: skip
         return [_json(k) for k in page.items], page.total, page.next_cursor
@@ -104,11 +108,12 @@ def revoke(
     as_json: JsonFlag = False,
 ) -> None:
     """Revoke a key: it is refused from its next request on."""
-    from state.api_keys import revoke_key
+    from functions.actions import keys
+    from functions.actions.scope import CLI
 
     async def main() -> dict[str, Any]:
         async with open_cli_database() as db:
-            return _json(await revoke_key(db, key_id.strip()))
+            return _json(await keys.revoke(db, CLI, key_id.strip()))
 
     row = run(main)
     if as_json:

@@ -141,7 +141,7 @@ async def _ingest_files(
     Registration holds one wave's bytes at a time; the bulk run's writes overlap its next waves' extraction.
     `stats`, when given, collects the seconds of each stage.
     """
-    from knowledge.ingestion.core import Ingestion, ingest_batch
+    from knowledge.ingestion.core import ingest_batch
     from knowledge.ingestion.registration import Document, register_many
 
     seconds = stats if stats is not None else {}
@@ -177,7 +177,7 @@ async def _ingest_files(
                 def advance(documents: int, chunks: int) -> None:
                     bar.update(work, completed=documents, description=f"ingesting: {chunks:,} chunks")
 
-                kit = Ingestion.configured(svc.db, svc.object_store, embedders=svc.embedders.get, settings=svc.settings)
+                kit = svc.ingestion
                 batch = await ingest_batch(kit, pending, on_progress=advance)
                 assert batch.result is not None  # the inline runner ran the step here
                 outcomes = {o.source_id: o for o in batch.result.outcomes}
@@ -267,14 +267,14 @@ def search(
     as_json: JsonFlag = False,
 ) -> None:
     """Hybrid search over the organization's (and the platform's) ready documents."""
-    from knowledge.search import search as search_knowledge
+    from functions.actions.scope import CLI
+    from functions.actions.search import search_knowledge
 
     async def main() -> list[dict[str, Any]]:
         async with open_cli_search() as svc:
             hits = await search_knowledge(
-                svc.db, org, query, include_platform=platform, include_organization=True, limit=limit,
-                embedders=svc.embedders.get, min_relevance=min_relevance, keep_top=keep_top,
-                per_source=per_source,
+                svc.db, svc.embedders.get, CLI, org, query, include_platform=platform, include_organization=True,
+                limit=limit, min_relevance=min_relevance, keep_top=keep_top, per_source=per_source,
             )  # fmt: skip
         return [
             {"score": h.score, "source_id": str(h.source_id), "source": h.source_title, "ordinal": h.ordinal,
@@ -407,7 +407,8 @@ def _request_switch(model: str, org: UUID | None, *, as_json: bool) -> None:
 def _switch_status(org: UUID | None, *, cancel: bool, as_json: bool) -> None:
     """Show (or cancel) the running switch of a scope."""
     from functions._switch_view import switch_view
-    from knowledge.embedding.live_model import cancel_running_switch, live_model
+    from functions.actions.scope import CLI
+    from functions.actions.switch import cancel_switch
 
     scope = "the platform default" if org is None else f"organization {org}"
 
@@ -415,13 +416,12 @@ def _switch_status(org: UUID | None, *, cancel: bool, as_json: bool) -> None:
         async with open_cli_services() as svc:
             if not cancel:
                 return await switch_view(svc.db, org)
-            cancelled = await cancel_running_switch(svc.db, org)
+            done = await cancel_switch(svc, CLI, org)
             out: dict[str, Any] = {"organization_id": None if org is None else str(org)}
-            out["running"] = out["cancelled"] = cancelled is not None
-            if cancelled is not None:
-                switch, dropped = cancelled
-                out |= {"from_model": switch.from_model, "to_model": switch.to_model, "dropped_chunks": dropped}
-            out["live_model"] = (await live_model(svc.db, org)).model_id
+            out["running"] = out["cancelled"] = done.cancelled
+            if done.cancelled:
+                out |= {"from_model": done.from_model, "to_model": done.to_model, "dropped_chunks": done.dropped_chunks}
+            out["live_model"] = done.live_model
             return out
 
     out = run(main)

@@ -33,16 +33,12 @@ Trigger = Annotated[UUID | None, typer.Option("--trigger", help="The trigger, fo
 
 
 def _call(tool: str, inv: ToolInvocation, arguments: dict[str, Any]) -> dict[str, Any]:
-    from context.sources.memory_vectors import live_memory_embedder
-    from memory.expiry import ExpiryPolicy
-    from memory.service import MemoryService
-    from memory.tools import MemoryTools
+    from functions.actions.memory import call_tool
+    from functions.actions.scope import CLI
 
     async def main() -> dict[str, Any]:
         async with open_cli_services() as svc:
-            embed = live_memory_embedder(svc.db, svc.embedders.get)
-            service = MemoryService(svc.db, expiry=ExpiryPolicy.from_settings(svc.settings), embed=embed)
-            return await MemoryTools(service).call(tool, inv, arguments)
+            return await call_tool(svc, CLI, tool, inv, arguments)
 
     return run(main)
 
@@ -120,13 +116,14 @@ def list_memories(
     as_json: JsonFlag = False,
 ) -> None:
     """The live memories of an organization (both scopes) or of one person, newest first, with their expiry."""
-    from memory.pages import page_memories
+    from functions.actions.memory import memories_page
+    from functions.actions.scope import CLI
 
     async def main() -> tuple[list[dict[str, Any]], int, str | None]:
         async with open_cli_services() as svc:
             page = await read_pages(
-                lambda c, n: page_memories(
-                    svc.db, organization_id=org, user_id=user, definition_id=definition, cursor=c, limit=n
+                lambda c, n: memories_page(
+                    svc.db, CLI, org, user_id=user, definition_id=definition, cursor=c, limit=n
                 ),
                 cursor=cursor, limit=limit, everything=everything,
             )  # fmt: skip

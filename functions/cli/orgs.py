@@ -33,11 +33,12 @@ def create(
     as_json: JsonFlag = False,
 ) -> None:
     """Create an organization and print its id."""
-    from state.organizations import create_organization
+    from functions.actions import orgs
+    from functions.actions.scope import CLI
 
     async def main() -> dict[str, Any]:
         async with open_cli_database() as db:
-            org = await create_organization(db, name)
+            org = await orgs.create(db, CLI, name)
         return {"id": str(org.id), "name": org.name, "created_at": org.created_at.isoformat()}
 
     row = run(main)
@@ -57,12 +58,13 @@ def list_all(
     as_json: JsonFlag = False,
 ) -> None:
     """The organizations, oldest first, with their sources, chunks and memories (a page names the next)."""
-    from state.organization_overview import page_organizations
+    from functions.actions import orgs
+    from functions.actions.scope import CLI
 
     async def main() -> tuple[list[dict[str, Any]], int, str | None]:
         async with open_cli_database() as db:
             page = await read_pages(
-                lambda c, n: page_organizations(db, name=name, cursor=c, limit=n),
+                lambda c, n: orgs.organizations_page(db, CLI, name=name, cursor=c, limit=n),
                 cursor=cursor, limit=limit, everything=everything,
             )  # fmt: skip
         return [o.as_json() for o in page.items], page.total, page.next_cursor

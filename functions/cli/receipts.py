@@ -52,12 +52,13 @@ def list_cmd(
     as_json: JsonFlag = False,
 ) -> None:
     """The receipts (of --org, or all), newest first (a page with more after it names its cursor)."""
-    from state.receipts import page_receipts
+    from functions.actions.receipts import receipts_page
+    from functions.actions.scope import CLI
 
     async def main() -> tuple[list[dict[str, Any]], int, str | None]:
         async with open_cli_database() as db:
             page = await read_pages(
-                lambda c, n: page_receipts(db, organization_id=org, cursor=c, limit=n),
+                lambda c, n: receipts_page(db, CLI, organization_id=org, cursor=c, limit=n),
                 cursor=cursor, limit=limit, everything=everything,
             )  # fmt: skip
         return [r.as_json() for r in page.items], page.total, page.next_cursor

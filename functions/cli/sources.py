@@ -6,7 +6,8 @@ width), with their status, failure reason, pending age, owner, review date and c
 `--limit N`, `--cursor C` or `--all`, and a page with more after it names the next page's cursor,
 `functions.cli._paging`); `show`
 one source in full; `retry` resets a failed source and runs its ingestion here (or, with `--send-event`,
-sends `knowledge/source.retry.requested` for the worker); `delete ID --yes` deletes one
+sends `knowledge/source.retry.requested` for the worker), by the one retry rule
+(`functions.actions.knowledge.retry`: a pending or ready source is `source_not_failed`); `delete ID --yes` deletes one
 (`knowledge.ingestion.delete`) and prints its receipt: `--org` limits it to that organization's sources, and a
 platform source needs `--platform`, since the command line holds the database's rights. This module must
 never extract, chunk or embed itself: it calls the ingestion the `knowledge-ingest` function runs.
@@ -28,7 +29,6 @@ from functions.cli.errors import CliError
 
 if TYPE_CHECKING:
     from knowledge.ingestion.sources import ModelReadiness, SourceView
-    from state.db import Connection
 
 __all__ = ["sources_app"]
 
@@ -97,7 +97,8 @@ def list_cmd(
 
     One record per source, its id whole; a page with more after it names the next page's cursor.
     """
-    from knowledge.ingestion.source_pages import page_sources
+    from functions.actions.knowledge import sources_page
+    from functions.actions.scope import CLI
     from knowledge.ingestion.sources import model_readiness
 
     scope = _scope(org, platform)
@@ -107,8 +108,8 @@ def list_cmd(
     async def main() -> tuple[list[dict[str, Any]], int, str | None]:
         async with open_cli_services() as svc:
             page = await read_pages(
-                lambda c, n: page_sources(
-                    svc.db, scope, status=status, overdue=overdue, title=title, cursor=c, limit=n
+                lambda c, n: sources_page(
+                    svc.db, CLI, scope, status=status, overdue=overdue, title=title, cursor=c, limit=n
                 ),
                 cursor=cursor, limit=limit, everything=everything,
             )  # fmt: skip
@@ -155,12 +156,13 @@ def show(
     as_json: JsonFlag = False,
 ) -> None:
     """One source: status, reason, attempts, pending age, and its readiness per model."""
-    from knowledge.ingestion.sources import get_source, model_readiness
+    from functions.actions.knowledge import source_detail
+    from functions.actions.scope import CLI
 
     async def main() -> dict[str, Any]:
         async with open_cli_services() as svc:
-            view = await get_source(svc.db, source_id)
-            return _json(view, await model_readiness(svc.db, [source_id]))
+            detail = await source_detail(svc.db, CLI, source_id, organization_id=None, any_scope=True)
+            return _json(detail.view, detail.models)
 
     row = run(main)
     if as_json:
@@ -191,37 +193,25 @@ def retry(
     as_json: JsonFlag = False,
 ) -> None:
     """Reset a failed source to pending and ingest it again (here, or through the worker)."""
-    from functions._announce import RetryAnnouncer
+    from functions.actions import knowledge
+    from functions.actions.scope import CLI
     from functions.cli._events import deliver
-    from knowledge.ingestion.core import Ingestion, ingest_source
     from knowledge.ingestion.sources import get_source
-    from knowledge.ingestion.sweep import RetriedSource, retry_source
 
     async def main() -> dict[str, Any]:
         async with open_cli_services() as svc:
             view = await get_source(svc.db, source_id)
-            announcer = RetryAnnouncer(view.organization_id)
-
-            async def announce(conn: Connection, retried: RetriedSource) -> None:
-                if send_event and retried.reset:  # the reset and its event commit together, or neither
-                    await announcer(conn, retried)
-
-            retried = await retry_source(svc.db, source_id, organization_id=view.organization_id, announce=announce)
-            if not retried.reset:
-                raise CliError(
-                    "source_not_failed", f"source {source_id} is {retried.status}; only a failed source is retried"
-                )
+            send = (lambda ids: deliver(svc, ids)) if send_event else None
+            retried = await knowledge.retry(svc, CLI, source_id, organization_id=view.organization_id, deliver=send)
             out: dict[str, Any] = {"source_id": str(source_id), "models": list(retried.models)}
             if send_event:
-                delivery = await deliver(svc, announcer.ids)
-                out["event_ids"] = list(delivery.event_ids)
-                queued = delivery.status == "queued"
+                out["event_ids"] = list(retried.event_ids)
+                queued = retried.event_status == "queued"
                 out["status"] = "pending (event queued)" if queued else "pending (event sent)"
                 if queued:
-                    out["event_error"] = delivery.error
+                    out["event_error"] = retried.event_error
                 return out
-            kit = Ingestion.configured(svc.db, svc.object_store, embedders=svc.embedders.get, settings=svc.settings)
-            outcome = await ingest_source(kit, source_id)  # the core `knowledge-ingest` runs, steps inline
+            outcome = await knowledge.ingest_now(svc, source_id)  # the core `knowledge-ingest` runs, steps inline
             out |= {"status": "failed" if outcome.failed_reason else "ready", "failure_reason": outcome.failed_reason}
             out["chunks"] = outcome.chunk_count
             return out
@@ -253,15 +243,16 @@ def delete(
     as_json: JsonFlag = False,
 ) -> None:
     """Delete a source for good (with --yes): chunks of every model, statistics, object; prints the receipt."""
-    from knowledge.ingestion.delete import delete_source
+    from functions.actions import knowledge
+    from functions.actions.scope import CLI
 
     if not yes:
         raise CliError("confirmation_required", f"deleting source {source_id} removes it for good; add --yes")
 
     async def main() -> dict[str, Any]:
         async with open_cli_services() as svc:
-            receipt = await delete_source(
-                svc.db, svc.object_store, source_id, organization_id=org, operator=platform, requested_by="cli"
+            receipt = await knowledge.delete(
+                svc, CLI, source_id, organization_id=org, allow_platform=platform, requested_by="cli"
             )
             return receipt.as_json()
 

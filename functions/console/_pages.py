@@ -27,7 +27,7 @@ from pydantic import ValidationError
 from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from functions.api._http import is_database_outage
+from functions._outages import is_database_outage
 from functions.console._session import SignInRequired
 from functions.errors import ApiError, http_status
 from state.errors import CodedError

@@ -1,10 +1,11 @@
 """The console's scope: the same rules as `/v1/`, answered as the console answers them.
 
-A page names its organization in the path. An organization key's session names its own organization
-only: any other organization, existing or not, answers 404 `organization_not_found` (the console says
-nothing about another tenant, not even that it exists). An operator may name any organization that
-exists, and on the receipt pages one whose row an erasure removed. An object of another organization
-(a source, a receipt) is 404 by the check of the read or act function the API route calls.
+A page names its organization in the path and passes the one scope check (`functions.actions.scope`, the API's
+and the CLI's too). An organization key's session names its own organization only: any other organization,
+existing or not, answers 404 `organization_not_found` (the console says nothing about another tenant, not even
+that it exists). An operator may name any organization that exists, and on the receipt pages one whose row an
+erasure removed. An object of another organization (a source, a receipt) is 404 by the check of the read or
+act function the API route calls.
 
 This module must never widen a scope: what it lets through is what the API would.
 """
@@ -17,13 +18,13 @@ from uuid import UUID
 
 from fastapi import Depends, Request
 
+from functions._request import services
 from functions._services import Services
-from functions.api._deps import services
+from functions.actions.scope import check_organization, require_operator
 from functions.console._session import ConsoleSession, read
 from functions.errors import ApiError
 from state.errors import OrganizationNotFoundError
 from state.organizations import get_organization
-from state.receipts import organization_erased
 
 __all__ = ["ConsoleOrg", "SessionDep", "current_session", "operator_only", "optional_uuid", "organization_of"]
 
@@ -67,23 +68,24 @@ def _not_found(organization_id: UUID) -> ApiError:
 
 def operator_only(session: ConsoleSession) -> None:
     """Refuse an organization key on an operator page: 403 `operator_scope_required`, as the API does."""
-    if not session.caller.operator:
-        raise ApiError(403, "operator_scope_required", "this page needs an operator key")
+    require_operator(session.caller)
 
 
 async def organization_of(
     request: Request, session: ConsoleSession, organization_id: UUID, *, erased: bool = False
 ) -> tuple[Services, ConsoleOrg]:
     """The services and the organization a page names, or 404 when the session may not see it."""
-    caller = session.caller
-    if not caller.operator and caller.organization_id != organization_id:
-        raise _not_found(organization_id)
     svc = await services(request)
     try:
+        await check_organization(svc.db, session.caller, organization_id, erased=erased)
         org = await get_organization(svc.db, organization_id)
-    except OrganizationNotFoundError:
-        if erased and caller.operator and await organization_erased(svc.db, organization_id):
-            return svc, ConsoleOrg(organization_id, "", erased=True)
-        raise _not_found(organization_id) from None
+    except ApiError as refusal:  # another tenant's organization: the console says nothing about it
+        if refusal.code == "organization_forbidden":
+            raise _not_found(organization_id) from None
+        raise
+    except OrganizationNotFoundError:  # the check let it through, so an erasure removed its row
+        if not erased:
+            raise _not_found(organization_id) from None
+        return svc, ConsoleOrg(organization_id, "", erased=True)
     request.state.console_org = org
     return svc, ConsoleOrg(org.id, org.name)

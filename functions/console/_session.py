@@ -29,7 +29,7 @@ from uuid import UUID
 from fastapi import Request, Response
 from itsdangerous import BadSignature, URLSafeTimedSerializer
 
-from functions.api._auth import Caller
+from functions.actions.scope import Caller
 from functions.errors import ApiError
 from state.console_sessions import open_session, revoke_session, session_holder
 

@@ -1,6 +1,6 @@
 """`/console/orgs/{organization}/brief`: the brief exactly as the agent receives it, and why.
 
-The page calls the front door route's own function (`functions.api.context.create_brief`) with
+The page calls the act the front door route calls (`functions.actions.briefs.front_door_brief`) with
 `explain: true` and the session's caller, so an organization key builds under `front_door` only (another
 policy answers 403 `policy_forbidden`, as on the API) and an operator may pick any registered policy
 (`context.policies.NAMED_POLICIES`), which passes the same publish check. Beside the brief: each source's
@@ -18,9 +18,10 @@ from fastapi import APIRouter, Query, Request, Response
 
 from context.models import BriefExplanation
 from context.policies import FRONT_DOOR_NAME, NAMED_POLICIES
-from functions.api.context import BriefIn, create_brief
+from functions.actions.briefs import front_door_brief
 from functions.console._pages import ConsoleRoute, render
 from functions.console._scope import SessionDep, optional_uuid, organization_of
+from functions.errors import ApiError
 
 __all__ = ["BAR_WIDTH", "Bar", "bars", "router"]
 
@@ -74,18 +75,16 @@ async def brief_page(
 ) -> Response:
     """The form; with `build`, the brief and its explanation."""
     svc, org = await organization_of(request, session, organization_id)
+    if "\x00" in q:  # the API's body refuses it the same way (`functions._wire.CleanText`)
+        raise ApiError(422, "text_invalid", "the query must not hold a NUL byte")
     user_id = optional_uuid(person, "person")
     names = list(NAMED_POLICIES) if session.caller.operator else [FRONT_DOOR_NAME]
     answer = None
     if build:
-        body = BriefIn(
-            organization_id=org.id,
-            user_id=user_id,
-            query=q,
-            policy=None if policy == FRONT_DOOR_NAME else _policy_json(policy),
-            explain=True,
-        )
-        answer = await create_brief(body, svc, session.caller)
+        answer = await front_door_brief(
+            svc, session.caller, org.id, user_id=user_id, query=q,
+            policy=None if policy == FRONT_DOOR_NAME else _policy_json(policy), explain=True,
+        )  # fmt: skip
     explanation = None if answer is None else answer.explanation
     return render(
         request, "brief.html", org=org, q=q, person=person, policy=policy, policies=names, answer=answer,

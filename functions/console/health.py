@@ -1,24 +1,23 @@
 """`/console/health` (operator): readiness, the outbox, the model switch with cancel, sweeps and metrics.
 
-Readiness is the answer of `/readyz` (`functions.api.ops.readyz`, called as the route is); the switch is
-`functions._switch_view.switch_view` for the platform or one organization, and cancel is the API's own
-`delete_switch`; the sweeps and the rest are read from the service's own Prometheus registry, the text
-`/metrics` serves, summed per family.
+Readiness is the answer of `/readyz` (`functions._readiness.readiness`, the one readiness check); the switch
+is `functions._switch_view.switch_view` for the platform or one organization, and cancel is the act
+`functions.actions.switch.cancel_switch` the API's cancel calls too; the sweeps and the rest are read from the
+service's own Prometheus registry, the text `/metrics` serves, summed per family.
 """
 
 from __future__ import annotations
 
-import json
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Form, Query, Request, Response
 from fastapi.responses import RedirectResponse
 from prometheus_client.parser import text_string_to_metric_families
 
+from functions._readiness import readiness
+from functions._request import services
 from functions._switch_view import switch_view
-from functions.api._deps import services
-from functions.api.operator import delete_switch
-from functions.api.ops import readyz
+from functions.actions.switch import cancel_switch as cancel
 from functions.console._pages import ConsoleRoute, render
 from functions.console._scope import SessionDep, operator_only, optional_uuid, organization_of
 from functions.console._session import check_csrf
@@ -54,7 +53,8 @@ async def health_page(
     scope = optional_uuid(organization_id, "organization_id")
     if scope is not None:
         await organization_of(request, session, scope)
-    ready: dict[str, Any] = json.loads(bytes((await readyz(request)).body))
+    state = request.app.state
+    ready: dict[str, Any] = (await readiness(state.slot, getattr(state, "health", None), state.metrics)).details
     switch = await switch_view(svc.db, scope)
     summary = metrics_summary(request.app.state.metrics.render().decode())
     return render(
@@ -77,6 +77,6 @@ async def cancel_switch(
     svc = await services(request)
     if scope is not None:
         await organization_of(request, session, scope)
-    await delete_switch(svc, organization_id=scope, platform=scope is None)
+    await cancel(svc, session.caller, scope)
     target = "/console/health" + (f"?organization_id={scope}" if scope else "")
     return RedirectResponse(target, status_code=303)

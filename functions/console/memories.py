@@ -1,7 +1,7 @@
 """`/console/orgs/{organization}/memories…`: live memories and a chain's history, read only.
 
-The list is `memory.pages.page_memories` (the organization's live memories of both scopes, or one
-person's, newest first, a page at a time); a chain's page is `memory.pages.memory_chain` (every revision,
+The list is `functions.actions.memory.memories_page` (the organization's live memories of both scopes, or one
+person's, newest first, a page at a time); a chain's page is `functions.actions.memory.chain` (every revision,
 tombstones and expiry included), which answers 404 `memory_not_found` for a memory of another
 organization. Nothing here remembers or forgets: memory is written by agents through the tools.
 """
@@ -13,9 +13,10 @@ from uuid import UUID
 
 from fastapi import APIRouter, Query, Request, Response
 
+from functions.actions.memory import chain as memory_chain
+from functions.actions.memory import memories_page
 from functions.console._pages import ConsoleRoute, render
 from functions.console._scope import SessionDep, optional_uuid, organization_of
-from memory.pages import memory_chain, page_memories
 
 __all__ = ["router"]
 
@@ -36,7 +37,7 @@ async def memory_list(
     """The live memories of the organization, or of one person."""
     svc, org = await organization_of(request, session, organization_id)
     user_id = optional_uuid(person, "person")
-    page = await page_memories(svc.db, organization_id=org.id, user_id=user_id, cursor=cursor or None, limit=PAGE_SIZE)
+    page = await memories_page(svc.db, session.caller, org.id, user_id=user_id, cursor=cursor or None, limit=PAGE_SIZE)
     return render(request, "memories.html", org=org, page=page, person=person)
 
 
@@ -44,5 +45,5 @@ async def memory_list(
 async def memory_page(request: Request, session: SessionDep, organization_id: UUID, memory_id: UUID) -> Response:
     """A chain's every revision, oldest first: which one is live, tombstones, expiry."""
     svc, org = await organization_of(request, session, organization_id)
-    chain = await memory_chain(svc.db, organization_id=org.id, memory_id=memory_id)
+    chain = await memory_chain(svc.db, session.caller, org.id, memory_id)
     return render(request, "memory.html", org=org, chain=chain)

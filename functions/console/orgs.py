@@ -9,10 +9,10 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Request, Response
 
-from functions.api._deps import services
+from functions._request import services
+from functions.actions.orgs import organizations_page
 from functions.console._pages import ConsoleRoute, render
 from functions.console._scope import SessionDep, operator_only
-from state.organization_overview import page_organizations
 
 __all__ = ["router"]
 
@@ -32,5 +32,5 @@ async def organization_list(
     """Every organization with its counts, oldest first, a page at a time; `q` filters by name."""
     operator_only(session)
     svc = await services(request)
-    page = await page_organizations(svc.db, name=q, cursor=cursor or None, limit=PAGE_SIZE)
+    page = await organizations_page(svc.db, session.caller, name=q, cursor=cursor or None, limit=PAGE_SIZE)
     return render(request, "orgs.html", orgs=page.items, total=page.total, q=q, next_cursor=page.next_cursor)

@@ -1,9 +1,9 @@
 """`/console/orgs/{organization}/receipts…` and `/erase`: the data that leaves, and erasure behind a typed name.
 
-Lists receipts a page at a time (`state.receipts.page_receipts`, the organization's own) and shows one
-through the API's receipt route (`functions.api.receipts.show`), so another organization's receipt is
-404 `receipt_not_found`. Erasing a person or the whole organization calls the
-erasure routes' own functions with the session's caller (an organization key may erase a person of its
+Lists receipts a page at a time (`functions.actions.receipts.receipts_page`, the organization's own) and shows one
+through the act the API's receipt route calls (`functions.actions.receipts.show_receipt`), so another
+organization's receipt is 404 `receipt_not_found`. Erasing a person or the whole organization calls the
+erasure acts (`functions.actions.erasure`) with the session's caller (an organization key may erase a person of its
 own organization; only an operator erases an organization). Both ask the user to type the organization's
 name first (422 `confirmation_mismatch` otherwise, nothing erased). A repeated organization erasure shows
 the receipt of the first, as the API answers it.
@@ -17,13 +17,12 @@ from uuid import UUID
 from fastapi import APIRouter, Form, Query, Request, Response
 from fastapi.responses import RedirectResponse
 
-from functions.api.erasure import OrganizationErasureIn, UserErasureIn, erase_organization_route, erase_user_route
-from functions.api.receipts import show
+from functions.actions import erasure
+from functions.actions.receipts import receipts_page, show_receipt
 from functions.console._pages import ConsoleRoute, render
 from functions.console._scope import ConsoleOrg, SessionDep, operator_only, organization_of
 from functions.console._session import check_csrf
 from functions.errors import ApiError
-from state.receipts import page_receipts
 
 __all__ = ["router"]
 
@@ -42,7 +41,7 @@ async def receipt_list(
 ) -> Response:
     """The organization's receipts, newest first, a page at a time, and the erasure forms."""
     svc, org = await organization_of(request, session, organization_id, erased=True)
-    page = await page_receipts(svc.db, organization_id=org.id, cursor=cursor or None, limit=PAGE_SIZE)
+    page = await receipts_page(svc.db, session.caller, organization_id=org.id, cursor=cursor or None, limit=PAGE_SIZE)
     return render(request, "receipts.html", org=org, page=page)
 
 
@@ -50,7 +49,7 @@ async def receipt_list(
 async def receipt_page(request: Request, session: SessionDep, organization_id: UUID, receipt_id: UUID) -> Response:
     """One receipt: what left, when, asked by whom (never any content)."""
     svc, org = await organization_of(request, session, organization_id, erased=True)
-    receipt = await show(receipt_id, session.caller, svc, organization_id=org.id)
+    receipt = (await show_receipt(svc, session.caller, receipt_id, organization_id=org.id)).as_json()
     return render(request, "receipt.html", org=org, receipt=receipt)
 
 
@@ -73,8 +72,7 @@ async def erase_person(
     check_csrf(session, csrf)
     svc, org = await organization_of(request, session, organization_id)
     _confirmed(org, confirm)
-    body = UserErasureIn(organization_id=org.id, user_id=user_id, subject=subject.strip() or None)
-    receipt = await erase_user_route(body, session.caller, svc)
+    receipt = await erasure.erase_person(svc, session.caller, org.id, user_id, subject=subject.strip() or None)
     return RedirectResponse(f"/console/orgs/{org.id}/receipts/{receipt.id}", status_code=303)
 
 
@@ -92,5 +90,5 @@ async def erase_organization(
     svc, org = await organization_of(request, session, organization_id, erased=True)
     if not org.erased:
         _confirmed(org, confirm)
-    receipt = await erase_organization_route(OrganizationErasureIn(organization_id=org.id), session.caller, svc)
+    receipt = await erasure.erase_organization(svc, session.caller, org.id)
     return RedirectResponse(f"/console/orgs/{org.id}/receipts/{receipt.id}", status_code=303)

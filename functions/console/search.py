@@ -1,6 +1,6 @@
 """`/console/orgs/{organization}/search`: a query against the organization's knowledge, mode switchable.
 
-The search is `knowledge.search.search`, the function `POST /v1/knowledge/search` calls, over the
+The search is `functions.actions.search.search_knowledge`, the act `POST /v1/knowledge/search` calls, over the
 organization's own documents and the platform's, with its defaults (relevance floor, per-source cap).
 The mode sets the fusion weights: `hybrid` the measured default (dense 0.3, lexical 0.7), `dense` or
 `lexical` one list alone. Each hit shows its fused score beside its parts: the dense similarity
@@ -14,10 +14,11 @@ from uuid import UUID
 
 from fastapi import APIRouter, Query, Request, Response
 
+from functions.actions.search import search_knowledge
 from functions.console._pages import ConsoleRoute, render
 from functions.console._scope import SessionDep, organization_of
 from functions.errors import ApiError
-from knowledge.search import DEFAULT_FUSION, Fusion, search
+from knowledge.search import DEFAULT_FUSION, Fusion
 
 __all__ = ["MODES", "router"]
 
@@ -47,8 +48,7 @@ async def search_page(
         raise ApiError(422, "text_invalid", "the query must not hold a NUL byte")
     hits = []
     if q.strip():
-        hits = await search(
-            svc.db, org.id, q, include_platform=True, include_organization=True, limit=HITS,
-            embedders=svc.embedders.get, fusion=MODES[mode],
-        )  # fmt: skip
+        hits = await search_knowledge(
+            svc.db, svc.embedders.get, session.caller, org.id, q, limit=HITS, fusion=MODES[mode]
+        )
     return render(request, "search.html", org=org, q=q, mode=mode, modes=list(MODES), hits=hits)

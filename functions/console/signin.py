@@ -1,6 +1,6 @@
 """`/console/sign-in`, `/console/sign-out` and `/console`: a key in, a session cookie out, and back.
 
-The key is checked by the edge's own check (`functions.api._auth.authenticate`), so the console accepts
+The key is checked by the edge's own check (`functions.actions.auth.authenticate`), so the console accepts
 exactly the keys `/v1/` accepts and refuses the rest with the same code, shown on the page. The sign-in
 form carries its own CSRF token (a pre-session cookie, `PRE_COOKIE`), so no other site can sign a browser in
 with a key of its choosing; a token that is not the cookie's is 403 `csrf_invalid` and starts nothing.
@@ -12,7 +12,6 @@ scheme) goes to `/console`.
 
 from __future__ import annotations
 
-import json
 import re
 import secrets
 from typing import Annotated
@@ -21,10 +20,12 @@ from urllib.parse import unquote
 from fastapi import APIRouter, Form, Request, Response
 from fastapi.responses import RedirectResponse
 
-from functions.api._auth import Caller, authenticate
+from functions._request import services
+from functions.actions.auth import authenticate
 from functions.console._pages import ConsoleRoute, render
 from functions.console._scope import SessionDep
 from functions.console._session import PRE_COOKIE, check_csrf, clear_pre_session, end, set_pre_session, start
+from functions.errors import ApiError
 
 __all__ = ["router"]
 
@@ -75,10 +76,16 @@ async def sign_in(
     expected = request.cookies.get(PRE_COOKIE, "")
     if not expected or not secrets.compare_digest(expected.encode(), csrf.encode()):
         return _form(request, status=403, code="csrf_invalid", message="the form expired; sign in again")
-    caller = await authenticate(request.app, f"Bearer {key.strip()}")
-    if not isinstance(caller, Caller):
-        error = json.loads(bytes(caller.body))["error"]
-        return _form(request, status=caller.status_code, code=error["code"], message=error["message"])
+    health = getattr(request.app.state, "health", None)
+    try:
+        caller = await authenticate(
+            f"Bearer {key.strip()}",
+            api_token=request.app.state.api_token,
+            services=lambda: services(request),
+            mark_down=None if health is None else health.mark_down,
+        )
+    except ApiError as refusal:
+        return _form(request, status=refusal.status, code=refusal.code, message=str(refusal))
     response = RedirectResponse(_next(next), status_code=303)
     clear_pre_session(request, response)
     await start(request, response, caller)

@@ -1,10 +1,10 @@
 """`/console/orgs/{organization}/sources…`: the list, a source's page, retry, and delete with its receipt.
 
-Retry and delete call the API routes' own functions (`functions.api.knowledge.retry` and
-`delete_knowledge_source`) with the session's caller, so they refuse exactly what the API refuses: a
-source of another organization or of the platform answers 404 `source_not_found`, a ready source 409
-`source_not_failed`, a deleted one 410 with its receipt id. Delete asks first (a GET page with a POST
-form), then shows the receipt. Every POST checks the session's CSRF token.
+Retry and delete are the acts the API routes call (`functions.actions.knowledge.retry` and `delete`) with the
+session's caller, so they refuse exactly what the API refuses: a source of another organization or of the
+platform answers 404 `source_not_found`, a pending or ready source 409 `source_not_failed`, a deleted one 410
+with its receipt id. Delete asks first (a GET page with a POST form), then shows the receipt. Every POST
+checks the session's CSRF token.
 """
 
 from __future__ import annotations
@@ -15,11 +15,10 @@ from uuid import UUID
 from fastapi import APIRouter, Form, Query, Request, Response
 from fastapi.responses import RedirectResponse
 
-from functions.api.knowledge import delete_knowledge_source, retry
+from functions.actions import knowledge
 from functions.console._pages import ConsoleRoute, render
 from functions.console._scope import SessionDep, organization_of
 from functions.console._session import check_csrf
-from knowledge.ingestion.source_pages import page_chunks, page_sources, source_in_scope, source_progress
 
 __all__ = ["PAGE_SIZE", "router"]
 
@@ -42,9 +41,10 @@ async def source_list(
 ) -> Response:
     """The organization's sources, newest first, a page at a time, filtered by status, overdue and title."""
     svc, org = await organization_of(request, session, organization_id)
-    page = await page_sources(
-        svc.db, org.id, status=status or None, overdue=overdue, title=q, cursor=cursor or None, limit=PAGE_SIZE
-    )
+    page = await knowledge.sources_page(
+        svc.db, session.caller, org.id, status=status or None, overdue=overdue, title=q, cursor=cursor or None,
+        limit=PAGE_SIZE,
+    )  # fmt: skip
     return render(
         request, "sources.html", org=org, rows=page.items, total=page.total, status=status, overdue=overdue,
         q=q, next_cursor=page.next_cursor,
@@ -61,9 +61,12 @@ async def source_page(
 ) -> Response:
     """One source: metadata, its progress and reason per model, and a page of its chunks in full."""
     svc, org = await organization_of(request, session, organization_id)
-    view = await source_in_scope(svc.db, source_id, organization_id=org.id)
-    progress = await source_progress(svc.db, source_id, organization_id=org.id)
-    chunks = await page_chunks(svc.db, source_id, organization_id=org.id, cursor=cursor or None, limit=PAGE_SIZE)
+    caller = session.caller
+    view = await knowledge.source(svc.db, caller, source_id, organization_id=org.id)
+    progress = await knowledge.progress(svc.db, caller, source_id, organization_id=org.id)
+    chunks = await knowledge.chunks_page(
+        svc.db, caller, source_id, organization_id=org.id, cursor=cursor or None, limit=PAGE_SIZE
+    )
     return render(request, "source.html", org=org, source=view, progress=progress, chunks=chunks)
 
 
@@ -78,7 +81,9 @@ async def source_retry(
     """Retry a failed source (the API's retry), then show the source again."""
     check_csrf(session, csrf)
     svc, org = await organization_of(request, session, organization_id)
-    await retry(request, svc, source_id, organization_id=org.id, platform=False)
+    await knowledge.retry(
+        svc, session.caller, source_id, organization_id=org.id, deliver=request.app.state.outbox.deliver
+    )
     return RedirectResponse(f"/console/orgs/{org.id}/sources/{source_id}?retried=1", status_code=303)
 
 
@@ -86,7 +91,7 @@ async def source_retry(
 async def source_delete_page(request: Request, session: SessionDep, organization_id: UUID, source_id: UUID) -> Response:
     """Ask before deleting."""
     svc, org = await organization_of(request, session, organization_id)
-    view = await source_in_scope(svc.db, source_id, organization_id=org.id)
+    view = await knowledge.source(svc.db, session.caller, source_id, organization_id=org.id)
     return render(request, "source_delete.html", org=org, source=view)
 
 
@@ -101,6 +106,6 @@ async def source_delete(
     """Delete the source (the API's delete) and show its receipt."""
     check_csrf(session, csrf)
     svc, org = await organization_of(request, session, organization_id)
-    await source_in_scope(svc.db, source_id, organization_id=org.id)  # the URL names the source's organization
-    receipt = await delete_knowledge_source(svc, session.caller, source_id, organization_id=org.id)
-    return RedirectResponse(f"/console/orgs/{org.id}/receipts/{receipt['id']}", status_code=303)
+    await knowledge.source(svc.db, session.caller, source_id, organization_id=org.id)  # the URL names its organization
+    receipt = await knowledge.delete(svc, session.caller, source_id, organization_id=org.id)
+    return RedirectResponse(f"/console/orgs/{org.id}/receipts/{receipt.id}", status_code=303)

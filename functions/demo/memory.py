@@ -34,12 +34,13 @@ from context.registry import ContextSourceRegistry
 from context.sources.application import ApplicationContextSource
 from context.sources.memory import MemoryContextSource
 from context.sources.personal_memory import PersonalMemoryContextSource
+from functions._services import configured_memory_service, default_embedders
 from memory.errors import MemoryRefusedError
 from memory.models import ToolInvocation
-from memory.service import MemoryService
 from memory.tools import FORGET_TOOL, REMEMBER_TOOL, MemoryTools
 from state.db import Database
 from state.demo_tenant import DEMO, finish_demo_run, read_demo_memory_chain, start_demo_run
+from state.settings import get_settings
 
 __all__ = ["DEMO_MEMORY_POLICY", "demo_memory"]
 
@@ -89,7 +90,7 @@ async def demo_memory(db: Database, console: Console) -> None:
     inv = ToolInvocation(
         organization_id=DEMO.organization_id, definition_id=DEMO.definition_id, run_id=run, user_id=DEMO.user_id
     )
-    tools = MemoryTools(MemoryService(db))
+    tools = MemoryTools(configured_memory_service(db, get_settings(), default_embedders))  # the service's own
     contoso = str(DEMO.company_ids[1])
     console.print(f"run {run} of the demo agent calls the memory tools:")
     language = {"attribute": "preference.language", "scope": "user"}

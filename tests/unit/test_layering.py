@@ -57,15 +57,18 @@ def test_nothing_imports_functions() -> None:
 
 
 # Inside `functions`, one room per interface: the wiring the interfaces share sits at the top; `inngest/`,
-# `api/`, `cli/` and `demo/` sit beside each other. Only the CLI may start the demo. Outside `inngest/`,
-# only its plumbing (the client, the catalog, the serve handler, step encryption, the signature check) is
-# used; its function modules are its own, and event names come from `functions.events`.
-INTERFACES = ("api", "cli", "console", "demo", "inngest")
+# `api/`, `cli/`, `console/` and `demo/` sit beside each other, and the acts they share sit in `actions/`,
+# under all of them: an interface translates its input into an act and the act's result into its output, and
+# never calls another interface. Only the CLI may start the demo. Outside `inngest/`, only its plumbing (the
+# client, the catalog, the serve handler, step encryption, the signature check) is used; its function modules
+# are its own, and event names come from `functions.events`.
+INTERFACES = ("actions", "api", "cli", "console", "demo", "inngest")
 INTERFACE_ALLOWED: dict[str, set[str]] = {
     "top": {"inngest"},
-    "api": {"inngest"},
-    "cli": {"demo", "inngest"},
-    "console": {"api"},  # the console calls the API routes' own read and act functions, with their scopes
+    "actions": set(),  # an act imports no interface
+    "api": {"actions", "inngest"},
+    "cli": {"actions", "demo", "inngest"},
+    "console": {"actions"},  # never `functions.api`: the console calls the acts the routes call
     "demo": set(),
     "inngest": set(),
 }
@@ -109,6 +112,53 @@ def test_each_interface_of_functions_keeps_to_its_own_room(path: Path) -> None:
 
 
 ALL_FUNCTION_FILES = sorted((ROOT / "functions").rglob("*.py"))
+
+
+def _all_imported(path: Path) -> list[str]:
+    """Every module `path` names in an import, at any depth (a lazy import inside a function included)."""
+    return _names(path)
+
+
+ROUTE_MODULES = sorted(
+    f"functions.api.{p.stem}" for p in (ROOT / "functions" / "api").glob("*.py") if not p.name.startswith("_")
+)
+
+
+@pytest.mark.parametrize(
+    "path", sorted((ROOT / "functions" / "console").rglob("*.py")), ids=lambda p: str(p.relative_to(ROOT))
+)
+def test_the_console_imports_nothing_of_the_api(path: Path) -> None:
+    """The console acts through `functions.actions`, never through a route handler or the API's helpers."""
+    used = [n for n in _all_imported(path) if n == "functions.api" or n.startswith("functions.api.")]
+    assert used == [], f"{path.relative_to(ROOT)} imports {sorted(set(used))}"
+
+
+@pytest.mark.parametrize(
+    "path", sorted((ROOT / "functions" / "cli").rglob("*.py")), ids=lambda p: str(p.relative_to(ROOT))
+)
+def test_the_cli_calls_no_route_handler(path: Path) -> None:
+    """A command calls the acts (`functions.actions`), never a route module of `functions.api`."""
+    used = [n for n in _all_imported(path) if any(n == m or n.startswith(m + ".") for m in ROUTE_MODULES)]
+    used += [n for n in _all_imported(path) if n == "functions.api"]
+    assert used == [], f"{path.relative_to(ROOT)} imports {sorted(set(used))}"
+
+
+def test_the_route_modules_are_found() -> None:
+    """The CLI's check above knows the route modules (an empty list would pass anything)."""
+    assert {"functions.api.knowledge", "functions.api.erasure", "functions.api.context"} <= set(ROUTE_MODULES)
+
+
+def test_actions_import_no_interface() -> None:
+    """`functions.actions` sits under every interface: it imports none of them (nor a web, terminal or Inngest
+    library), lazily or not: an act takes plain arguments and returns plain results."""
+    offenders = [
+        f"{p.relative_to(ROOT)}: {n}"
+        for p in sorted((ROOT / "functions" / "actions").rglob("*.py"))
+        for n in _all_imported(p)
+        if n.split(".")[:2] in (["functions", i] for i in ("api", "cli", "console", "demo", "inngest"))
+        or n.split(".")[0] in ("fastapi", "starlette", "typer", "rich", "jinja2", "inngest")
+    ]
+    assert offenders == []
 
 
 @pytest.mark.parametrize("path", ALL_FUNCTION_FILES, ids=lambda p: str(p.relative_to(ROOT)))

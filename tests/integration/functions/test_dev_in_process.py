@@ -74,6 +74,8 @@ async def test_dev_mode_with_no_inngest_server_ingests_an_upload_to_ready_in_pro
             f"/v1/knowledge/sources/{failed['id']}/retry", params={"organization_id": other}, headers=AUTH
         )
         assert retry.status_code == 202, retry.text
+        answered = retry.json()  # the one retry rule, no dev-mode branch: reset in the request, run in process
+        assert (answered["reset"], answered["status"], answered["event_status"]) == (True, "pending", "in_process")
         again = await _wait_for(http, other, "failed", attempts=2)
         assert again["attempts"] == 2 and again["failure_reason"].startswith("pdf_encrypted:"), "the retry ran here"
     (row,) = await outbox.rows(db, [UUID(body["event_id"])])
