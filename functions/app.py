@@ -41,13 +41,13 @@ from functions._lifecycle import DatabaseHealth, ServiceOpener
 from functions._metrics import Metrics
 from functions._production import check_production
 from functions._services import Services, ServiceSlot, open_services, warm_live_embedder
-from functions._transport import StrictTransport
 from functions.api import ROUTERS
 from functions.api._body import unread_routes
 from functions.api._consistency import ConsistencyTokens
 from functions.api._edge import EdgeGuard
 from functions.api._http import install_error_handlers
 from functions.api._scopes import undeclared_routes
+from functions.api._transport import StrictTransport
 from functions.api.docs import DOCS_OFF, install_docs
 from functions.console.mount import install_console
 from functions.errors import InngestConfigError
@@ -147,10 +147,10 @@ def create_app(
     install_docs(app)
     app.add_middleware(ConsistencyTokens)  # inside the edge: a refused request never reads its token
     app.add_middleware(EdgeGuard)
+    app.add_middleware(StrictTransport)  # outside the edge, so its own refusals carry it too
     for router in ROUTERS:
         app.include_router(router)
     install_console(app)
-    app.add_middleware(StrictTransport)  # outermost: the edge's own refusals carry it too
     undeclared = undeclared_routes(app.routes)
     if undeclared:
         raise RuntimeError("every /v1/ route declares exactly one scope; these do not: " + ", ".join(undeclared))
