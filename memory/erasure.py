@@ -36,6 +36,7 @@ from state.reclaim import finish_disk_step, mark_disk_step_pending
 from state.refs import ResourceRef, normalize_refs
 
 __all__ = [
+    "DEFAULT_USER_ERASE_BATCH",
     "INDEX_COUNT_KEYS",
     "MAX_ERASURE_BATCH",
     "MEMORY_COUNT_KEY",
@@ -47,6 +48,9 @@ __all__ = [
     "erase_user",
     "parse_erasure_subject",
 ]
+
+DEFAULT_USER_ERASE_BATCH = 1000
+"""Memory revisions erased per transaction by a person's (or an organization's memory) erasure."""
 
 QUERIES = load_queries(__file__)
 
@@ -163,7 +167,7 @@ async def erase_user(
     *,
     subject: str | None = None,
     requested_by: str,
-    batch_size: int = 1000,
+    batch_size: int = DEFAULT_USER_ERASE_BATCH,
 ) -> Receipt:
     """Erase a person's memories (and, with `subject`, the organization memories about them); answer the receipt.
 
@@ -213,7 +217,7 @@ async def erase_user(
 
 
 async def erase_organization_memories(
-    db: Database, organization_id: UUID, *, receipt_id: UUID, batch_size: int = 1000
+    db: Database, organization_id: UUID, *, receipt_id: UUID, batch_size: int = DEFAULT_USER_ERASE_BATCH
 ) -> None:
     """Erase every memory revision of the organization in batches, each batch's counts added to `receipt_id`."""
     _check_batch_size(batch_size)

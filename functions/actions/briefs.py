@@ -51,8 +51,9 @@ async def front_door_brief(
     conversation_id: UUID | None = None,
     policy: object | None = None,
     explain: bool = False,
+    route: str = "front_door",
 ) -> FrontDoorBrief:
-    """Build the brief of one front door turn (see the module for the refusals)."""
+    """Build the brief of one front door turn (see the module for the refusals); `route` labels its metrics."""
     require_own(caller, organization_id)
     if policy is not None and not caller.operator:
         raise ApiError(403, "policy_forbidden", "an organization key builds under the front_door policy; omit policy")
@@ -78,10 +79,10 @@ async def front_door_brief(
     explanation = None
     if explain:
         brief, explanation = await build_explained_brief(
-            services.builder, request, published, metrics=services.metrics, route="front_door"
+            services.builder, request, published, metrics=services.metrics, route=route
         )
     else:
-        brief = await build_brief(services.builder, request, published, metrics=services.metrics, route="front_door")
+        brief = await build_brief(services.builder, request, published, metrics=services.metrics, route=route)
     if dropped:
         brief = brief.model_copy(update={"dropped_entities": len(dropped)})
     return FrontDoorBrief(name, brief, dropped, explanation)

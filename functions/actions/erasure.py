@@ -10,27 +10,44 @@ from __future__ import annotations
 
 from uuid import UUID
 
-from functions._services import Services
 from functions.actions.scope import Caller, forbidden, requester, require_operator
+from functions.organization_erasure import DEFAULT_ERASE_BATCH
 from functions.organization_erasure import erase_organization as erase_organization_core
-from memory.erasure import erase_user
+from knowledge.documents.objects import ObjectStore
+from memory.erasure import DEFAULT_USER_ERASE_BATCH, erase_user
+from state.db import Database
 from state.receipts import Receipt
 
 __all__ = ["erase_organization", "erase_person"]
 
 
 async def erase_person(
-    services: Services, caller: Caller, organization_id: UUID, user_id: UUID, *, subject: str | None
+    db: Database,
+    caller: Caller,
+    organization_id: UUID,
+    user_id: UUID,
+    *,
+    subject: str | None,
+    batch_size: int = DEFAULT_USER_ERASE_BATCH,
 ) -> Receipt:
     """Erase every revision of the user's memories (and, with `subject`, the organization memories about them)."""
     if not caller.operator and organization_id != caller.organization_id:
         raise forbidden()
-    return await erase_user(services.db, organization_id, user_id, subject=subject, requested_by=requester(caller))
+    return await erase_user(
+        db, organization_id, user_id, subject=subject, requested_by=requester(caller), batch_size=batch_size
+    )
 
 
-async def erase_organization(services: Services, caller: Caller, organization_id: UUID) -> Receipt:
+async def erase_organization(
+    db: Database,
+    store: ObjectStore,
+    caller: Caller,
+    organization_id: UUID,
+    *,
+    batch_size: int = DEFAULT_ERASE_BATCH,
+) -> Receipt:
     """Erase an organization (operator only); a repeat answers the same receipt, an interrupted one resumes."""
     require_operator(caller)
     return await erase_organization_core(
-        services.db, services.object_store, organization_id, requested_by=requester(caller)
+        db, store, organization_id, requested_by=requester(caller), batch_size=batch_size
     )

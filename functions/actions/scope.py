@@ -45,6 +45,8 @@ class Caller:
     """The one organization an organization key works in; None for an operator."""
     key_id: str | None = None
     """The API key's id; None for the operator token `AC_CONTEXT_API_TOKEN` (or the command line)."""
+    name: str | None = None
+    """Who asks as a receipt records it, when not the key (the command line: `cli:<login>`)."""
 
     @property
     def operator(self) -> bool:
@@ -59,7 +61,9 @@ CLI = OPERATOR_TOKEN
 
 
 def requester(caller: Caller) -> str:
-    """Who asks, as a receipt records it: `key:<id>`, or `operator_token`."""
+    """Who asks, as a receipt records it: the caller's name, `key:<id>`, or `operator_token`."""
+    if caller.name:
+        return caller.name
     return f"key:{caller.key_id}" if caller.key_id else "operator_token"
 
 

@@ -66,7 +66,7 @@ class UserErasureIn(BaseModel):
 async def erase_user_route(body: UserErasureIn, caller: OrganizationCaller, svc: ServicesDep) -> ReceiptOut:
     """Erase every revision of the user's memories (and, with `subject`, the organization memories about them)."""
     try:
-        receipt = await erasure.erase_person(svc, caller, body.organization_id, body.user_id, subject=body.subject)
+        receipt = await erasure.erase_person(svc.db, caller, body.organization_id, body.user_id, subject=body.subject)
     except InvalidErasureSubjectError as exc:
         details = [{"loc": ["body", "subject"], "msg": exc.problem, "type": exc.code}]
         raise ApiError(422, exc.code, f"body.subject {exc.problem}", details=details) from exc
@@ -91,5 +91,5 @@ async def erase_organization_route(
     body: OrganizationErasureIn, caller: ErasedOperatorCaller, svc: ServicesDep
 ) -> ReceiptOut:
     """Erase an organization (operator only); a repeat answers the same receipt, an interrupted one resumes."""
-    receipt = await erasure.erase_organization(svc, caller, body.organization_id)
+    receipt = await erasure.erase_organization(svc.db, svc.object_store, caller, body.organization_id)
     return receipt_out(receipt)

@@ -218,6 +218,11 @@ def parse_refs(values: list[str]) -> list[ResourceRef]:
     return refs
 
 
+def entity_entries(values: list[str]) -> list[dict[str, str]]:
+    """`kind:id` strings as the `{kind, id}` entries every entry point hands the normalizer (split at the first `:`)."""
+    return [dict(zip(("kind", "id"), value.partition(":")[::2], strict=True)) for value in values]
+
+
 def parse_entities(values: list[str], *, strict: bool = False) -> NormalizedRefs:
     """`kind:id` strings (split at the first `:`) through the run-input normalizer, like every entry point.
 
@@ -226,11 +231,7 @@ def parse_entities(values: list[str], *, strict: bool = False) -> NormalizedRefs
     """
     from state.refs import normalize_refs
 
-    entries: list[dict[str, str]] = []
-    for value in values:
-        kind, _, ident = value.partition(":")
-        entries.append({"kind": kind, "id": ident})
-    parsed = normalize_refs(entries, source="CLI")
+    parsed = normalize_refs(entity_entries(values), source="CLI")
     if parsed.dropped and strict:
         named = "; ".join(f"--entity #{d.position + 1} {d.reason}" for d in parsed.dropped)
         raise typer.BadParameter(f"{named} (expected kind:id, e.g. crm.company:8f21…)")

@@ -22,9 +22,10 @@ from functions.cli._common import JsonFlag, OrgRequired, console, open_cli_datab
 from functions.cli.errors import CliError
 
 if TYPE_CHECKING:
+    from functions.actions.scope import Caller
     from state.receipts import Receipt
 
-__all__ = ["YesFlag", "cli_requester", "confirm", "erase_app", "show_receipt"]
+__all__ = ["YesFlag", "cli_caller", "cli_requester", "confirm", "erase_app", "show_receipt"]
 
 erase_app = typer.Typer(help="Erase data from this layer (irreversible; leaves a receipt).", no_args_is_help=True)
 
@@ -63,6 +64,13 @@ def cli_requester() -> str:
     return f"cli:{name.strip()[:100]}" if name.strip() else "cli"
 
 
+def cli_caller() -> Caller:
+    """The command line as the acts see it: an operator whose receipts name `cli:<login name>`."""
+    from functions.actions.scope import Caller
+
+    return Caller(organization_id=None, name=cli_requester())
+
+
 def show_receipt(receipt: Receipt) -> None:
     """Print one receipt for people (what was asked, what left, when)."""
     data: dict[str, Any] = receipt.as_json()
@@ -92,13 +100,11 @@ def erase_user_cmd(
 ) -> None:
     """Erase every revision of a user's memories (and, with --subject, the organization memories about them)."""
     confirm(yes, f"user {user_id}")
-    from memory.erasure import erase_user
+    from functions.actions.erasure import erase_person
 
     async def main() -> Receipt:
         async with open_cli_database() as db:
-            return await erase_user(
-                db, org, user_id, subject=subject, requested_by=cli_requester(), batch_size=batch_size
-            )
+            return await erase_person(db, cli_caller(), org, user_id, subject=subject, batch_size=batch_size)
 
     receipt = run(main)
     if as_json:
@@ -119,15 +125,13 @@ def erase_organization_cmd(
     """Erase everything this layer holds for an organization; rerun it to finish an interrupted erasure."""
     confirm(yes, f"organization {organization_id}")
     from functions._services import default_object_store
-    from functions.organization_erasure import erase_organization
+    from functions.actions.erasure import erase_organization
     from state.settings import get_settings
 
     async def main() -> Receipt:
         async with open_cli_database() as db:
             store = default_object_store(get_settings())
-            return await erase_organization(
-                db, store, organization_id, requested_by=cli_requester(), batch_size=batch_size
-            )
+            return await erase_organization(db, store, cli_caller(), organization_id, batch_size=batch_size)
 
     receipt = run(main)
     if as_json:

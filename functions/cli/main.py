@@ -20,6 +20,7 @@ from functions.cli._common import (
     JsonFlag,
     OrgRequired,
     console,
+    entity_entries,
     open_cli_services,
     parse_entities,
     print_json,
@@ -185,24 +186,27 @@ def brief(
     as_json: JsonFlag = False,
 ) -> None:
     """Build a front door brief (or one under a given policy) and print it with its accounting."""
-    from context.models import ContextRequest, ContextSubject
-    from context.policies import FRONT_DOOR
-    from functions._briefs import build_brief, build_explained_brief
+    from functions.actions.briefs import front_door_brief
+    from functions.actions.scope import CLI
 
-    entities = parse_entities(entity or [], strict=strict_entities)
+    parse_entities(entity or [], strict=strict_entities)  # the usage error, and a note per dropped entity
     data = None if policy_file is None else read_policy_file(policy_file)
 
     async def main() -> Any:
         async with open_cli_services() as svc:
-            policy = FRONT_DOOR if data is None else svc.registry.publish(data)
-            request = ContextRequest(ContextSubject.of_actor(org, user), query, entities.refs, None, conversation)
-            if explain:
-                built, explanation = await build_explained_brief(svc.builder, request, policy, route="cli")
-            else:
-                built, explanation = await build_brief(svc.builder, request, policy, route="cli"), None
-            if entities.dropped:
-                built = built.model_copy(update={"dropped_entities": len(entities.dropped)})
-            return built, explanation
+            built = await front_door_brief(
+                svc,
+                CLI,
+                org,
+                user_id=user,
+                query=query,
+                entities=entity_entries(entity or []),
+                conversation_id=conversation,
+                policy=data,
+                explain=explain,
+                route="cli",
+            )
+            return built.brief, built.explanation
 
     result, explanation = run(main)
     if as_json:

@@ -72,7 +72,7 @@ async def erase_person(
     check_csrf(session, csrf)
     svc, org = await organization_of(request, session, organization_id)
     _confirmed(org, confirm)
-    receipt = await erasure.erase_person(svc, session.caller, org.id, user_id, subject=subject.strip() or None)
+    receipt = await erasure.erase_person(svc.db, session.caller, org.id, user_id, subject=subject.strip() or None)
     return RedirectResponse(f"/console/orgs/{org.id}/receipts/{receipt.id}", status_code=303)
 
 
@@ -90,5 +90,5 @@ async def erase_organization(
     svc, org = await organization_of(request, session, organization_id, erased=True)
     if not org.erased:
         _confirmed(org, confirm)
-    receipt = await erasure.erase_organization(svc, session.caller, org.id)
+    receipt = await erasure.erase_organization(svc.db, svc.object_store, session.caller, org.id)
     return RedirectResponse(f"/console/orgs/{org.id}/receipts/{receipt.id}", status_code=303)
