@@ -17,7 +17,6 @@ from state.outbox import OutboxEntry
 
 if TYPE_CHECKING:
     from functions._services import Services
-    from knowledge.ingestion.core import Ingestion
 
 __all__ = [
     "InProcessHandler",
@@ -37,19 +36,11 @@ def _source_id(entry: OutboxEntry) -> UUID:
     return UUID(str(entry.data["source_id"]))
 
 
-def _kit(services: Services) -> Ingestion:
-    from knowledge.ingestion.core import Ingestion
-
-    return Ingestion.configured(
-        services.db, services.object_store, embedders=services.embedders.get, settings=services.settings
-    )
-
-
 async def ingest_one(services: Services, entry: OutboxEntry) -> None:
     """An upload or a sync: `knowledge.ingestion.ingest_source`, as `knowledge-ingest` runs it."""
     from knowledge.ingestion.core import ingest_source
 
-    await ingest_source(_kit(services), _source_id(entry))
+    await ingest_source(services.ingestion, _source_id(entry))
 
 
 async def retry_and_ingest(services: Services, entry: OutboxEntry) -> None:
@@ -59,14 +50,14 @@ async def retry_and_ingest(services: Services, entry: OutboxEntry) -> None:
 
     source_id = _source_id(entry)
     await retry_source(services.db, source_id, organization_id=entry.organization_id)
-    await ingest_source(_kit(services), source_id)
+    await ingest_source(services.ingestion, source_id)
 
 
 async def ingest_batch_of(services: Services, entry: OutboxEntry) -> None:
     """A batch: `knowledge.ingestion.ingest_batch` over its source ids."""
     from knowledge.ingestion.core import ingest_batch
 
-    await ingest_batch(_kit(services), [UUID(str(s)) for s in entry.data["source_ids"]])
+    await ingest_batch(services.ingestion, [UUID(str(s)) for s in entry.data["source_ids"]])
 
 
 async def switch_model(services: Services, entry: OutboxEntry) -> None:

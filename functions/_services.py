@@ -71,9 +71,13 @@ class Services:
     closers: list[object] = field(default_factory=list)
     """Objects with an `aclose()` to await on shutdown (sources holding listeners)."""
 
-    @cached_property
+    @property
     def ingestion(self) -> Ingestion:
-        """The ingestion kit every path ingests with: this store, these embedders, the settings' workers and bounds."""
+        """The ingestion kit every path ingests with: this store, these embedders, the settings' workers and bounds.
+
+        Made on each read (a small frozen record over the shared worker pool), so it follows the services'
+        current store and embedders.
+        """
         from knowledge.ingestion.core import Ingestion
 
         return Ingestion.configured(self.db, self.object_store, embedders=self.embedders.get, settings=self.settings)

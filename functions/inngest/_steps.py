@@ -76,10 +76,7 @@ def ingestion_of(slot: ServiceSlot) -> Callable[[], Ingestion]:
     """The `Ingestion` a step reads when it runs: the services' database, store, embedders and bounds."""
 
     def read() -> Ingestion:
-        services = slot.get()
-        return Ingestion.configured(
-            services.db, services.object_store, embedders=services.embedders.get, settings=services.settings
-        )
+        return slot.get().ingestion
 
     return read
 

@@ -13,9 +13,6 @@ ROOT = Path(__file__).resolve().parents[3]
 FUNCTIONS = ROOT / "functions"
 BUILDER = FUNCTIONS / "_services.py"
 NOT_YET = {
-    # other helpers of issue 44 own these files; each should read `services.ingestion` (see the actions notes)
-    "functions/_in_process.py",
-    "functions/inngest/_steps.py",
     # the demo's knowledge chapter ingests four documents on one thread, with no worker pool, on purpose
     "functions/demo/knowledge.py",
 }
