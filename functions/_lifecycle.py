@@ -7,8 +7,8 @@ opens. `DatabaseHealth` is the open service's view of the same question: a reque
 connection marks it down, and while it is down each request first probes the database (at most one probe
 at a time), so every route answers 503 `database_unavailable` until a probe succeeds again. A probe that
 fails on the embedded default, because its server was stopped under the service (`ac-context db stop
---force`, a crash), starts the server again and says so in one log line (docs/decisions.md, "Issue 25:
-database faults in one line").
+--force`, a crash), starts the server again and says so in one log line (docs/decisions.md,
+"What happens to `db stop` while `serve` runs on the embedded database?").
 
 This module must never hold a business rule; it opens, probes and reports.
 """

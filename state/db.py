@@ -5,7 +5,7 @@ migrations, and opens the pool. `Database.tenant(organization_id)` hands out a c
 the `ac_tenant` role with `app.organization_id` set, so row-level security checks the tenancy a second
 time behind every explicit filter. Nothing outside `state` opens a pool.
 
-What a tenant scope sends (issue 24): nothing but its reads when the connection it borrows is already
+What a tenant scope sends: nothing but its reads when the connection it borrows is already
 that organization's. A pooled connection remembers which session it holds (the service role, or the tenant
 role with one organization set at session level), and the pool's `setup` hook, which runs on every
 acquisition whatever path asked for it (`tenant`, `connection`, `fetch`, `pool.fetch`, `pool.acquire`),

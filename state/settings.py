@@ -132,7 +132,8 @@ class Settings(BaseModel):
     max_extract_cpu_s: float = Field(default=300.0, gt=0, allow_inf_nan=False)
     """Processor seconds each core may spend reading one document (`document_extraction_timeout`)."""
 
-    # Memory expiry (docs/decisions.md, "Issue 22: memories that expire"). Durations are state.durations'.
+    # Memory expiry (docs/decisions.md, Memory: "What expiry do observations and preferences get by default?").
+    # Durations are state.durations'.
     memory_max_ttl: str = "P1825D"
     """The furthest expiry a memory may carry, from the time it is written (five years); further is refused."""
     memory_observation_may_expire: bool = True

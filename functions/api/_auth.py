@@ -4,7 +4,7 @@ The check is `functions.actions.auth.authenticate` (the console's sign-in runs t
 answers its refusal as the API's envelope, with `WWW-Authenticate: Bearer` on a 401 and `Retry-After` on a
 503. The edge stores the caller in the request scope under `CALLER`; the route's scope dependency
 (`functions.api._scopes`) reads it. Keys are looked up on every request, with no cache, so a revocation
-holds from the next request on (docs/decisions.md, issue 21).
+holds from the next request on.
 
 This module must never log or measure a bearer value, nor decide what a scope may do.
 """

@@ -5,7 +5,8 @@ file, how many processes hold it, and the idle time left before its watcher stop
 (fast shutdown) and its watcher; the next command starts it again. While another live process holds it
 (a running `serve`, an `ingest` under way: the wheel's handle list, each pid checked alive) `stop` refuses
 in one line naming them, `embedded_database_in_use`, unless `--force`; a `serve` whose server was stopped
-under it starts it again (docs/decisions.md, "Issue 25: database faults in one line"). This module
+under it starts it again (docs/decisions.md, "What happens to `db stop` while
+`serve` runs on the embedded database?"). This module
 must never touch a database that `DATABASE_URL` names.
 """
 
