@@ -147,19 +147,28 @@ CREATE FUNCTION agent.guard_organization_write(p_organization_id uuid, p_user_id
     LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
+DECLARE
+    v_refusal text;
 BEGIN
     PERFORM pg_advisory_xact_lock_shared(1701994867, hashtext(p_organization_id::text));
-    IF NOT EXISTS (SELECT 1 FROM public.organizations AS o WHERE o.id = p_organization_id) THEN
+    SELECT CASE
+               WHEN NOT EXISTS (SELECT 1 FROM public.organizations AS o WHERE o.id = p_organization_id)
+                   THEN 'organization_not_found'
+               WHEN EXISTS (SELECT 1 FROM agent.erasing_organizations AS e WHERE e.organization_id = p_organization_id)
+                   THEN 'organization_erasing'
+               WHEN EXISTS (SELECT 1 FROM agent.erasing_people AS e
+                             WHERE e.organization_id = p_organization_id
+                               AND (e.user_id = p_user_id OR (e.subject <> '' AND e.subject = ANY (p_subjects))))
+                   THEN 'person_erasing'
+           END
+      INTO v_refusal;
+    IF v_refusal = 'organization_not_found' THEN
         RAISE EXCEPTION 'no organization has id %', p_organization_id
             USING ERRCODE = 'foreign_key_violation', CONSTRAINT = 'organization_not_found';
-    END IF;
-    IF EXISTS (SELECT 1 FROM agent.erasing_organizations AS e WHERE e.organization_id = p_organization_id) THEN
+    ELSIF v_refusal = 'organization_erasing' THEN
         RAISE EXCEPTION 'organization % is being erased: its writes are refused', p_organization_id
             USING ERRCODE = 'object_not_in_prerequisite_state', CONSTRAINT = 'organization_erasing';
-    END IF;
-    IF EXISTS (SELECT 1 FROM agent.erasing_people AS e
-                WHERE e.organization_id = p_organization_id
-                  AND (e.user_id = p_user_id OR (e.subject <> '' AND e.subject = ANY (p_subjects)))) THEN
+    ELSIF v_refusal = 'person_erasing' THEN
         RAISE EXCEPTION 'a person this write names is being erased in organization %', p_organization_id
             USING ERRCODE = 'object_not_in_prerequisite_state', CONSTRAINT = 'person_erasing';
     END IF;

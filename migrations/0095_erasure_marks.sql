@@ -30,34 +30,7 @@ CREATE TABLE agent.erasing_people (
 );
 CREATE INDEX erasing_people_organization ON agent.erasing_people (organization_id);
 
--- Take the organization's write lock shared for the rest of the transaction, then refuse when the
--- organization does not exist (constraint organization_not_found: an erasure that deleted the row took its
--- mark with it, and a write must not put an object for it either), when it is being erased (constraint organization_erasing) or when the write names a person being
--- erased: the user p_user_id, or one of the subjects p_subjects ('<kind>:<id>') (constraint person_erasing).
--- plpgsql: each statement takes its own snapshot, so the check sees a mark committed while the lock waited.
-CREATE FUNCTION agent.guard_organization_write(p_organization_id uuid, p_user_id uuid, p_subjects text[])
-RETURNS void
-LANGUAGE plpgsql
-SET search_path = pg_catalog, pg_temp
-AS $$
-BEGIN
-    PERFORM pg_advisory_xact_lock_shared(1701994867, hashtext(p_organization_id::text));
-    IF NOT EXISTS (SELECT 1 FROM public.organizations AS o WHERE o.id = p_organization_id) THEN
-        RAISE EXCEPTION 'no organization has id %', p_organization_id
-            USING ERRCODE = 'foreign_key_violation', CONSTRAINT = 'organization_not_found';
-    END IF;
-    IF EXISTS (SELECT 1 FROM agent.erasing_organizations AS e WHERE e.organization_id = p_organization_id) THEN
-        RAISE EXCEPTION 'organization % is being erased: its writes are refused', p_organization_id
-            USING ERRCODE = 'object_not_in_prerequisite_state', CONSTRAINT = 'organization_erasing';
-    END IF;
-    IF EXISTS (SELECT 1 FROM agent.erasing_people AS e
-                WHERE e.organization_id = p_organization_id
-                  AND (e.user_id = p_user_id OR (e.subject <> '' AND e.subject = ANY (p_subjects)))) THEN
-        RAISE EXCEPTION 'a person this write names is being erased in organization %', p_organization_id
-            USING ERRCODE = 'object_not_in_prerequisite_state', CONSTRAINT = 'person_erasing';
-    END IF;
-END
-$$;
+-- agent.guard_organization_write: migration 0112 (one snapshot for its three checks).
 
 -- Take the organization's write lock exclusive (waiting for every write in flight) and mark the organization
 -- erasing, when its row exists; a mark already there stays (a rerun). Answers whether it is marked.
@@ -95,6 +68,5 @@ ALTER TABLE agent.removal_receipts ADD COLUMN physical jsonb NOT NULL DEFAULT '{
 ALTER TABLE agent.erasing_organizations ENABLE ROW LEVEL SECURITY;
 ALTER TABLE agent.erasing_people ENABLE ROW LEVEL SECURITY;
 REVOKE ALL ON agent.erasing_organizations, agent.erasing_people FROM PUBLIC, authenticated, ac_tenant;
-REVOKE ALL ON FUNCTION agent.guard_organization_write(uuid, uuid, text[]) FROM PUBLIC, authenticated, ac_tenant;
 REVOKE ALL ON FUNCTION agent.mark_organization_erasing(uuid, uuid) FROM PUBLIC, authenticated, ac_tenant;
 REVOKE ALL ON FUNCTION agent.mark_person_erasing(uuid, uuid, text, uuid) FROM PUBLIC, authenticated, ac_tenant;

@@ -458,7 +458,7 @@ SELECT count(*) FROM gone;
 
 -- name: guard_organization_write
 -- Hold the organization's write lock (shared) until the transaction ends, and refuse a write for an
--- organization or a person being erased (migration 0095). $1 organization id, $2 user id or NULL,
+-- organization or a person being erased (migration 0112; the marks are 0095's). $1 organization id, $2 user id or NULL,
 -- $3 subjects ('<kind>:<id>') the write names.
 SELECT agent.guard_organization_write($1, $2, $3::text[]);
 

@@ -186,3 +186,42 @@ async def test_a_person_being_erased_refuses_the_writes_that_name_them_until_the
     await erase_user(db, org, writer.user, subject=f"crm.person:{person}", requested_by="test")
     await writer.remember("preference.tone", scope="user")  # the completed erasure ended its mark
     await colleague.remember("observation.budget", subject_refs=about)
+
+
+async def test_a_write_checking_while_the_erasure_deletes_the_organization_is_refused_not_let_through(
+    db: Database,
+) -> None:
+    """The guard reads the organization and its mark in one snapshot (migration 0112).
+
+    The race `make test` once lost (`test_api_erasure_race`: a batch answered 503 on a foreign key): a write's
+    guard saw the organization's row, then the erasure's last transaction deleted the row and (cascading) its
+    mark and committed, then the guard looked for the mark in a later snapshot, found none, and let the write
+    through to an insert the foreign key refused. Here the erasure's side holds the marks table locked so the
+    guard waits inside its check, at exactly that point, until the deletion commits.
+    """
+    org = (await create_organization(db, "raced at the end")).id
+    await mark_organization_erasing(db, org, receipt_id=await open_receipt(db, org))
+    async with db.connection() as eraser:
+        ending = eraser.transaction()
+        await ending.start()
+        await eraser.execute("LOCK TABLE agent.erasing_organizations IN ACCESS EXCLUSIVE MODE")
+
+        async def guarded_write() -> None:
+            async with db.connection() as conn, conn.transaction():
+                await guard_writes(conn, org)
+
+        writing = asyncio.create_task(guarded_write())
+        async with db.connection() as watcher:
+            for _ in range(2000):  # until the guard waits on the marks table (a generous deadline, not a timing)
+                waiting = await watcher.fetchval(
+                    "SELECT count(*) FROM pg_locks WHERE relation = 'agent.erasing_organizations'::regclass"
+                    " AND NOT granted"
+                )
+                if waiting:
+                    break
+                await asyncio.sleep(0.01)
+            assert waiting, "the guard waits on the marks table"
+        await eraser.execute("DELETE FROM public.organizations WHERE id = $1", org)  # the mark goes with it
+        await ending.commit()
+    with pytest.raises((OrganizationErasingError, OrganizationNotFoundError)):
+        await writing
