@@ -261,10 +261,10 @@ CREATE OR REPLACE FUNCTION agent.%I(
     relevance double precision,
     placed text
 )
-LANGUAGE plpgsql STABLE SECURITY INVOKER
-SET search_path = pg_catalog, public
-SET plan_cache_mode = force_generic_plan
-AS %L
+    LANGUAGE plpgsql STABLE SECURITY INVOKER
+    SET search_path = pg_catalog, public
+    SET plan_cache_mode = force_generic_plan
+    AS %L
 $f$, v_name, E'#variable_conflict use_column\nBEGIN\n    IF $30 THEN\n        RETURN QUERY' || v_explain
         || E';\n    ELSE\n        RETURN QUERY' || v_plain || E';\n    END IF;\nEND\n');
     EXECUTE format('COMMENT ON FUNCTION agent.%I IS %L', v_name,
@@ -344,10 +344,10 @@ CREATE OR REPLACE FUNCTION agent.knowledge_search_by_model(
     relevance double precision,
     placed text
 )
-LANGUAGE plpgsql STABLE SECURITY INVOKER
-SET search_path = pg_catalog, public
-SET plan_cache_mode = force_generic_plan
-AS %L
+    LANGUAGE plpgsql STABLE SECURITY INVOKER
+    SET search_path = pg_catalog, public
+    SET plan_cache_mode = force_generic_plan
+    AS %L
 $f$, E'BEGIN\n    CASE p_model\n' || coalesce(v_cases || E'\n', '')
         || E'        ELSE RAISE EXCEPTION USING ERRCODE = ''KS004'', MESSAGE = format(''embedding model %s has no search '
            'function: run agent.ensure_embedding_model_index'', p_model);\n    END CASE;\nEND\n');
