@@ -25,7 +25,7 @@ import numpy as np
 from bench import _search_seed as seed
 from bench._planning_server import planning_server, statement_counters
 from bench._scratch import scratch_database
-from state.migrate import apply_migrations
+from state.migrate import MIGRATIONS_DIR, apply_migrations
 
 SEARCHES = 100
 CHUNKS = 3_000
@@ -79,12 +79,12 @@ async def measure(url: str, org: uuid.UUID, *, searches: int, rng: np.random.Gen
     return {"searches": searches, "wall_ms_per_search": round(wall_ms, 3), "statements": statements}
 
 
-async def run(chunks: int = CHUNKS, searches: int = SEARCHES) -> dict[str, Any]:
-    """Seed, search, and report the planning counters (a JSON-able dict)."""
+async def run(chunks: int = CHUNKS, searches: int = SEARCHES, *, migrations: Path = MIGRATIONS_DIR) -> dict[str, Any]:
+    """Seed, search, and report the planning counters (a JSON-able dict); `migrations` is the folder applied."""
     rng = np.random.default_rng(45)
     with tempfile.TemporaryDirectory(prefix="ac-plan-") as folder:
         async with planning_server(Path(folder)) as server, scratch_database(server, "ac_plan") as url:
-            await apply_migrations(url)
+            await apply_migrations(url, migrations)
             conn = await asyncpg.connect(url)
             try:
                 preload = await conn.fetchval("SHOW shared_preload_libraries")
