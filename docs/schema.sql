@@ -1959,6 +1959,7 @@ CREATE FUNCTION public.knowledge_search(p_organization_id uuid, p_query_embeddin
     SET search_path TO 'pg_catalog', 'public'
     SET "hnsw.iterative_scan" TO 'relaxed_order'
     SET "hnsw.ef_search" TO '200'
+    SET plan_cache_mode TO 'force_generic_plan'
     AS $$
 #variable_conflict use_column
 DECLARE
