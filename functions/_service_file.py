@@ -15,10 +15,8 @@ take, so it imports the standard library alone. This module must never connect t
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -76,6 +74,8 @@ def configured_database_url(environ: Mapping[str, str]) -> str | None:
 
 def database_fingerprint(database_url: str | None) -> str:
     """A short digest of `DATABASE_URL` (empty: the embedded server of the data folder), never the URL itself."""
+    import hashlib  # here: a command with no note to check never loads OpenSSL
+
     return hashlib.sha256((database_url or "").encode()).hexdigest()[:16]
 
 
@@ -103,6 +103,8 @@ def pid_alive(pid: int) -> bool:
 
 def write_service_file(data_dir: Path, note: ServiceNote) -> Path:
     """Write `note` into `data_dir` atomically, readable by its owner only; the path written."""
+    import tempfile  # here: only `serve` writes
+
     data_dir.mkdir(parents=True, exist_ok=True)
     target = data_dir / SERVICE_FILE
     body = {"url": note.url, "pid": note.pid, "token": note.token, "database": note.database}
