@@ -136,6 +136,14 @@ async def test_search_brief_and_the_lists_over_the_service_print_what_the_direct
     served: Served, db: Database, factory: Factory
 ) -> None:
     org = await _seed(db, served.data, factory)
+    definition = await factory.definition(org)
+    user = await factory.user(org)
+    run = await factory.run(org, definition_id=definition, status="running")
+    remembered = await served.cli(
+        "memory", "remember", "--attribute", "observation.reset", "--text", "Prefers the reset link by email.",
+        "--org", str(org), "--definition", str(definition), "--run", str(run), "--user", str(user), "--direct",
+    )  # fmt: skip
+    assert remembered.code == 0, remembered.err
     note = served.data / SERVICE_FILE
     assert stat.S_IMODE(note.stat().st_mode) == 0o600, "the note holds the operator token: its owner reads it alone"
     commands = [
@@ -147,6 +155,7 @@ async def test_search_brief_and_the_lists_over_the_service_print_what_the_direct
         ("org", "list"),
         ("receipts", "list", "--org", str(org), "--json"),
         ("memory", "list", "--org", str(org), "--json"),
+        ("memory", "list", "--org", str(org)),
     ]
     for args in commands:
         over_http = await served.cli(*args)
@@ -156,6 +165,7 @@ async def test_search_brief_and_the_lists_over_the_service_print_what_the_direct
         assert over_http.loaded(READ_PATH) == [], f"{args} over the service loads {over_http.loaded(READ_PATH)}"
         assert "asyncpg" in direct.modules, "--direct reads the database here"
     assert "reset" in (await served.cli("search", "how do I reset a password", "--org", str(org))).out
+    assert "Prefers the reset link" in (await served.cli("memory", "list", "--org", str(org))).out
 
 
 async def test_a_refusal_of_the_service_is_the_direct_paths_line_and_exit_and_serve_removes_its_note(
