@@ -165,7 +165,7 @@ async def test_search_brief_and_the_lists_over_the_service_print_what_the_direct
         assert over_http.loaded(READ_PATH) == [], f"{args} over the service loads {over_http.loaded(READ_PATH)}"
         assert "asyncpg" in direct.modules, "--direct reads the database here"
     assert "reset" in (await served.cli("search", "how do I reset a password", "--org", str(org))).out
-    assert "Prefers the reset link" in (await served.cli("memory", "list", "--org", str(org))).out
+    assert "Prefers the reset" in (await served.cli("memory", "list", "--org", str(org))).out
 
 
 async def test_a_refusal_of_the_service_is_the_direct_paths_line_and_exit_and_serve_removes_its_note(
