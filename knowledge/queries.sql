@@ -393,7 +393,8 @@ WITH wanted AS (
 SELECT (SELECT count(*) FROM dropped)::integer AS chunks, (SELECT count(*) FROM dropped_rows)::integer AS sources;
 
 -- name: knowledge_search
--- Hybrid search through the SQL function (migrations/0103, its one text; read it whole in docs/schema.sql).
+-- Hybrid search through the SQL function (migrations/0107, whose main statement is each model's own static
+-- function, agent.knowledge_search_<model>, written at registration; read it whole in docs/schema.sql).
 -- $1 organization_id, $2 query embedding, $3 query text, $4 include_platform, $5 include_organization,
 -- $6 limit, $7 the model the query was embedded with, $8 dense weight, $9 lexical weight (both NULL: the
 -- model's), $10 candidates per list (NULL = 4 x limit), $11 the reciprocal-rank constant k, $12 fusion ('rrf'

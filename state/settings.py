@@ -85,6 +85,9 @@ class Settings(BaseModel):
     """`dev` talks to a local Inngest dev server; `production` requires a signing key."""
     api_token: str | None = None
     """The operator token of `/v1/` (beside the API keys in the database). None: only API keys are taken."""
+    service_url: str | None = None
+    """A running service `ac-context` sends its reads to (`search`, `brief`, the lists) with `api_token`, instead
+    of opening the database; None: the service whose `service.json` is in `data_dir`, if one runs."""
     organizations_per_minute: int = Field(default=60, ge=1, le=100_000)
     """Organizations `POST /v1/organizations` creates per minute across replicas; past it 429 `rate_limited`."""
     source_timeout_s: float = Field(default=1.0, gt=0, allow_inf_nan=False)

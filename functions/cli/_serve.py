@@ -11,17 +11,28 @@ passes the same to `uvicorn functions.app:app`; a test compares them).
 from __future__ import annotations
 
 import ipaddress
+import os
 import secrets
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Final
 
 from functions._production import check_production
+from functions._service_file import (
+    ServiceNote,
+    configured_data_dir,
+    configured_database_url,
+    database_fingerprint,
+    remove_service_file,
+    service_url,
+    write_service_file,
+)
 from functions.errors import InngestConfigError
 from functions.inngest.encryption import parse_keys
 from state.settings import load_settings
 
-__all__ = ["BACKLOG", "KEEP_ALIVE_S", "ServePlan", "plan_serve"]
+__all__ = ["BACKLOG", "KEEP_ALIVE_S", "ServePlan", "announced", "plan_serve"]
 
 KEEP_ALIVE_S: Final = 75
 """uvicorn's `timeout_keep_alive` (docs/decisions.md, "Which uvicorn settings serve an overload?").
@@ -107,3 +118,24 @@ def functions_line(environ: Mapping[str, str]) -> str:
             return f"functions: Inngest at {origin}, which does not answer yet; events wait in the outbox"
         return f"functions: in-process (no Inngest dev server answers at {origin})"
     return f"functions: the Inngest dev server at {origin}"
+
+
+@contextmanager
+def announced(environ: Mapping[str, str], *, host: str, port: int, token: str | None) -> Iterator[None]:
+    """While the service runs, its `service.json` in the data folder, so `ac-context` sends it its reads.
+
+    Written before uvicorn binds (a command in that instant finds the port closed and reads directly), removed
+    when uvicorn returns (a stop, SIGTERM, or a port it could not bind); a killed service leaves it behind, and
+    the command line then finds its pid gone. Without an operator token there is nothing to announce: the
+    command line could not authenticate.
+    """
+    if not token:
+        yield
+        return
+    data_dir, pid = configured_data_dir(environ), os.getpid()
+    note = ServiceNote(service_url(host, port), pid, token, database_fingerprint(configured_database_url(environ)))
+    write_service_file(data_dir, note)
+    try:
+        yield
+    finally:
+        remove_service_file(data_dir, pid)

@@ -34,6 +34,7 @@ from state.errors import StateError
 
 __all__ = [
     "DEBUG_FLAG",
+    "DIRECT_FLAG",
     "ORGANIZATION",
     "PROJECT_ERRORS",
     "CliError",
@@ -44,6 +45,8 @@ __all__ = [
 ]
 
 DEBUG_FLAG = "--debug"
+DIRECT_FLAG = "--direct"
+"""Read the database here even when a service runs (`functions.cli._service`)."""
 ORGANIZATION: ContextVar[UUID | None] = ContextVar("ac_context_organization", default=None)
 """The organization the running command's `--org` named (`open_cli_services` checks it exists)."""
 _DEBUG_KEY = "ac_context.debug"
@@ -116,10 +119,11 @@ class CliGroup(TyperGroup):
     """The root command group: it runs a command and turns a project error into one line and exit 1."""
 
     def main(self, args: Any = None, *a: Any, **kw: Any) -> Any:
-        """Accept `--debug` anywhere on the command line, not only before the subcommand."""
+        """Accept `--debug` and `--direct` anywhere on the command line, not only before the subcommand."""
         args = list(sys.argv[1:] if args is None else args)
-        if DEBUG_FLAG in args:
-            args = [DEBUG_FLAG, *(x for x in args if x != DEBUG_FLAG)]
+        for flag in (DIRECT_FLAG, DEBUG_FLAG):
+            if flag in args:
+                args = [flag, *(x for x in args if x != flag)]
         return super().main(args, *a, **kw)
 
     def invoke(self, ctx: Any) -> Any:  # typer's own click Context

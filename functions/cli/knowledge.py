@@ -267,6 +267,55 @@ def search(
     as_json: JsonFlag = False,
 ) -> None:
     """Hybrid search over the organization's (and the platform's) ready documents."""
+    hits = _search_over_http(
+        query, org, limit=limit, platform=platform, min_relevance=min_relevance, keep_top=keep_top,
+        per_source=per_source,
+    )  # fmt: skip
+    if hits is None:
+        hits = _search_here(
+            query, org, limit=limit, platform=platform, min_relevance=min_relevance, keep_top=keep_top,
+            per_source=per_source,
+        )  # fmt: skip
+    if as_json:
+        print_json(hits)
+        return
+    for n, hit in enumerate(hits, 1):
+        console.print(
+            f"[bold]{n}. {safe(hit['source'])}[/] #{hit['ordinal']} ({hit['score']:.4f})  source {hit['source_id']}"
+        )
+        console.print(plain(f"   {snippet(hit['text'], SNIPPET_CHARS)}"))
+
+
+MAX_SEARCH_QUERY: Final = 2000
+"""`SearchIn.query`'s bound: a longer (or an empty) query is searched here, as the API would refuse it."""
+
+
+def _search_over_http(
+    query: str, org: UUID, *, limit: int, platform: bool, min_relevance: float, keep_top: int, per_source: int
+) -> list[dict[str, Any]] | None:
+    """The hits a running service found, as `search` prints them; None when none runs."""
+    from functions.cli._service import ask
+
+    if not 1 <= len(query) <= MAX_SEARCH_QUERY:
+        return None
+    body = {
+        "organization_id": str(org), "query": query, "limit": limit, "include_platform": platform,
+        "include_organization": True, "min_relevance": min_relevance, "keep_top": keep_top, "per_source": per_source,
+    }  # fmt: skip
+    answer = ask("POST", "/v1/knowledge/search", body=body)
+    if answer is None:
+        return None
+    return [
+        {"score": h["score"], "source_id": h["source_id"], "source": h["source_title"], "ordinal": h["ordinal"],
+         "text": h["text"]}
+        for h in answer["hits"]
+    ]  # fmt: skip
+
+
+def _search_here(
+    query: str, org: UUID, *, limit: int, platform: bool, min_relevance: float, keep_top: int, per_source: int
+) -> list[dict[str, Any]]:
+    """The hits of a search run in this process (the database opened here)."""
     from functions.actions.scope import CLI
     from functions.actions.search import search_knowledge
 
@@ -282,15 +331,7 @@ def search(
             for h in hits
         ]  # fmt: skip
 
-    hits = run(main)
-    if as_json:
-        print_json(hits)
-        return
-    for n, hit in enumerate(hits, 1):
-        console.print(
-            f"[bold]{n}. {safe(hit['source'])}[/] #{hit['ordinal']} ({hit['score']:.4f})  source {hit['source_id']}"
-        )
-        console.print(plain(f"   {snippet(hit['text'], SNIPPET_CHARS)}"))
+    return run(main)
 
 
 def sweep(as_json: JsonFlag = False) -> None:

@@ -14,7 +14,8 @@ from uuid import UUID
 import typer
 
 from functions.cli._common import JsonFlag, OrgRequired, console, open_cli_services, parse_refs, print_json, run, safe
-from functions.cli._paging import AllFlag, CursorOption, limit_option, print_page_note, read_pages
+from functions.cli._paging import MAX_LIMIT, AllFlag, CursorOption, limit_option, print_page_note, read_pages
+from functions.cli._service import ask_pages
 
 if TYPE_CHECKING:
     from memory.models import ToolInvocation
@@ -116,6 +117,29 @@ def list_memories(
     as_json: JsonFlag = False,
 ) -> None:
     """The live memories of an organization (both scopes) or of one person, newest first, with their expiry."""
+    query = {"organization_id": org, "user_id": user, "definition_id": definition}
+    answered = ask_pages(
+        "/v1/memory/memories", query, cursor=cursor, limit=limit, everything=everything, max_limit=MAX_LIMIT
+    )
+    rows, total, next_cursor = (
+        answered if answered is not None else _memories_here(org, user, definition, cursor, limit, everything)
+    )
+    if as_json:
+        print_json(rows)
+        print_page_note(len(rows), total, "memories", next_cursor, as_json=True)
+        return
+    for row in rows:
+        expiry = f" expires {row['expires_at']}" if row["expires_at"] else ""
+        console.print(
+            f"[bold]{safe(row['subject_key'])}[/] ({row['scope']}) {safe(row['text'])}  [dim]{row['id']}{expiry}[/]"
+        )
+    print_page_note(len(rows), total, "memories", next_cursor)
+
+
+def _memories_here(
+    org: UUID, user: UUID | None, definition: UUID | None, cursor: str | None, limit: int, everything: bool
+) -> tuple[list[dict[str, Any]], int, str | None]:
+    """The page (or pages) of live memories read in this process."""
     from functions.actions.memory import memories_page
     from functions.actions.scope import CLI
 
@@ -129,17 +153,7 @@ def list_memories(
             )  # fmt: skip
         return [m.as_json() for m in page.items], page.total, page.next_cursor
 
-    rows, total, next_cursor = run(main)
-    if as_json:
-        print_json(rows)
-        print_page_note(len(rows), total, "memories", next_cursor, as_json=True)
-        return
-    for row in rows:
-        expiry = f" expires {row['expires_at']}" if row["expires_at"] else ""
-        console.print(
-            f"[bold]{safe(row['subject_key'])}[/] ({row['scope']}) {safe(row['text'])}  [dim]{row['id']}{expiry}[/]"
-        )
-    print_page_note(len(rows), total, "memories", next_cursor)
+    return run(main)
 
 
 @memory_app.command()

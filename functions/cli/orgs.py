@@ -12,7 +12,8 @@ from typing import Annotated, Any
 import typer
 
 from functions.cli._common import JsonFlag, console, open_cli_database, print_json, run, safe
-from functions.cli._paging import AllFlag, CursorOption, limit_option, print_page_note, read_pages
+from functions.cli._paging import MAX_LIMIT, AllFlag, CursorOption, limit_option, print_page_note, read_pages
+from functions.cli._service import ask_pages
 
 __all__ = ["org_app"]
 
@@ -58,18 +59,10 @@ def list_all(
     as_json: JsonFlag = False,
 ) -> None:
     """The organizations, oldest first, with their sources, chunks and memories (a page names the next)."""
-    from functions.actions import orgs
-    from functions.actions.scope import CLI
-
-    async def main() -> tuple[list[dict[str, Any]], int, str | None]:
-        async with open_cli_database() as db:
-            page = await read_pages(
-                lambda c, n: orgs.organizations_page(db, CLI, name=name, cursor=c, limit=n),
-                cursor=cursor, limit=limit, everything=everything,
-            )  # fmt: skip
-        return [o.as_json() for o in page.items], page.total, page.next_cursor
-
-    rows, total, next_cursor = run(main)
+    answered = ask_pages(
+        "/v1/organizations", {"name": name}, cursor=cursor, limit=limit, everything=everything, max_limit=MAX_LIMIT
+    )
+    rows, total, next_cursor = answered if answered is not None else _list_here(name, cursor, limit, everything)
     if as_json:
         print_json(rows)
         print_page_note(len(rows), total, "organizations", next_cursor, as_json=True)
@@ -89,3 +82,21 @@ def list_all(
             soft_wrap=True,
         )
     print_page_note(len(rows), total, "organizations", next_cursor)
+
+
+def _list_here(
+    name: str | None, cursor: str | None, limit: int, everything: bool
+) -> tuple[list[dict[str, Any]], int, str | None]:
+    """The page (or pages) of organizations read in this process."""
+    from functions.actions import orgs
+    from functions.actions.scope import CLI
+
+    async def main() -> tuple[list[dict[str, Any]], int, str | None]:
+        async with open_cli_database() as db:
+            page = await read_pages(
+                lambda c, n: orgs.organizations_page(db, CLI, name=name, cursor=c, limit=n),
+                cursor=cursor, limit=limit, everything=everything,
+            )  # fmt: skip
+        return [o.as_json() for o in page.items], page.total, page.next_cursor
+
+    return run(main)

@@ -13,7 +13,8 @@ from uuid import UUID
 import typer
 
 from functions.cli._common import JsonFlag, OrgOption, console, open_cli_database, print_json, run, safe
-from functions.cli._paging import AllFlag, CursorOption, limit_option, print_page_note, read_pages
+from functions.cli._paging import MAX_LIMIT, AllFlag, CursorOption, limit_option, print_page_note, read_pages
+from functions.cli._service import ask_pages
 from functions.cli.erase import show_receipt
 
 if TYPE_CHECKING:
@@ -52,18 +53,11 @@ def list_cmd(
     as_json: JsonFlag = False,
 ) -> None:
     """The receipts (of --org, or all), newest first (a page with more after it names its cursor)."""
-    from functions.actions.receipts import receipts_page
-    from functions.actions.scope import CLI
-
-    async def main() -> tuple[list[dict[str, Any]], int, str | None]:
-        async with open_cli_database() as db:
-            page = await read_pages(
-                lambda c, n: receipts_page(db, CLI, organization_id=org, cursor=c, limit=n),
-                cursor=cursor, limit=limit, everything=everything,
-            )  # fmt: skip
-        return [r.as_json() for r in page.items], page.total, page.next_cursor
-
-    rows, total, next_cursor = run(main)
+    answered = ask_pages(
+        "/v1/receipts", {"organization_id": org}, cursor=cursor, limit=limit, everything=everything,
+        max_limit=MAX_LIMIT,
+    )  # fmt: skip
+    rows, total, next_cursor = answered if answered is not None else _receipts_here(org, cursor, limit, everything)
     if as_json:
         print_json(rows)
         print_page_note(len(rows), total, "receipts", next_cursor, as_json=True)
@@ -80,3 +74,21 @@ def list_cmd(
             soft_wrap=True,
         )
     print_page_note(len(rows), total, "receipts", next_cursor)
+
+
+def _receipts_here(
+    org: UUID | None, cursor: str | None, limit: int, everything: bool
+) -> tuple[list[dict[str, Any]], int, str | None]:
+    """The page (or pages) of receipts read in this process."""
+    from functions.actions.receipts import receipts_page
+    from functions.actions.scope import CLI
+
+    async def main() -> tuple[list[dict[str, Any]], int, str | None]:
+        async with open_cli_database() as db:
+            page = await read_pages(
+                lambda c, n: receipts_page(db, CLI, organization_id=org, cursor=c, limit=n),
+                cursor=cursor, limit=limit, everything=everything,
+            )  # fmt: skip
+        return [r.as_json() for r in page.items], page.total, page.next_cursor
+
+    return run(main)

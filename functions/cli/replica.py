@@ -13,7 +13,6 @@ checked before the primary is started or copied). This module must never touch t
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -91,6 +90,8 @@ def status(as_json: JsonFlag = False) -> None:
     out: dict[str, Any] = {"made": st.made, "running": st.running, "pid": st.pid, "url": st.url}
     primary = embedded_status(data_dir)
     if st.running and st.url is not None and primary.url is not None:
+        import asyncio  # here: `--help` and every other command start no event loop
+
         out.update(asyncio.run(standby_lag(primary.url, st.url)))
     if as_json:
         print_json(out)
