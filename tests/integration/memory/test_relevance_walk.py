@@ -91,8 +91,21 @@ async def test_a_superseded_or_expired_memory_never_comes_back_through_the_walk(
     gone = await raw_memory(db, **kw, attribute="observation.gone", text=text, expires_at=now - timedelta(minutes=1),
                             created_at=now - timedelta(days=2))  # fmt: skip
     await embed_missing(db, world.org, live_memory_embedder(db, fake))
+    async with db.connection() as conn:  # dead rows keep a vector (embedded while live): the nearest of all
+        await conn.execute(
+            "INSERT INTO agent.memory_embeddings (memory_id, embedding_model, embedding, organization_id,"
+            " scope_owner_id) SELECT d.id, e.embedding_model, e.embedding, e.organization_id, e.scope_owner_id"
+            " FROM agent.memory_embeddings AS e CROSS JOIN unnest($2::uuid[]) AS d (id) WHERE e.memory_id = $1",
+            new, [old, gone],
+        )  # fmt: skip
     index = await hnsw_index(db)
     query = replace(await relevance_query(db, world.org, text, fake), walk_above=0)
+    async with db.connection() as conn:
+        dense = await conn.fetch(
+            "SELECT memory_id FROM agent.memory_dense_candidates($1, $2, $3, $4::vector, 5, 203, 0)",
+            world.org, [world.org, world.user], FAKE, query.vector,
+        )  # fmt: skip
+    assert {old, gone} <= {r["memory_id"] for r in dense}, "the dead rows are the walk's nearest"
     got, scans = await walked(db, world, query, index)
     assert scans == 1
     assert new in got and old not in got and gone not in got
