@@ -1498,10 +1498,10 @@ CREATE FUNCTION agent.memory_chain_problems(p_organization_id uuid DEFAULT NULL:
 $$;
 
 --
--- Name: memory_dense_candidates(uuid, uuid[], text, public.vector, integer, bigint, integer); Type: FUNCTION; Schema: agent; Owner: -
+-- Name: memory_dense_walk(uuid, uuid[], text, public.vector, integer, bigint); Type: FUNCTION; Schema: agent; Owner: -
 --
 
-CREATE FUNCTION agent.memory_dense_candidates(p_organization_id uuid, p_owners uuid[], p_model text, p_query public.vector, p_k integer, p_owner_rows bigint, p_walk_above integer) RETURNS TABLE(memory_id uuid, distance double precision)
+CREATE FUNCTION agent.memory_dense_walk(p_organization_id uuid, p_owners uuid[], p_model text, p_query public.vector, p_k integer, p_owner_rows bigint) RETURNS TABLE(memory_id uuid, distance double precision)
     LANGUAGE plpgsql STABLE
     SET search_path TO 'pg_catalog', 'public'
     SET "hnsw.iterative_scan" TO 'relaxed_order'
@@ -1521,36 +1521,27 @@ BEGIN
     IF NOT FOUND OR vector_dims(p_query) <> m.dimensions THEN
         RETURN;
     END IF;
-    IF p_owner_rows >= p_walk_above THEN
-        SELECT c.reltuples INTO v_index_rows
-          FROM pg_class AS c
-         WHERE c.oid = to_regclass('agent.' || agent.memory_embedding_index_name(m.index_name));
-        IF v_index_rows IS NOT NULL AND p_owner_rows >= 0.1 * v_index_rows THEN
-            EXECUTE format($walk$
-                SELECT array_agg(w.memory_id ORDER BY w.distance, w.memory_id),
-                       array_agg(w.distance ORDER BY w.distance, w.memory_id)
-                  FROM (SELECT e.memory_id, (e.embedding::vector(%1$s)) <=> $1::vector(%1$s) AS distance
-                          FROM agent.memory_embeddings AS e
-                         WHERE e.embedding_model = %2$L
-                           AND e.organization_id = $2 AND e.scope_owner_id = ANY ($3)
-                         ORDER BY (e.embedding::vector(%1$s)) <=> $1::vector(%1$s)
-                         LIMIT $4) AS w
-            $walk$, m.dimensions, m.model_id)
-            INTO v_ids, v_distances
-            USING p_query, p_organization_id, p_owners, p_k;
-            IF cardinality(v_ids) >= p_k THEN
-                RETURN QUERY SELECT u.id, u.d FROM unnest(v_ids, v_distances) WITH ORDINALITY AS u (id, d, n) ORDER BY u.n;
-                RETURN;
-            END IF;
-        END IF;
+    SELECT c.reltuples INTO v_index_rows
+      FROM pg_class AS c
+     WHERE c.oid = to_regclass('agent.' || agent.memory_embedding_index_name(m.index_name));
+    IF v_index_rows IS NULL OR p_owner_rows < 0.1 * v_index_rows THEN
+        RETURN;
     END IF;
-    RETURN QUERY
-        SELECT e.memory_id, e.embedding <=> p_query
-          FROM agent.memory_embeddings AS e
-         WHERE e.embedding_model = p_model AND e.organization_id = p_organization_id
-           AND e.scope_owner_id = ANY (p_owners)
-         ORDER BY 2, 1
-         LIMIT p_k;
+    EXECUTE format($walk$
+        SELECT array_agg(w.memory_id ORDER BY w.distance, w.memory_id),
+               array_agg(w.distance ORDER BY w.distance, w.memory_id)
+          FROM (SELECT e.memory_id, (e.embedding::vector(%1$s)) <=> $1::vector(%1$s) AS distance
+                  FROM agent.memory_embeddings AS e
+                 WHERE e.embedding_model = %2$L
+                   AND e.organization_id = $2 AND e.scope_owner_id = ANY ($3)
+                 ORDER BY (e.embedding::vector(%1$s)) <=> $1::vector(%1$s)
+                 LIMIT $4) AS w
+    $walk$, m.dimensions, m.model_id)
+    INTO v_ids, v_distances
+    USING p_query, p_organization_id, p_owners, p_k;
+    IF cardinality(v_ids) >= p_k THEN
+        RETURN QUERY SELECT u.id, u.d FROM unnest(v_ids, v_distances) WITH ORDINALITY AS u (id, d, n) ORDER BY u.n;
+    END IF;
 END
 $_$;
 
@@ -5187,10 +5178,10 @@ REVOKE ALL ON FUNCTION agent.memories_refuse_rewrite() FROM PUBLIC;
 REVOKE ALL ON FUNCTION agent.memory_chain_problems(p_organization_id uuid) FROM PUBLIC;
 
 --
--- Name: FUNCTION memory_dense_candidates(p_organization_id uuid, p_owners uuid[], p_model text, p_query public.vector, p_k integer, p_owner_rows bigint, p_walk_above integer); Type: ACL; Schema: agent; Owner: -
+-- Name: FUNCTION memory_dense_walk(p_organization_id uuid, p_owners uuid[], p_model text, p_query public.vector, p_k integer, p_owner_rows bigint); Type: ACL; Schema: agent; Owner: -
 --
 
-REVOKE ALL ON FUNCTION agent.memory_dense_candidates(p_organization_id uuid, p_owners uuid[], p_model text, p_query public.vector, p_k integer, p_owner_rows bigint, p_walk_above integer) FROM PUBLIC;
+REVOKE ALL ON FUNCTION agent.memory_dense_walk(p_organization_id uuid, p_owners uuid[], p_model text, p_query public.vector, p_k integer, p_owner_rows bigint) FROM PUBLIC;
 
 --
 -- Name: FUNCTION memory_embedding_index_name(p_index_name text); Type: ACL; Schema: agent; Owner: -

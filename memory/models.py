@@ -383,7 +383,7 @@ class RelevanceQuery:
     reads 200 too); the best partial candidates are then completed with the lexemes it cut."""
     walk_above: int = 2000
     """The owners' revisions with text from which the dense half walks the model's HNSW index instead of scoring
-    every vector (and only when they hold a tenth of the index; migrations/0110): below, the exact scan is cheap."""
+    every vector (when they hold a tenth of the index; migrations/0110): below, the exact scan is cheaper."""
 
 
 @dataclass(frozen=True)

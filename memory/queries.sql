@@ -186,8 +186,8 @@ SELECT m.id, m.organization_id, m.definition_id, m.scope, m.user_id, m.scope_own
 -- and limit as fetch_live_memories ($9 false) or fetch_personal_memories ($9 true), ranked by knowledge's
 -- hybrid score: Okapi BM25 of the memory text (statistics of the owners' revisions; at most $14 postings of
 -- each query lexeme per owner in impact order, the best partial candidates completed), and the cosine
--- similarity of the memory's vector under the query's model (agent.memory_dense_candidates, migrations/0110:
--- the owners' vectors through the model's HNSW index from $15 revisions, else exact); each list's live
+-- similarity of the memory's vector under the query's model (the owners' vectors: through the model's HNSW
+-- index from $15 revisions, agent.memory_dense_walk of migrations/0110, else exact); each list's live
 -- candidates in scope cut to its best $8, min-max normalised, fused convexly ($10 x dense + $11 x lexical).
 -- A memory with no vector under the model is scored by BM25 alone at the weight of both halves; a NULL query
 -- vector reads BM25 alone. Memories neither half ranks follow, newest first, so the limit still fills.
@@ -271,14 +271,27 @@ WITH terms AS MATERIALIZED (
              LIMIT 1) AS m
      ORDER BY c.bm25 DESC, c.memory_id
      LIMIT $8::integer
-), dense_all AS MATERIALIZED (
-    -- The owners' best 2 x $8 vectors under the query's model (migrations/0110): the model's HNSW index when
-    -- the owners hold $15 revisions with text or more (and a tenth of the index), else every vector scored.
-    SELECT d.memory_id, d.distance
+), dense_walk AS MATERIALIZED (
+    -- The owners' best 2 x $8 vectors through the model's HNSW index (migrations/0110), asked only from $15
+    -- revisions with text; no rows when the walk would not pay or fell short.
+    SELECT w.memory_id, w.distance
       FROM stats AS st
-     CROSS JOIN LATERAL agent.memory_dense_candidates(
+     CROSS JOIN LATERAL agent.memory_dense_walk(
             $1::uuid, CASE WHEN $9::boolean THEN ARRAY[$3::uuid] ELSE array_remove(ARRAY[$1::uuid, $3::uuid], NULL) END,
-            $7::text, $6::vector, 2 * $8::integer, st.n::bigint, $15::integer) AS d
+            $7::text, $6::vector, 2 * $8::integer, st.n::bigint) AS w
+     WHERE st.n >= $15::integer AND $6::vector IS NOT NULL
+), dense_all AS MATERIALIZED (
+    -- The walk's answer, else every vector of the owners under the query's model scored (0104's exact scan;
+    -- the gate names no column, so it is a one-time filter).
+    SELECT w.memory_id, w.distance FROM dense_walk AS w
+    UNION ALL
+    (SELECT e.memory_id, e.embedding <=> $6::vector AS distance
+       FROM agent.memory_embeddings AS e
+      WHERE $6::vector IS NOT NULL AND e.embedding_model = $7::text
+        AND e.organization_id = $1::uuid AND e.scope_owner_id = ANY (CASE WHEN $9::boolean THEN ARRAY[$3::uuid] ELSE ARRAY[$1::uuid, $3::uuid] END)
+        AND NOT EXISTS (SELECT 1 FROM dense_walk)
+      ORDER BY 2, 1
+      LIMIT 2 * $8::integer)
 ), dense AS MATERIALIZED (
     SELECT d.memory_id AS id, d.distance, m.created_at
       FROM dense_all AS d

@@ -3,21 +3,20 @@
 -- 0104's read scored every vector of the person exactly: at 10,000 memories about 6 ms of the read's CPU
 -- (a distance per vector, the sort), whatever the question. Every registered model now gets a partial HNSW
 -- index on agent.memory_embeddings, as it has one on knowledge_chunks (the cast to the model's dimension,
--- only the model's rows), and agent.memory_dense_candidates answers the dense half's best k (memory id,
--- cosine distance) of an organization's owners:
+-- only the model's rows), and the read (memory/queries.sql, fetch_relevant_memories) takes the dense half's
+-- best k (memory id, cosine distance) of an organization's owners:
 --
--- * walking the model's index with pgvector's iterative scans (relaxed order, then sorted) when the owners
---   hold at least p_walk_above of the model's vectors and at least a tenth of the index (a walk through a
---   graph of mostly other people's vectors would visit ten of theirs for each of the owners': below that the
---   exact scan is cheaper), and keeping the walk's answer when it filled k;
--- * else, or when the walk fell short (a filter the graph could not satisfy within hnsw.max_scan_tuples), the
---   exact scan of 0104: the owners' vectors of the model by (model, organization, owner), every one scored.
+-- * from agent.memory_dense_walk, which walks the model's index with pgvector's iterative scans (relaxed
+--   order, then sorted), when the owners hold at least the read's `walk_above` revisions (called only then)
+--   and at least a tenth of the index (a walk through a graph of mostly other people's vectors would visit
+--   ten of theirs for each of the owners': below that the exact scan is cheaper), and the walk filled k;
+-- * else, or when the walk fell short (a filter the graph could not satisfy within hnsw.max_scan_tuples), by
+--   the exact scan of 0104: the owners' vectors of the model by (model, organization, owner), every one scored.
 --
 -- The walk's statement needs the model's literal and dimension to match the partial index, so it is written
 -- with format() from agent.embedding_models (never from a caller) and planned on each call: a statement of
--- one scan, a fraction of a millisecond. The exact scan is static. Neither reads agent.memories: liveness,
--- scope and supersession stay the caller's checks (memory/queries.sql, fetch_relevant_memories), one probe
--- per kept candidate, as before.
+-- one scan, a fraction of a millisecond. The exact scan stays static SQL in the read. Neither reads
+-- agent.memories: liveness, scope and supersession stay the read's checks, one probe per kept candidate.
 --
 -- The index is created for every registered model here and for every model registered later by a trigger
 -- on agent.embedding_models (whoever registers it: the switchover, a test, a bench), so no registration path
@@ -65,17 +64,18 @@ CREATE TRIGGER memory_embedding_index_on_register AFTER INSERT ON agent.embeddin
 
 SELECT agent.ensure_memory_embedding_index(m.model_id) FROM agent.embedding_models AS m ORDER BY m.model_id;
 
--- The dense half's best p_k of the owners' vectors under p_model: (memory id, cosine distance), nearest
--- first, ties by id. p_owner_rows: the owners' revisions with text (the read's BM25 count), which gates the
--- walk. No rows for a NULL query, an unregistered model or a vector of another dimension.
-CREATE FUNCTION agent.memory_dense_candidates(
+-- The walk: the owners' best p_k vectors under p_model through the model's HNSW index, (memory id, cosine
+-- distance) nearest first, ties by id; no rows when the walk would not pay or could not answer (a NULL
+-- query, an unregistered model or a vector of another dimension, owners holding less than a tenth of the
+-- index, or a walk that found fewer than p_k: the caller then scores the owners' vectors exactly).
+-- p_owner_rows: the owners' revisions with text (the read's BM25 count).
+CREATE FUNCTION agent.memory_dense_walk(
     p_organization_id uuid,
     p_owners uuid[],
     p_model text,
     p_query vector,
     p_k integer,
-    p_owner_rows bigint,
-    p_walk_above integer
+    p_owner_rows bigint
 ) RETURNS TABLE (memory_id uuid, distance double precision)
 LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, public
@@ -96,40 +96,31 @@ BEGIN
     IF NOT FOUND OR vector_dims(p_query) <> m.dimensions THEN
         RETURN;
     END IF;
-    IF p_owner_rows >= p_walk_above THEN
-        SELECT c.reltuples INTO v_index_rows
-          FROM pg_class AS c
-         WHERE c.oid = to_regclass('agent.' || agent.memory_embedding_index_name(m.index_name));
-        IF v_index_rows IS NOT NULL AND p_owner_rows >= 0.1 * v_index_rows THEN
-            EXECUTE format($walk$
-                SELECT array_agg(w.memory_id ORDER BY w.distance, w.memory_id),
-                       array_agg(w.distance ORDER BY w.distance, w.memory_id)
-                  FROM (SELECT e.memory_id, (e.embedding::vector(%1$s)) <=> $1::vector(%1$s) AS distance
-                          FROM agent.memory_embeddings AS e
-                         WHERE e.embedding_model = %2$L
-                           AND e.organization_id = $2 AND e.scope_owner_id = ANY ($3)
-                         ORDER BY (e.embedding::vector(%1$s)) <=> $1::vector(%1$s)
-                         LIMIT $4) AS w
-            $walk$, m.dimensions, m.model_id)
-            INTO v_ids, v_distances
-            USING p_query, p_organization_id, p_owners, p_k;
-            IF cardinality(v_ids) >= p_k THEN
-                RETURN QUERY SELECT u.id, u.d FROM unnest(v_ids, v_distances) WITH ORDINALITY AS u (id, d, n) ORDER BY u.n;
-                RETURN;
-            END IF;
-        END IF;
+    SELECT c.reltuples INTO v_index_rows
+      FROM pg_class AS c
+     WHERE c.oid = to_regclass('agent.' || agent.memory_embedding_index_name(m.index_name));
+    IF v_index_rows IS NULL OR p_owner_rows < 0.1 * v_index_rows THEN
+        RETURN;
     END IF;
-    RETURN QUERY
-        SELECT e.memory_id, e.embedding <=> p_query
-          FROM agent.memory_embeddings AS e
-         WHERE e.embedding_model = p_model AND e.organization_id = p_organization_id
-           AND e.scope_owner_id = ANY (p_owners)
-         ORDER BY 2, 1
-         LIMIT p_k;
+    EXECUTE format($walk$
+        SELECT array_agg(w.memory_id ORDER BY w.distance, w.memory_id),
+               array_agg(w.distance ORDER BY w.distance, w.memory_id)
+          FROM (SELECT e.memory_id, (e.embedding::vector(%1$s)) <=> $1::vector(%1$s) AS distance
+                  FROM agent.memory_embeddings AS e
+                 WHERE e.embedding_model = %2$L
+                   AND e.organization_id = $2 AND e.scope_owner_id = ANY ($3)
+                 ORDER BY (e.embedding::vector(%1$s)) <=> $1::vector(%1$s)
+                 LIMIT $4) AS w
+    $walk$, m.dimensions, m.model_id)
+    INTO v_ids, v_distances
+    USING p_query, p_organization_id, p_owners, p_k;
+    IF cardinality(v_ids) >= p_k THEN
+        RETURN QUERY SELECT u.id, u.d FROM unnest(v_ids, v_distances) WITH ORDINALITY AS u (id, d, n) ORDER BY u.n;
+    END IF;
 END
 $$;
 
 REVOKE ALL ON FUNCTION agent.memory_embedding_index_name(text) FROM PUBLIC;
 REVOKE ALL ON FUNCTION agent.ensure_memory_embedding_index(text) FROM PUBLIC;
 REVOKE ALL ON FUNCTION agent.memory_embedding_index_on_register() FROM PUBLIC;
-REVOKE ALL ON FUNCTION agent.memory_dense_candidates(uuid, uuid[], text, vector, integer, bigint, integer) FROM PUBLIC;
+REVOKE ALL ON FUNCTION agent.memory_dense_walk(uuid, uuid[], text, vector, integer, bigint) FROM PUBLIC;

@@ -1,6 +1,6 @@
 """The relevance read's dense half through the model's HNSW index (migration 0110).
 
-From `walk_above` revisions of the owners (the tests set it low), `agent.memory_dense_candidates` walks the
+From `walk_above` revisions of the owners (the tests set it low), `agent.memory_dense_walk` walks the
 model's partial HNSW index on `agent.memory_embeddings` instead of scoring every vector; the read keeps the
 exact read's answers, never returns a superseded, expired or another tenant's memory, and every model
 registered later gets its index.
@@ -102,7 +102,7 @@ async def test_a_superseded_or_expired_memory_never_comes_back_through_the_walk(
     query = replace(await relevance_query(db, world.org, text, fake), walk_above=0)
     async with db.connection() as conn:
         dense = await conn.fetch(
-            "SELECT memory_id FROM agent.memory_dense_candidates($1, $2, $3, $4::vector, 5, 203, 0)",
+            "SELECT memory_id FROM agent.memory_dense_walk($1, $2, $3, $4::vector, 5, 203)",
             world.org, [world.org, world.user], FAKE, query.vector,
         )  # fmt: skip
     assert {old, gone} <= {r["memory_id"] for r in dense}, "the dead rows are the walk's nearest"
@@ -129,7 +129,7 @@ async def test_another_tenants_memory_never_comes_back_through_the_walk(
         rows = await conn.fetch("SELECT id FROM agent.memories WHERE organization_id = $1", world.org)
         mine = {r["id"] for r in rows}
         dense = await conn.fetch(
-            "SELECT memory_id FROM agent.memory_dense_candidates($1, $2, $3, $4::vector, 40, 100, 0)",
+            "SELECT memory_id FROM agent.memory_dense_walk($1, $2, $3, $4::vector, 40, 100)",
             world.org, [world.org, world.user], FAKE, query.vector,
         )  # fmt: skip
     assert set(got) <= mine
