@@ -256,8 +256,9 @@ WITH terms AS MATERIALIZED (
            ), 0) AS bm25
       FROM partial AS c CROSS JOIN stats AS st
 ), lexical AS MATERIALIZED (
+    -- Probed best first: the limit stops the probes at the $8th live candidate.
     SELECT c.memory_id AS id, c.bm25, m.created_at
-      FROM completed AS c
+      FROM (SELECT * FROM completed AS c ORDER BY c.bm25 DESC, c.memory_id) AS c
      CROSS JOIN LATERAL (  -- one primary-key probe per candidate (LIMIT: never a join)
             SELECT m.created_at FROM agent.memories AS m
              WHERE m.id = c.memory_id AND m.organization_id = $1::uuid AND m.forgotten_at IS NULL AND m.text IS NOT NULL
