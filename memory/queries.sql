@@ -294,8 +294,9 @@ WITH terms AS MATERIALIZED (
       ORDER BY 2, 1
       LIMIT 2 * $8::integer)
 ), dense AS MATERIALIZED (
+    -- Probed nearest first: the limit stops the probes at the $8th live candidate.
     SELECT d.memory_id AS id, d.distance, m.created_at
-      FROM dense_all AS d
+      FROM (SELECT * FROM dense_all AS d ORDER BY d.distance, d.memory_id) AS d
      CROSS JOIN LATERAL (  -- one primary-key probe per candidate (LIMIT: never a join)
             SELECT m.created_at FROM agent.memories AS m
              WHERE m.id = d.memory_id AND m.organization_id = $1::uuid AND m.forgotten_at IS NULL AND m.text IS NOT NULL
