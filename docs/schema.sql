@@ -61,6 +61,32 @@ END
 $$;
 
 --
+-- Name: ensure_memory_embedding_index(text); Type: FUNCTION; Schema: agent; Owner: -
+--
+
+CREATE FUNCTION agent.ensure_memory_embedding_index(p_model_id text) RETURNS text
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'public'
+    AS $$
+DECLARE
+    m agent.embedding_models;
+    v_name text;
+BEGIN
+    SELECT * INTO m FROM agent.embedding_models WHERE model_id = p_model_id;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'KS003',
+            MESSAGE = format('embedding model %s is not registered in agent.embedding_models', p_model_id);
+    END IF;
+    v_name := agent.memory_embedding_index_name(m.index_name);
+    EXECUTE format(
+        'CREATE INDEX IF NOT EXISTS %I ON agent.memory_embeddings '
+        'USING hnsw ((embedding::public.vector(%s)) public.vector_cosine_ops) WHERE embedding_model = %L',
+        v_name, m.dimensions, m.model_id);
+    RETURN v_name;
+END
+$$;
+
+--
 -- Name: erase_memory_chains(text, uuid, uuid, text, integer); Type: FUNCTION; Schema: agent; Owner: -
 --
 
@@ -1478,6 +1504,77 @@ CREATE FUNCTION agent.memory_chain_problems(p_organization_id uuid DEFAULT NULL:
      CROSS JOIN LATERAL unnest(v.problems) AS p(problem)
      WHERE p.problem IS NOT NULL
      ORDER BY 1, 2, 3, 4, 5, 6
+$$;
+
+--
+-- Name: memory_dense_walk(uuid, uuid[], text, public.vector, integer, bigint); Type: FUNCTION; Schema: agent; Owner: -
+--
+
+CREATE FUNCTION agent.memory_dense_walk(p_organization_id uuid, p_owners uuid[], p_model text, p_query public.vector, p_k integer, p_owner_rows bigint) RETURNS TABLE(memory_id uuid, distance double precision)
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'pg_catalog', 'public'
+    SET "hnsw.iterative_scan" TO 'relaxed_order'
+    SET "hnsw.ef_search" TO '200'
+    SET enable_sort TO 'off'
+    AS $_$
+DECLARE
+    m agent.embedding_models;
+    v_index_rows real;
+    v_ids uuid[];
+    v_distances double precision[];
+BEGIN
+    IF p_query IS NULL OR p_model IS NULL OR p_k <= 0 THEN
+        RETURN;
+    END IF;
+    SELECT * INTO m FROM agent.embedding_models AS e WHERE e.model_id = p_model;
+    IF NOT FOUND OR vector_dims(p_query) <> m.dimensions THEN
+        RETURN;
+    END IF;
+    SELECT c.reltuples INTO v_index_rows
+      FROM pg_class AS c
+     WHERE c.oid = to_regclass('agent.' || agent.memory_embedding_index_name(m.index_name));
+    IF v_index_rows IS NULL OR p_owner_rows < 0.1 * v_index_rows THEN
+        RETURN;
+    END IF;
+    EXECUTE format($walk$
+        SELECT array_agg(w.memory_id ORDER BY w.distance, w.memory_id),
+               array_agg(w.distance ORDER BY w.distance, w.memory_id)
+          FROM (SELECT e.memory_id, (e.embedding::vector(%1$s)) <=> $1::vector(%1$s) AS distance
+                  FROM agent.memory_embeddings AS e
+                 WHERE e.embedding_model = %2$L
+                   AND e.organization_id = $2 AND e.scope_owner_id = ANY ($3)
+                 ORDER BY (e.embedding::vector(%1$s)) <=> $1::vector(%1$s)
+                 LIMIT $4) AS w
+    $walk$, m.dimensions, m.model_id)
+    INTO v_ids, v_distances
+    USING p_query, p_organization_id, p_owners, p_k;
+    IF cardinality(v_ids) >= p_k THEN
+        RETURN QUERY SELECT u.id, u.d FROM unnest(v_ids, v_distances) WITH ORDINALITY AS u (id, d, n) ORDER BY u.n;
+    END IF;
+END
+$_$;
+
+--
+-- Name: memory_embedding_index_name(text); Type: FUNCTION; Schema: agent; Owner: -
+--
+
+CREATE FUNCTION agent.memory_embedding_index_name(p_index_name text) RETURNS text
+    LANGUAGE sql IMMUTABLE
+    SET search_path TO 'pg_catalog'
+    AS $$ SELECT 'memory_embeddings_hnsw_' || substr(p_index_name, length('knowledge_chunks_hnsw_') + 1) $$;
+
+--
+-- Name: memory_embedding_index_on_register(); Type: FUNCTION; Schema: agent; Owner: -
+--
+
+CREATE FUNCTION agent.memory_embedding_index_on_register() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog'
+    AS $$
+BEGIN
+    PERFORM agent.ensure_memory_embedding_index(NEW.model_id);
+    RETURN NULL;
+END
 $$;
 
 --
@@ -3719,6 +3816,18 @@ CREATE INDEX memories_personal_preferences_idx ON agent.memories USING btree (or
 CREATE INDEX memories_run_idx ON agent.memories USING btree (proposed_by_run_id) WHERE (proposed_by_run_id IS NOT NULL);
 
 --
+-- Name: memory_embeddings_hnsw_local_wordllama_l2_supercat_25_2ccfb821; Type: INDEX; Schema: agent; Owner: -
+--
+
+CREATE INDEX memory_embeddings_hnsw_local_wordllama_l2_supercat_25_2ccfb821 ON agent.memory_embeddings USING hnsw (((embedding)::public.vector(256)) public.vector_cosine_ops) WHERE (embedding_model = 'local/wordllama-l2-supercat-256'::text);
+
+--
+-- Name: memory_embeddings_hnsw_openai_text_embedding_3_small_ade2d329; Type: INDEX; Schema: agent; Owner: -
+--
+
+CREATE INDEX memory_embeddings_hnsw_openai_text_embedding_3_small_ade2d329 ON agent.memory_embeddings USING hnsw (((embedding)::public.vector(1536)) public.vector_cosine_ops) WHERE (embedding_model = 'openai/text-embedding-3-small'::text);
+
+--
 -- Name: memory_embeddings_owner_idx; Type: INDEX; Schema: agent; Owner: -
 --
 
@@ -3975,6 +4084,12 @@ CREATE TRIGGER memories_append_only BEFORE UPDATE ON agent.memories FOR EACH ROW
 --
 
 CREATE TRIGGER memories_erase_only BEFORE DELETE ON agent.memories FOR EACH ROW EXECUTE FUNCTION agent.memories_refuse_delete();
+
+--
+-- Name: embedding_models memory_embedding_index_on_register; Type: TRIGGER; Schema: agent; Owner: -
+--
+
+CREATE TRIGGER memory_embedding_index_on_register AFTER INSERT ON agent.embedding_models FOR EACH ROW EXECUTE FUNCTION agent.memory_embedding_index_on_register();
 
 --
 -- Name: memories memory_postings_on_insert; Type: TRIGGER; Schema: agent; Owner: -
@@ -4988,6 +5103,12 @@ GRANT USAGE ON SCHEMA public TO ac_tenant;
 GRANT USAGE ON SCHEMA public TO authenticated;
 
 --
+-- Name: FUNCTION ensure_memory_embedding_index(p_model_id text); Type: ACL; Schema: agent; Owner: -
+--
+
+REVOKE ALL ON FUNCTION agent.ensure_memory_embedding_index(p_model_id text) FROM PUBLIC;
+
+--
 -- Name: FUNCTION erase_memory_chains(p_scope text, p_organization_id uuid, p_user_id uuid, p_subject text, p_limit integer); Type: ACL; Schema: agent; Owner: -
 --
 
@@ -5064,6 +5185,24 @@ REVOKE ALL ON FUNCTION agent.memories_refuse_rewrite() FROM PUBLIC;
 --
 
 REVOKE ALL ON FUNCTION agent.memory_chain_problems(p_organization_id uuid) FROM PUBLIC;
+
+--
+-- Name: FUNCTION memory_dense_walk(p_organization_id uuid, p_owners uuid[], p_model text, p_query public.vector, p_k integer, p_owner_rows bigint); Type: ACL; Schema: agent; Owner: -
+--
+
+REVOKE ALL ON FUNCTION agent.memory_dense_walk(p_organization_id uuid, p_owners uuid[], p_model text, p_query public.vector, p_k integer, p_owner_rows bigint) FROM PUBLIC;
+
+--
+-- Name: FUNCTION memory_embedding_index_name(p_index_name text); Type: ACL; Schema: agent; Owner: -
+--
+
+REVOKE ALL ON FUNCTION agent.memory_embedding_index_name(p_index_name text) FROM PUBLIC;
+
+--
+-- Name: FUNCTION memory_embedding_index_on_register(); Type: ACL; Schema: agent; Owner: -
+--
+
+REVOKE ALL ON FUNCTION agent.memory_embedding_index_on_register() FROM PUBLIC;
 
 --
 -- Name: FUNCTION memory_erasure_matches(m_scope text, m_scope_owner_id uuid, m_subject_key text, p_scope text, p_user_id uuid, p_subject text); Type: ACL; Schema: agent; Owner: -

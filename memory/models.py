@@ -381,6 +381,9 @@ class RelevanceQuery:
     lexical_depth: int = 200
     """Postings the lexical half reads of each query lexeme for each scope owner, best impact first (knowledge
     reads 200 too); the best partial candidates are then completed with the lexemes it cut."""
+    walk_above: int = 2000
+    """The owners' revisions with text from which the dense half walks the model's HNSW index instead of scoring
+    every vector (when they hold a tenth of the index; migrations/0110): below, the exact scan is cheaper."""
 
 
 @dataclass(frozen=True)

@@ -186,15 +186,18 @@ SELECT m.id, m.organization_id, m.definition_id, m.scope, m.user_id, m.scope_own
 -- and limit as fetch_live_memories ($9 false) or fetch_personal_memories ($9 true), ranked by knowledge's
 -- hybrid score: Okapi BM25 of the memory text (statistics of the owners' revisions; at most $14 postings of
 -- each query lexeme per owner in impact order, the best partial candidates completed), and the cosine
--- similarity of the memory's vector under the query's model (the owners' vectors, exact); each list's live
+-- similarity of the memory's vector under the query's model (the owners' vectors: through the model's HNSW
+-- index from $15 revisions, agent.memory_dense_walk of migrations/0110, else exact); each list's live
 -- candidates in scope cut to its best $8, min-max normalised, fused convexly ($10 x dense + $11 x lexical).
 -- A memory with no vector under the model is scored by BM25 alone at the weight of both halves; a NULL query
 -- vector reads BM25 alone. Memories neither half ranks follow, newest first, so the limit still fills.
 -- Every row is reached by an index by equality on the parameters, so the generic plan cached after five
--- calls on a connection keeps the custom plan's shape (migrations/0104).
+-- calls on a connection keeps the custom plan's shape (migrations/0104); the rows returned are read by one
+-- primary-key probe each, never a join the planner could turn into a hash of every memory.
 -- $1 organization id, $2 definition id or NULL, $3 user id or NULL (personal: required), $4 limit,
 -- $5 query text, $6 query vector or NULL, $7 its model or NULL, $8 candidates per list, $9 personal,
--- $10 dense weight, $11 lexical weight, $12 BM25 k1, $13 BM25 b, $14 postings per lexeme and owner.
+-- $10 dense weight, $11 lexical weight, $12 BM25 k1, $13 BM25 b, $14 postings per lexeme and owner,
+-- $15 the owners' revisions from which the dense half walks the HNSW index.
 -- Answers the rows of fetch_live_memories with rank (1-based) and score (NULL when neither half ranked it).
 WITH terms AS MATERIALIZED (
     SELECT DISTINCT q.lexeme
@@ -216,31 +219,27 @@ WITH terms AS MATERIALIZED (
 ), idf AS MATERIALIZED (
     -- The idf sums the owners' postings; `cut`: the owner's postings of the lexeme are read to $14::integer only.
     SELECT d.lexeme, d.owner_id, ln(1 + (st.n - l.df + 0.5) / (l.df + 0.5)) AS idf,
-           d.df > greatest($14::integer, 0.2 * st.n) AS cut
+           d.df > greatest($14::integer, 0.2 * st.n) AS cut, st.avgdl
       FROM df AS d
       JOIN (SELECT x.lexeme, sum(x.df) AS df FROM df AS x GROUP BY x.lexeme) AS l ON l.lexeme = d.lexeme
      CROSS JOIN stats AS st
      WHERE d.df > 0
-), top AS MATERIALIZED (
+), partial AS MATERIALIZED (
     -- Each lexeme's postings for each owner: whole when it is in at most a fifth of the owners' revisions
-    -- (or at most $14::integer), else its $14::integer best in impact order (a common word: its idf is at most ln 5).
-    SELECT p.memory_id, p.scope_owner_id, p.lexeme, p.tf, p.lexical_length
+    -- (or at most $14::integer), else its $14::integer best in impact order (a common word: its idf is at most
+    -- ln 5); each posting's BM25 term weight computed as it is read, summed per revision. Ranked by what
+    -- the postings read give; scored exactly by the lexemes read whole, the cut ones next.
+    SELECT p.memory_id, d.owner_id, sum(p.w) AS seen, coalesce(sum(p.w) FILTER (WHERE NOT d.cut), 0) AS bm25
       FROM idf AS d
      CROSS JOIN LATERAL (
-            SELECT x.memory_id, x.scope_owner_id, x.lexeme, x.tf, x.lexical_length
+            SELECT x.memory_id,
+                   d.idf * x.tf * ($12::double precision + 1) / (x.tf + $12::double precision * (1 - $13::double precision + $13::double precision * x.lexical_length / d.avgdl)) AS w
               FROM agent.memory_postings AS x
              WHERE x.organization_id = $1::uuid AND x.scope_owner_id = d.owner_id
                AND x.lexeme = d.lexeme
              ORDER BY x.impact DESC, x.memory_id
              LIMIT CASE WHEN d.cut THEN $14::integer END) AS p
-), partial AS MATERIALIZED (
-    -- Ranked by what the postings read give; scored exactly by the lexemes read whole, the cut ones next.
-    SELECT t.memory_id, t.scope_owner_id AS owner_id,
-           sum(i.idf * t.tf * ($12::double precision + 1) / (t.tf + $12::double precision * (1 - $13::double precision + $13::double precision * t.lexical_length / st.avgdl))) AS seen,
-           coalesce(sum(i.idf * t.tf * ($12::double precision + 1) / (t.tf + $12::double precision * (1 - $13::double precision + $13::double precision * t.lexical_length / st.avgdl)))
-                    FILTER (WHERE NOT i.cut), 0) AS bm25
-      FROM top AS t JOIN idf AS i ON i.lexeme = t.lexeme AND i.owner_id = t.scope_owner_id CROSS JOIN stats AS st
-     GROUP BY t.memory_id, t.scope_owner_id  -- a revision has one owner
+     GROUP BY p.memory_id, d.owner_id  -- a revision has one owner
      ORDER BY 3 DESC, 1
      LIMIT 2 * $8::integer
 ), completed AS (
@@ -257,8 +256,9 @@ WITH terms AS MATERIALIZED (
            ), 0) AS bm25
       FROM partial AS c CROSS JOIN stats AS st
 ), lexical AS MATERIALIZED (
+    -- Probed best first: the limit stops the probes at the $8th live candidate.
     SELECT c.memory_id AS id, c.bm25, m.created_at
-      FROM completed AS c
+      FROM (SELECT * FROM completed AS c ORDER BY c.bm25 DESC, c.memory_id) AS c
      CROSS JOIN LATERAL (  -- one primary-key probe per candidate (LIMIT: never a join)
             SELECT m.created_at FROM agent.memories AS m
              WHERE m.id = c.memory_id AND m.organization_id = $1::uuid AND m.forgotten_at IS NULL AND m.text IS NOT NULL
@@ -272,16 +272,31 @@ WITH terms AS MATERIALIZED (
              LIMIT 1) AS m
      ORDER BY c.bm25 DESC, c.memory_id
      LIMIT $8::integer
+), dense_walk AS MATERIALIZED (
+    -- The owners' best 2 x $8 vectors through the model's HNSW index (migrations/0110), asked only from $15
+    -- revisions with text; no rows when the walk would not pay or fell short.
+    SELECT w.memory_id, w.distance
+      FROM stats AS st
+     CROSS JOIN LATERAL agent.memory_dense_walk(
+            $1::uuid, CASE WHEN $9::boolean THEN ARRAY[$3::uuid] ELSE array_remove(ARRAY[$1::uuid, $3::uuid], NULL) END,
+            $7::text, $6::vector, 2 * $8::integer, st.n::bigint) AS w
+     WHERE st.n >= $15::integer AND $6::vector IS NOT NULL
 ), dense_all AS MATERIALIZED (
-    SELECT e.memory_id, e.embedding <=> $6::vector AS distance
-      FROM agent.memory_embeddings AS e
-     WHERE $6::vector IS NOT NULL AND e.embedding_model = $7::text
-       AND e.organization_id = $1::uuid AND e.scope_owner_id = ANY (CASE WHEN $9::boolean THEN ARRAY[$3::uuid] ELSE ARRAY[$1::uuid, $3::uuid] END)
-     ORDER BY 2, 1
-     LIMIT 2 * $8::integer
+    -- The walk's answer, else every vector of the owners under the query's model scored (0104's exact scan;
+    -- the gate names no column, so it is a one-time filter).
+    SELECT w.memory_id, w.distance FROM dense_walk AS w
+    UNION ALL
+    (SELECT e.memory_id, e.embedding <=> $6::vector AS distance
+       FROM agent.memory_embeddings AS e
+      WHERE $6::vector IS NOT NULL AND e.embedding_model = $7::text
+        AND e.organization_id = $1::uuid AND e.scope_owner_id = ANY (CASE WHEN $9::boolean THEN ARRAY[$3::uuid] ELSE ARRAY[$1::uuid, $3::uuid] END)
+        AND NOT EXISTS (SELECT 1 FROM dense_walk)
+      ORDER BY 2, 1
+      LIMIT 2 * $8::integer)
 ), dense AS MATERIALIZED (
+    -- Probed nearest first: the limit stops the probes at the $8th live candidate.
     SELECT d.memory_id AS id, d.distance, m.created_at
-      FROM dense_all AS d
+      FROM (SELECT * FROM dense_all AS d ORDER BY d.distance, d.memory_id) AS d
      CROSS JOIN LATERAL (  -- one primary-key probe per candidate (LIMIT: never a join)
             SELECT m.created_at FROM agent.memories AS m
              WHERE m.id = d.memory_id AND m.organization_id = $1::uuid AND m.forgotten_at IS NULL AND m.text IS NOT NULL
@@ -353,7 +368,7 @@ WITH terms AS MATERIALIZED (
 SELECT m.id, m.organization_id, m.definition_id, m.scope, m.user_id, m.subject_key, m.text, m.subject_refs,
        m.proposed_by_run_id, m.supersedes_id, m.created_at, c.score, c.rank::integer AS rank
   FROM chosen AS c
-  JOIN agent.memories AS m ON m.id = c.id
+ CROSS JOIN LATERAL (SELECT m.* FROM agent.memories AS m WHERE m.id = c.id LIMIT 1) AS m  -- a probe per row returned
  WHERE c.rank <= $4::integer
  ORDER BY c.rank;
 

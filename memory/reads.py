@@ -16,7 +16,8 @@ and a policy without `personal_memory` still shows it under memory, so it never 
 Both read `agent.live_memories` on the service role with the organization named explicitly, newest first,
 `(created_at DESC, id DESC)`; `read_relevant_memories` reads the same rows of either, ranked against a
 question instead (BM25 and the live model's vectors, migration 0101, bounded by 0104: a common lexeme read to its
-depth in impact order, planned for its arguments on every call), unranked rows after, newest first.
+depth in impact order; from 2,000 memories the vectors through the model's HNSW index, 0110), unranked rows
+after, newest first.
 The view holds no expired revision (`expires_at <= now()`, migration 0086),
 so an expired memory is never read, before or after the expiry sweep closes its chain. The subject guard
 then parses each stored `subject_refs` tolerantly, drops a malformed or two-element memory (logged),

@@ -210,7 +210,7 @@ async def fetch_relevant_memories(
     rows = await conn.fetch(  # the pool's pgvector codec encodes the list
         QUERIES["fetch_relevant_memories"],
         organization_id, definition_id, user_id, limit, query.text, query.vector, query.model, candidates, personal,
-        query.dense_weight, query.lexical_weight, query.k1, query.b, query.lexical_depth,
+        query.dense_weight, query.lexical_weight, query.k1, query.b, query.lexical_depth, query.walk_above,
     )  # fmt: skip
     return [RankedMemory(LiveMemory.from_row(row), row["rank"], row["score"]) for row in rows]
 
