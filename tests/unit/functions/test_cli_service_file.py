@@ -22,7 +22,7 @@ from functions._service_file import (
     write_service_file,
 )
 from functions.cli import _common
-from functions.cli._service import _parse_answer, find_service
+from functions.cli._service import find_service
 from state import ids
 
 DB = "postgresql://u@h/db"
@@ -81,21 +81,3 @@ def test_a_configured_url_wins_and_uses_the_operator_token(tmp_path: Path) -> No
 def test_the_org_rule_the_command_line_restates_is_state_ids() -> None:
     assert _common.CANONICAL_UUID_PATTERN == ids.CANONICAL_UUID_PATTERN
     assert _common.UUID_RULE == ids.UUID_RULE
-
-
-@pytest.mark.parametrize(
-    "raw",
-    [
-        b'HTTP/1.1 200 OK\r\ncontent-length: 9\r\ncontent-type: application/json\r\n\r\n{"a": 1}\nextra',
-        b'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n4\r\n{"a"\r\n5;x=1\r\n: 1}\n\r\n0\r\n\r\n',
-        b'HTTP/1.1 200 OK\r\nconnection: close\r\n\r\n{"a": 1}\n',
-    ],
-    ids=["content-length", "chunked", "until-close"],
-)
-def test_a_plain_http_answer_is_read_whole(raw: bytes) -> None:
-    assert _parse_answer(raw) == (200, b'{"a": 1}\n')
-
-
-def test_an_answer_cut_before_its_headers_is_no_answer() -> None:
-    with pytest.raises(ValueError, match="before its headers"):
-        _parse_answer(b"HTTP/1.1 200 OK\r\ncontent-length: 2")
