@@ -43,8 +43,9 @@ DIRECT: ContextVar[bool] = ContextVar("ac_context_direct", default=False)
 """Whether `--direct` was given: read the database here even when a service runs."""
 CONNECT_TIMEOUT_S: Final = 0.5
 """How long a connection to the service may take before the command reads the database itself."""
-READ_TIMEOUT_S: Final = 300.0
-"""How long the service may take to answer once connected (a brief at a big tenant under load)."""
+READ_TIMEOUT_S: Final = 60.0
+"""How long the service may take to answer once connected: a brief at a big tenant under load takes well under
+a second, so a minute means the service is stuck (an announced one is then passed over, a configured one refused)."""
 
 
 @dataclass(frozen=True, slots=True)
