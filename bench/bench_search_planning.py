@@ -6,9 +6,10 @@ text, Cranfield words, as `bench._search_seed` seeds the brief bench):
 
 - a small tenant (3,000 chunks: the dense half is the exact scan),
 - the big tenant (100,000 chunks in 1,000 sources of 100: the brief bench's big tenant; the HNSW walk),
-- a switching tenant (12,000 chunks, the walk), which a second model (`bench/random-128`, 128 random
-  dimensions) joins during the run: before it is registered, while it is registered with its index and
-  function built and the tenant still searches the old model, and after the tenant's live model flips,
+- a switching tenant (10,000 chunks: p_exact_below's size, so the walk), which a second model
+  (`bench/random-128`, 128 random dimensions) joins during the run: before it is registered, while it is
+  registered with its index and function built and the tenant still searches the old model, and after the
+  tenant's live model flips (with each function's scan of the new model's chunks, from auto_explain),
 
 beside a 1,000-chunk platform scope. 0103's dynamic knowledge_search (the statement planned on every call,
 `tests/integration/knowledge/knowledge_search_0103.sql`) is installed beside 0107's as
@@ -22,10 +23,13 @@ the client's wall ms per call. Figures are medians over the rounds; `ratio` is s
 
 During the switch, one session searches the old model, the second model is registered from another
 session (its index, function and the dispatcher written), and the same session searches on: its main
-statement's plans are reported (`mid_switch_plans`: 1 means the registration cost the session no re-plan).
+statement's plans are reported (`mid_switch_plans`: the registration's CREATE INDEX and ANALYZE invalidate
+the session's cached plan once, so 2). At the big tenant, the lexeme statement's generic plan is kept for
+the 10- and 40-term queries (`lexeme_plan@n`).
 
-`.venv/bin/python -m bench.bench_search_planning` (about 3-4 minutes, most of it seeding). Nothing here
-asserts a timing; `run(...)` with smaller sizes serves tests/integration/knowledge/test_search_static*.py.
+`.venv/bin/python -m bench.bench_search_planning`: 6-12 minutes on two shared cores, about half of it
+seeding (the 100,000 chunks' postings and HNSW index). Nothing here asserts a timing; `measure(...)` with
+smaller sizes serves tests/integration/knowledge/test_search_static.py.
 """
 
 from __future__ import annotations
@@ -53,10 +57,10 @@ from bench._scratch import scratch_database
 from state.migrate import MIGRATIONS_DIR, apply_migrations
 
 SEARCHES = 100
-ROUNDS = 3
+ROUNDS = 2
 TERMS = (1, 6, 10)
 LONG_TERMS = 40
-SMALL, BIG, SWITCH, PLATFORM = 3_000, 100_000, 12_000, 1_000
+SMALL, BIG, SWITCH, PLATFORM = 3_000, 100_000, 10_000, 1_000
 SECOND_MODEL, SECOND_DIMS = "bench/random-128", 128
 STATIC, DYNAMIC = "knowledge_search", "knowledge_search_dynamic"
 MAIN = "WITH dense_walk AS MATERIALIZED"
@@ -131,7 +135,7 @@ async def register_second_model(url: str, org: uuid.UUID, rng: np.random.Generat
             org, SECOND_MODEL,
         )  # fmt: skip
         await conn.fetchval("SELECT agent.ensure_embedding_model_index($1)", SECOND_MODEL)
-        await conn.execute("ANALYZE")
+        await conn.execute("ANALYZE agent.knowledge_chunks")
     finally:
         await conn.close()
 
@@ -193,6 +197,33 @@ async def block(
     return {"wall_ms": round(wall * 1000 / n, 3), "cpu_ms": round(cpu / n, 3), **_per_call(rows, function, n)}
 
 
+async def statement_plan(
+    url: str, org: uuid.UUID, text: str, vector: Vector, head: str, *, function: str = STATIC
+) -> list[str]:
+    """The plan of the search's nested statement starting `head`, on its session's seventh call (generic by
+    then under any plan cache mode): auto_explain's text, sent to this session as a notice, line by line."""
+    plans: list[str] = []
+    conn = await asyncpg.connect(url)
+    try:
+        await register_vector(conn)
+        conn.add_log_listener(lambda _c, message: plans.append(str(message.message)))
+        await conn.execute("LOAD 'auto_explain'")
+        await conn.execute("SET ROLE ac_tenant")
+        await conn.execute("SELECT set_config('app.organization_id', $1, false)", str(org))
+        sql = f"SELECT chunk_id FROM public.{function}($1, $2, $3, true, true, 8)"
+        for _ in range(6):
+            await conn.fetch(sql, org, vector, text)
+        await conn.execute("RESET ROLE")
+        for setting in ("log_min_duration = 0", "log_nested_statements = on", "log_level = notice"):
+            await conn.execute(f"SET auto_explain.{setting}")
+        await conn.execute("SET ROLE ac_tenant")
+        await conn.fetch(sql, org, vector, text)
+    finally:
+        await conn.close()
+    found = [p for p in plans if "Query Text:" in p and p.split("Query Text:", 1)[1].lstrip().startswith(head)]
+    return found[0].split("\n") if found else plans[:1]
+
+
 def _median(blocks: list[dict[str, Any]]) -> dict[str, Any]:
     return {k: round(statistics.median(b[k] for b in blocks), 3) for k in blocks[0]}
 
@@ -232,6 +263,9 @@ async def measure_shapes(
         for n in lengths:
             texts, vectors = await _queries(n, searches, rng)
             out[f"{shape}@{n}"] = await compare(url, orgs[shape], texts, vectors, rounds=rounds)
+            if shape == "big" and n >= 10:  # the prologue's lexeme statement at a long query: its generic plan
+                plan = await statement_plan(url, orgs[shape], texts[0], vectors[0], LEXEMES)
+                out[f"lexeme_plan@{n}"] = [line for line in plan if "->" in line or "Index Cond" in line]
             print(shape, n, json.dumps(out[f"{shape}@{n}"]), file=sys.stderr, flush=True)
     if "switch" in orgs:
         org = orgs["switch"]
@@ -247,6 +281,9 @@ async def measure_shapes(
         await flip(url, org)
         texts2, vectors2 = await _queries(6, searches, rng, dims=SECOND_DIMS)
         out["switch_after@6"] = await compare(url, org, texts2, vectors2, rounds=rounds)
+        for function in (STATIC, DYNAMIC):  # how each walks the new model's chunks: the chunks' scan nodes
+            plan = await statement_plan(url, org, texts2[0], vectors2[0], MAIN, function=function)
+            out[f"switch_after_chunk_scans_{function}"] = [line.strip() for line in plan if "knowledge_chunks" in line]
         for key in ("switch_before@6", "switch_during@6", "switch_after@6"):
             print(key, json.dumps(out[key]), file=sys.stderr, flush=True)
     return out
@@ -271,7 +308,7 @@ def goal_rows(shapes: dict[str, Any], terms: tuple[int, ...]) -> list[dict[str, 
     return rows
 
 
-async def run(
+async def measure(
     sizes: dict[str, int] | None = None,
     *,
     searches: int = SEARCHES,
@@ -313,5 +350,10 @@ async def run(
     }
 
 
+def run() -> dict[str, Any]:
+    """The whole bench at its default sizes (what `make bench` runs)."""
+    return asyncio.run(measure())
+
+
 if __name__ == "__main__":
-    print(json.dumps(asyncio.run(run()), indent=2))
+    print(json.dumps(run(), indent=2))

@@ -137,9 +137,9 @@ async def test_the_search_statement_is_planned_once_over_100_calls_in_one_sessio
 
     On a server of the bench's own (bench/_planning_server.py: pg_stat_statements preloaded, planning
     tracked), a 500-chunk tenant, 100 searches per session of the static function and of 0103's dynamic one."""
-    from bench.bench_search_planning import DYNAMIC, STATIC, run
+    from bench.bench_search_planning import DYNAMIC, STATIC, measure
 
-    result = await run({"small": 500}, searches=100, rounds=1, terms=(6,), long_terms=None, embed=False)
+    result = await measure({"small": 500}, searches=100, rounds=1, terms=(6,), long_terms=None, embed=False)
     assert "pg_stat_statements" in result["shared_preload_libraries"]
     shape = result["shapes"]["small@6"]
     static, dynamic = shape["static_0107"], shape["dynamic_0103"]
