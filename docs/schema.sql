@@ -34,6 +34,42 @@ CREATE EXTENSION IF NOT EXISTS vector WITH SCHEMA public;
 COMMENT ON EXTENSION vector IS 'vector data type and ivfflat and hnsw access methods';
 
 --
+-- Name: drop_knowledge_search_function(text); Type: FUNCTION; Schema: agent; Owner: -
+--
+
+CREATE FUNCTION agent.drop_knowledge_search_function(p_model_id text) RETURNS boolean
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'public'
+    AS $$
+DECLARE
+    v_name text := agent.knowledge_search_function_name(p_model_id);
+    v_found boolean;
+BEGIN
+    PERFORM pg_advisory_xact_lock(hashtext('agent.knowledge_search_by_model'));
+    v_found := to_regproc('agent.' || quote_ident(v_name)) IS NOT NULL;
+    EXECUTE format('DROP FUNCTION IF EXISTS agent.%I', v_name);
+    -- The dispatcher names only models that are registered and have their function: this one no longer.
+    PERFORM agent.write_knowledge_search_dispatch();
+    RETURN v_found;
+END
+$$;
+
+--
+-- Name: embedding_model_deleted(); Type: FUNCTION; Schema: agent; Owner: -
+--
+
+CREATE FUNCTION agent.embedding_model_deleted() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'public'
+    AS $$
+BEGIN
+    EXECUTE format('DROP INDEX IF EXISTS agent.%I', OLD.index_name);
+    PERFORM agent.drop_knowledge_search_function(OLD.model_id);
+    RETURN NULL;
+END
+$$;
+
+--
 -- Name: ensure_embedding_model_index(text); Type: FUNCTION; Schema: agent; Owner: -
 --
 
@@ -642,10 +678,11 @@ $_$;
 -- Name: knowledge_search_function_name(text); Type: FUNCTION; Schema: agent; Owner: -
 --
 
-CREATE FUNCTION agent.knowledge_search_function_name(p_index_name text) RETURNS text
+CREATE FUNCTION agent.knowledge_search_function_name(p_model_id text) RETURNS text
     LANGUAGE sql IMMUTABLE
     SET search_path TO 'pg_catalog'
-    AS $$ SELECT 'knowledge_search_' || substr(p_index_name, length('knowledge_chunks_hnsw_') + 1) $$;
+    AS $$ SELECT 'knowledge_search_' || left(regexp_replace(p_model_id, '[^a-z0-9]+', '_', 'g'), 30)
+             || '_' || left(md5(p_model_id), 8) $$;
 
 --
 -- Name: knowledge_search_local_wordllama_l2_supercat_25_2ccfb821(public.vector, integer[], integer, tsquery, double precision, double precision, double precision, integer, text[], double precision[], text[], double precision[], double precision, double precision, double precision, integer[], integer, text, double precision, double precision, integer, integer, double precision, double precision[], double precision, integer, double precision, double precision, double precision, boolean); Type: FUNCTION; Schema: agent; Owner: -
@@ -1723,11 +1760,11 @@ BEGIN
     SELECT string_agg(format(
                E'        WHEN %L THEN\n            RETURN QUERY SELECT * FROM agent.%I($2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, '
                '$14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31);',
-               m.model_id, agent.knowledge_search_function_name(m.index_name)), E'\n' ORDER BY m.model_id),
+               m.model_id, agent.knowledge_search_function_name(m.model_id)), E'\n' ORDER BY m.model_id),
            count(*)
       INTO v_cases, v_count
       FROM agent.embedding_models m
-     WHERE to_regproc('agent.' || quote_ident(agent.knowledge_search_function_name(m.index_name))) IS NOT NULL;
+     WHERE to_regproc('agent.' || quote_ident(agent.knowledge_search_function_name(m.model_id))) IS NOT NULL;
     EXECUTE format($f$
 CREATE OR REPLACE FUNCTION agent.knowledge_search_by_model(
     p_model text,
@@ -1951,7 +1988,7 @@ BEGIN
         RAISE EXCEPTION USING ERRCODE = 'KS003',
             MESSAGE = format('embedding model %s is not registered in agent.embedding_models', p_model_id);
     END IF;
-    v_name := agent.knowledge_search_function_name(m.index_name);
+    v_name := agent.knowledge_search_function_name(m.model_id);
     v_explain := format(v_template, m.dimensions, m.model_id, '', format($t$
         , ordered AS (
             -- The kept candidates in the plain search's order: within their source's cap first, by score,
@@ -4014,6 +4051,12 @@ CREATE UNIQUE INDEX uq_prospect_people_prospect_named_person ON public.prospect_
 CREATE INDEX users_organization_idx ON public.users USING btree (organization_id, id);
 
 --
+-- Name: embedding_models embedding_model_deleted; Type: TRIGGER; Schema: agent; Owner: -
+--
+
+CREATE TRIGGER embedding_model_deleted AFTER DELETE ON agent.embedding_models FOR EACH ROW EXECUTE FUNCTION agent.embedding_model_deleted();
+
+--
 -- Name: knowledge_chunks knowledge_lexical_chunk_text; Type: TRIGGER; Schema: agent; Owner: -
 --
 
@@ -5103,6 +5146,18 @@ GRANT USAGE ON SCHEMA public TO ac_tenant;
 GRANT USAGE ON SCHEMA public TO authenticated;
 
 --
+-- Name: FUNCTION drop_knowledge_search_function(p_model_id text); Type: ACL; Schema: agent; Owner: -
+--
+
+REVOKE ALL ON FUNCTION agent.drop_knowledge_search_function(p_model_id text) FROM PUBLIC;
+
+--
+-- Name: FUNCTION embedding_model_deleted(); Type: ACL; Schema: agent; Owner: -
+--
+
+REVOKE ALL ON FUNCTION agent.embedding_model_deleted() FROM PUBLIC;
+
+--
 -- Name: FUNCTION ensure_memory_embedding_index(p_model_id text); Type: ACL; Schema: agent; Owner: -
 --
 
@@ -5135,10 +5190,10 @@ GRANT ALL ON FUNCTION agent.knowledge_search_by_model(p_model text, p_query_embe
 GRANT ALL ON FUNCTION agent.knowledge_search_by_model(p_model text, p_query_embedding public.vector, p_scopes integer[], p_candidates integer, p_unused tsquery, p_dense double precision, p_lexical double precision, p_rrf_k double precision, p_limit integer, p_terms text[], p_idf double precision[], p_common text[], p_common_idf double precision[], p_k1 double precision, p_b double precision, p_avg double precision, p_lexical_scopes integer[], p_depth integer, p_fusion text, p_best double precision, p_min_relevance double precision, p_per_source integer, p_walk integer, p_source double precision, p_source_idf double precision[], p_source_avg double precision, p_keep_top integer, p_keep_floor double precision, p_answer_cosine double precision, p_answer_lexical double precision, p_explain boolean) TO authenticated;
 
 --
--- Name: FUNCTION knowledge_search_function_name(p_index_name text); Type: ACL; Schema: agent; Owner: -
+-- Name: FUNCTION knowledge_search_function_name(p_model_id text); Type: ACL; Schema: agent; Owner: -
 --
 
-REVOKE ALL ON FUNCTION agent.knowledge_search_function_name(p_index_name text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION agent.knowledge_search_function_name(p_model_id text) FROM PUBLIC;
 
 --
 -- Name: FUNCTION knowledge_search_local_wordllama_l2_supercat_25_2ccfb821(p_query_embedding public.vector, p_scopes integer[], p_candidates integer, p_unused tsquery, p_dense double precision, p_lexical double precision, p_rrf_k double precision, p_limit integer, p_terms text[], p_idf double precision[], p_common text[], p_common_idf double precision[], p_k1 double precision, p_b double precision, p_avg double precision, p_lexical_scopes integer[], p_depth integer, p_fusion text, p_best double precision, p_min_relevance double precision, p_per_source integer, p_walk integer, p_source double precision, p_source_idf double precision[], p_source_avg double precision, p_keep_top integer, p_keep_floor double precision, p_answer_cosine double precision, p_answer_lexical double precision, p_explain boolean); Type: ACL; Schema: agent; Owner: -

@@ -282,7 +282,8 @@ UNION ALL
 SELECT dimensions FROM agent.embedding_models WHERE model_id = $1 AND NOT EXISTS (SELECT 1 FROM added);
 
 -- name: ensure_model_index
--- Create the partial HNSW index of a registered model from the model table. $1 model id. Returns its name.
+-- Create the partial HNSW index of a registered model from the model table, and its knowledge_search function
+-- with the dispatcher that calls it (migrations/0107). $1 model id. Returns the index's name.
 SELECT agent.ensure_embedding_model_index($1);
 
 -- name: start_switch

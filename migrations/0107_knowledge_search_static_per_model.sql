@@ -22,10 +22,13 @@
 -- integer column, the function's name derived like the index name), never from a caller.
 
 -- The text of one model's search function: 0103's statement, the model's literal and dimension written in.
-CREATE FUNCTION agent.knowledge_search_function_name(p_index_name text) RETURNS text
+-- Its name is derived from the model id as the index name is (0010's generated column, the part after
+-- 'knowledge_chunks_hnsw_'), so it can be named after the model's row is gone.
+CREATE FUNCTION agent.knowledge_search_function_name(p_model_id text) RETURNS text
 LANGUAGE sql IMMUTABLE
 SET search_path = pg_catalog
-AS $$ SELECT 'knowledge_search_' || substr(p_index_name, length('knowledge_chunks_hnsw_') + 1) $$;
+AS $$ SELECT 'knowledge_search_' || left(regexp_replace(p_model_id, '[^a-z0-9]+', '_', 'g'), 30)
+             || '_' || left(md5(p_model_id), 8) $$;
 
 CREATE FUNCTION agent.write_knowledge_search_function(p_model_id text) RETURNS text
 LANGUAGE plpgsql
@@ -182,7 +185,7 @@ BEGIN
         RAISE EXCEPTION USING ERRCODE = 'KS003',
             MESSAGE = format('embedding model %s is not registered in agent.embedding_models', p_model_id);
     END IF;
-    v_name := agent.knowledge_search_function_name(m.index_name);
+    v_name := agent.knowledge_search_function_name(m.model_id);
     v_explain := format(v_template, m.dimensions, m.model_id, '', format($t$
         , ordered AS (
             -- The kept candidates in the plain search's order: within their source's cap first, by score,
@@ -291,11 +294,11 @@ BEGIN
     SELECT string_agg(format(
                E'        WHEN %L THEN\n            RETURN QUERY SELECT * FROM agent.%I($2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, '
                '$14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31);',
-               m.model_id, agent.knowledge_search_function_name(m.index_name)), E'\n' ORDER BY m.model_id),
+               m.model_id, agent.knowledge_search_function_name(m.model_id)), E'\n' ORDER BY m.model_id),
            count(*)
       INTO v_cases, v_count
       FROM agent.embedding_models m
-     WHERE to_regproc('agent.' || quote_ident(agent.knowledge_search_function_name(m.index_name))) IS NOT NULL;
+     WHERE to_regproc('agent.' || quote_ident(agent.knowledge_search_function_name(m.model_id))) IS NOT NULL;
     EXECUTE format($f$
 CREATE OR REPLACE FUNCTION agent.knowledge_search_by_model(
     p_model text,
@@ -385,10 +388,47 @@ BEGIN
 END
 $$;
 
+-- Retiring a model (deleting its agent.embedding_models row, which the foreign keys allow only once no chunk,
+-- readiness row, setting, switch or memory vector names it) takes what registration made: its search
+-- function, its index, and its branch of the dispatcher. Nothing in the service deletes a model today; the
+-- trigger keeps the functions and the table in step whoever does.
+CREATE FUNCTION agent.drop_knowledge_search_function(p_model_id text) RETURNS boolean
+LANGUAGE plpgsql
+SET search_path = pg_catalog, public
+AS $$
+DECLARE
+    v_name text := agent.knowledge_search_function_name(p_model_id);
+    v_found boolean;
+BEGIN
+    PERFORM pg_advisory_xact_lock(hashtext('agent.knowledge_search_by_model'));
+    v_found := to_regproc('agent.' || quote_ident(v_name)) IS NOT NULL;
+    EXECUTE format('DROP FUNCTION IF EXISTS agent.%I', v_name);
+    -- The dispatcher names only models that are registered and have their function: this one no longer.
+    PERFORM agent.write_knowledge_search_dispatch();
+    RETURN v_found;
+END
+$$;
+
+CREATE FUNCTION agent.embedding_model_deleted() RETURNS trigger
+LANGUAGE plpgsql
+SET search_path = pg_catalog, public
+AS $$
+BEGIN
+    EXECUTE format('DROP INDEX IF EXISTS agent.%I', OLD.index_name);
+    PERFORM agent.drop_knowledge_search_function(OLD.model_id);
+    RETURN NULL;
+END
+$$;
+
+CREATE TRIGGER embedding_model_deleted AFTER DELETE ON agent.embedding_models
+    FOR EACH ROW EXECUTE FUNCTION agent.embedding_model_deleted();
+
 SELECT agent.write_knowledge_search_function(m.model_id) FROM agent.embedding_models m ORDER BY m.model_id;
 SELECT agent.write_knowledge_search_dispatch();
 
 REVOKE ALL ON FUNCTION agent.knowledge_search_function_name(text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION agent.drop_knowledge_search_function(text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION agent.embedding_model_deleted() FROM PUBLIC;
 REVOKE ALL ON FUNCTION agent.write_knowledge_search_function(text) FROM PUBLIC;
 REVOKE ALL ON FUNCTION agent.write_knowledge_search_dispatch() FROM PUBLIC;
 
@@ -577,3 +617,13 @@ COMMENT ON FUNCTION public.knowledge_search(uuid, vector, text, boolean, boolean
     integer, double precision, double precision, double precision, integer, double precision, boolean,
     double precision, double precision) IS
     'Hybrid (dense + Okapi BM25 of the chunk mixed with its source''s, fused as the live model is calibrated; a floor that keeps either half''s top or an answered query''s ranking; a per-source cap that fills what the limit leaves) search of ready knowledge under the live model, its statement planned once per session by the model''s own function; SECURITY INVOKER.';
+
+-- 0103's grants, here since 0103's copy of the function is gone (a fresh database creates it in this file).
+REVOKE ALL ON FUNCTION public.knowledge_search(uuid, vector, text, boolean, boolean, integer, text,
+    double precision, double precision, integer, integer, integer, text, double precision, integer, integer,
+    integer, double precision, double precision, double precision, integer, double precision, boolean,
+    double precision, double precision) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION public.knowledge_search(uuid, vector, text, boolean, boolean, integer, text,
+    double precision, double precision, integer, integer, integer, text, double precision, integer, integer,
+    integer, double precision, double precision, double precision, integer, double precision, boolean,
+    double precision, double precision) TO ac_tenant, authenticated;

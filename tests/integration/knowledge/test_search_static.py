@@ -1,27 +1,26 @@
 """knowledge_search planned once per model (migrations/0107) answers exactly as 0103's dynamic statement did.
 
-The dynamic function is rebuilt here from 0103's own text under another name, in the test's database, and
-both are asked the same fixed queries as the tenant, at a small tenant (a few ingested documents) and at a
-larger one (10,000 chunks, where the dense half walks the HNSW index, and with the exact scan forced): the same
-chunks, in the same order, with the same ranks, scores, floor measures and placements. A second test
-counts plans with pg_stat_statements on a server of its own: one plan of the statement over 100 calls.
+The dynamic function is rebuilt here from 0103's text (kept in knowledge_search_0103.sql since 0107 removed
+it from the migration) under another name, in the test's database, and both are asked the same fixed
+queries as the tenant, at a small tenant (a few ingested documents) and at a larger one (10,000 chunks,
+where the dense half walks the HNSW index, and with the exact scan forced): the same chunks, in the same
+order, with the same ranks, scores, floor measures and placements. A second test counts plans with
+pg_stat_statements on a server of its own (bench/_planning_server.py): one plan of the statement over 100
+calls.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 from uuid import UUID
 
 import numpy as np
-import pytest
 from pgvector import Vector
 
+from bench._planning_server import install_dynamic_search
 from state.db import Database
 from tests.factories import Factory
 from tests.integration.knowledge.helpers import FAKE, Kit
-
-MIGRATIONS = Path(__file__).resolve().parents[3] / "migrations"
 
 QUERIES = [
     "common topic",
@@ -50,20 +49,15 @@ VARIANTS: dict[str, str] = {
 The HNSW walk runs where it runs in production, in a scope of at least p_exact_below (10,000) chunks: the
 larger tenant. Forcing it on a smaller table (p_exact_below => 10 at 3,000 chunks) is no comparison: there
 0103's custom plan sorts the whole table (exact) where the generic plan walks the index (approximate), and
-the walk may miss a neighbour the sort finds (notes: i45-static-search.md)."""
+the walk may miss a neighbour the sort finds (the decision: test_search_static_walk.py)."""
 
 COLUMNS = "chunk_id, dense_rank, lexical_rank, dense_distance, lexical_score, score, cut, relevance, placed"
 
 
 async def install_dynamic(db: Database) -> None:
     """0103's knowledge_search, as it was, under the name knowledge_search_dynamic."""
-    text = (MIGRATIONS / "0103_knowledge_search_model_fusion_and_cap_fill.sql").read_text()
-    start = text.index("CREATE FUNCTION public.knowledge_search(")
-    end = text.index("$fn$;", start) + len("$fn$;")
-    body = text[start:end].replace("public.knowledge_search(", "public.knowledge_search_dynamic(", 1)
     async with db.connection() as conn:
-        await conn.execute(body)
-        await conn.execute("GRANT EXECUTE ON FUNCTION public.knowledge_search_dynamic TO ac_tenant")
+        await install_dynamic_search(conn)
 
 
 async def bulk_tenant(db: Database, org: UUID, *, chunks: int, sources: int) -> None:
@@ -139,11 +133,16 @@ async def test_the_static_search_answers_a_tenant_of_10000_chunks_exactly_as_the
 
 
 async def test_the_search_statement_is_planned_once_over_100_calls_in_one_session() -> None:
-    from bench.bench_search_planning import run
+    """pg_stat_statements' `plans` of the main statement stays at 1 over 100 calls in one session.
 
-    result = await run(chunks=500, searches=100)
-    if "pg_stat_statements" not in result["shared_preload_libraries"]:
-        pytest.skip("the server (DATABASE_URL) does not preload pg_stat_statements")
-    statement = [s for s in result["statements"] if s["head"].startswith("WITH dense_walk AS MATERIALIZED")]
-    assert len(statement) == 1, result["statements"]
-    assert statement[0]["calls"] == 100 and statement[0]["plans"] == 1, statement
+    On a server of the bench's own (bench/_planning_server.py: pg_stat_statements preloaded, planning
+    tracked), a 500-chunk tenant, 100 searches per session of the static function and of 0103's dynamic one."""
+    from bench.bench_search_planning import DYNAMIC, STATIC, measure
+
+    result = await measure({"small": 500}, searches=100, rounds=1, terms=(6,), long_terms=None, embed=False)
+    assert "pg_stat_statements" in result["shared_preload_libraries"]
+    shape = result["shapes"]["small@6"]
+    static, dynamic = shape["static_0107"], shape["dynamic_0103"]
+    assert static["main_calls"] == 100 and static["main_plans_per_100"] == 1, (STATIC, static)
+    assert static["lexemes_plans"] == 1, static  # the prologue's statement too
+    assert dynamic["main_calls"] == 100 and dynamic["main_plans_per_100"] == 100, (DYNAMIC, dynamic)
