@@ -145,12 +145,12 @@ async def _postmaster(db_url: str) -> int | None:
     conn = await asyncpg.connect(db_url)
     try:
         backend = int(await conn.fetchval("SELECT pg_backend_pid()"))
+        try:  # while the connection is open: its backend exits with it
+            return int(Path(f"/proc/{backend}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        except OSError:
+            return None
     finally:
         await conn.close()
-    try:
-        return int(Path(f"/proc/{backend}/stat").read_text().rsplit(")", 1)[1].split()[1])
-    except OSError:
-        return None
 
 
 def _percentile(ordered: list[float], q: float) -> float:
@@ -201,7 +201,7 @@ async def _block(port: int, server_pid: int, postmaster: int | None, body: bytes
     window = time.perf_counter() - marks["at"]
     server_s = _tree_cpu_s(server_pid) - marks["server"]
     client_s = time.process_time() - marks["client"]
-    postgres_s = (_tree_cpu_s(postmaster) - marks["postgres"]) if postmaster else float("nan")
+    postgres_s = (_tree_cpu_s(postmaster) - marks["postgres"]) if postmaster else None
     done = max(len(complete), 1)
     ordered = sorted(complete)
     return {
@@ -211,8 +211,8 @@ async def _block(port: int, server_pid: int, postmaster: int | None, body: bytes
         "p99_ms": round(_percentile(ordered, 0.99) * 1000, 1) if ordered else None,
         "other_answers": dict(other),
         "server_cpu_ms_per_brief": round(server_s / done * 1000, 2),
-        "postgres_cpu_ms_per_brief": round(postgres_s / done * 1000, 2),
-        "cpu_ms_per_brief": round((server_s + postgres_s) / done * 1000, 2),
+        "postgres_cpu_ms_per_brief": None if postgres_s is None else round(postgres_s / done * 1000, 2),
+        "cpu_ms_per_brief": None if postgres_s is None else round((server_s + postgres_s) / done * 1000, 2),
         "client_cpu_ms_per_brief": round(client_s / done * 1000, 2),
         "server_cpu_s_per_s": round(server_s / window, 2),
         "answer_bytes": int(statistics.median(sizes)) if sizes else None,
