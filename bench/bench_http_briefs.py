@@ -17,7 +17,7 @@ caller that gets 503 `overloaded` waits its `Retry-After` (a polite client). A `
 same turn under an operator's policy with the dossier only: its server CPU per request is the request
 path's own cost (edge, body, scopes, route, serialisation, uvicorn) plus a build of one small read.
 
-Reported per server and shape (medians over rounds): complete briefs/s (200 with no failed source), p50 and
+Reported per server and shape (medians over rounds): complete briefs/s (200 with no failed source), the median and
 p99 of the complete briefs as the client saw them, other answers by status and code, the CPU per complete
 brief of the server process (with any children: /proc utime + stime) and of the PostgreSQL tree (the
 postmaster and every backend), the client's own CPU per brief (it shares the cores), the answer's size,
@@ -207,7 +207,7 @@ async def _block(port: int, server_pid: int, postmaster: int | None, body: bytes
     return {
         "complete": len(complete),
         "complete_per_s": round(len(complete) / window, 1),
-        "p50_ms": round(statistics.median(ordered) * 1000, 1) if ordered else None,
+        "median_ms": round(statistics.median(ordered) * 1000, 1) if ordered else None,
         "p99_ms": round(_percentile(ordered, 0.99) * 1000, 1) if ordered else None,
         "other_answers": dict(other),
         "server_cpu_ms_per_brief": round(server_s / done * 1000, 2),
@@ -222,7 +222,7 @@ async def _block(port: int, server_pid: int, postmaster: int | None, body: bytes
 
 def _median_of(blocks: list[dict[str, Any]]) -> dict[str, Any]:
     """The median of each figure over the rounds of one server and shape (the rounds kept beside)."""
-    keys = ("complete_per_s", "p50_ms", "p99_ms", "server_cpu_ms_per_brief", "postgres_cpu_ms_per_brief",
+    keys = ("complete_per_s", "median_ms", "p99_ms", "server_cpu_ms_per_brief", "postgres_cpu_ms_per_brief",
             "cpu_ms_per_brief", "client_cpu_ms_per_brief", "server_cpu_s_per_s", "answer_bytes",
             "load_average_1m")  # fmt: skip
     out: dict[str, Any] = {}
@@ -322,7 +322,7 @@ def goal_report(result: dict[str, Any]) -> list[dict[str, Any]]:
         f"PostgreSQL {c8['postgres_cpu_ms_per_brief']}): two cores give at most "
         f"{round(2000 / c8['cpu_ms_per_brief'], 1) if c8['cpu_ms_per_brief'] else '?'} briefs/s when nothing else "
         f"runs, and the load average was {c8['load_average_1m']} (the client and other sessions share the cores); "
-        f"c = 1: {c1['complete_per_s']}/s (p50 {c1['p50_ms']} ms), c = 32: {c32['complete_per_s']}/s "
+        f"c = 1: {c1['complete_per_s']}/s (p50 {c1['median_ms']} ms), c = 32: {c32['complete_per_s']}/s "
         f"(p99 {c32['p99_ms']} ms); the build (knowledge_search most of it) is the brief's cost, not the request path"
     )
     ratios = result.get("ratios_after_over_before", {})
