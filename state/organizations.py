@@ -80,9 +80,15 @@ async def get_organization(db: Database, organization_id: UUID) -> Organization:
 
 
 async def organization_exists(db: Database, organization_id: UUID) -> bool:
-    """Whether an organization has this id."""
+    """Whether an organization has this id.
+
+    Read in that organization's own tenant session, where row-level security shows exactly its own row (so
+    the answer is the service role's): an operator's request naming an organization checks it first, and
+    its reads then find the pooled connection already in the session they need, with no switch either way.
+    """
     with translated_db_errors():
-        return bool(await db.fetchval(QUERIES["organization_exists"], organization_id))
+        async with db.tenant(organization_id) as conn:
+            return bool(await conn.fetchval(QUERIES["organization_exists"], organization_id))
 
 
 async def require_organization(db: Database, organization_id: UUID) -> None:
