@@ -190,7 +190,8 @@ async def shared_sessions() -> AsyncIterator[None]:
     own (so no task waits for a lease while it holds one); `Database.connection()` never shares (its borrower
     may change the session). A read cancelled mid-way gives its connection back with the full reset, and the
     next borrower takes another. Every leased connection goes back to its pool when the scope ends, and a
-    borrow that starts after the end takes a connection of its own.
+    borrow that starts after the end takes a connection of its own. A borrow that would wait for an exhausted
+    pool first gives back the scope's leases no one is using (`_give_back_idle`).
     """
     leases = _Leases()
     token = _LEASES.set(leases)
@@ -199,12 +200,28 @@ async def shared_sessions() -> AsyncIterator[None]:
     finally:
         _LEASES.reset(token)
         leases.closed = True
-        for lease in leases.leases.values():
+        # Last taken, first given back: the pool hands out the last connection returned first (LIFO), so the
+        # next scope's first borrow (a brief's tenant read) finds the session it asks for already set.
+        for lease in reversed(leases.leases.values()):
             async with lease.lock:
                 conn, lease.conn = lease.conn, None
                 if conn is not None:
                     _mark_clean(conn)  # each borrow was a tenant scope or a one-statement read that completed
                     await lease.pool.release(conn)
+
+
+async def _give_back_idle(leases: _Leases) -> None:
+    """Return to their pools the scope's leased connections no borrower holds now.
+
+    A scope that waits for the pool while it holds an idle connection could wait for ever when every other
+    connection is held the same way (builds each holding one session and waiting for the other); giving the
+    idle ones back first means every connection a waiting scope holds is in use by a read that will end.
+    """
+    for lease in leases.leases.values():
+        if lease.conn is not None and not lease.lock.locked():
+            conn, lease.conn = lease.conn, None
+            _mark_clean(conn)
+            await lease.pool.release(conn)
 
 
 class _OneLinePoolWarnings(logging.Filter):
@@ -365,6 +382,8 @@ class Database:
             lease = leases.leases.setdefault((id(pool), organization_id), _Lease(pool))
             async with lease.lock:
                 if lease.conn is None:
+                    if pool.get_idle_size() == 0 and pool.get_size() >= pool.get_max_size():
+                        await _give_back_idle(leases)  # never wait for the pool while holding an idle lease
                     lease.conn = await self._take(pool, organization_id, standby)
                 conn = lease.conn
                 leases.borrowing.add(task)
