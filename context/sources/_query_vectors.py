@@ -40,7 +40,8 @@ class _OncePerBuild:
         pending = asked.get(key)
         if pending is not None:
             try:
-                return (await asyncio.shield(pending)).copy()
+                shared: Embeddings = await asyncio.shield(pending)
+                return shared.copy()
             except Exception:  # the first asker's call failed: this asker's own call answers for itself
                 return await self._inner.embed(texts)
             except asyncio.CancelledError:
