@@ -115,7 +115,8 @@ async def measure(url: str) -> dict[str, Any]:
     db = await Database.open(load_settings(pool_min_size=POOL, pool_max_size=POOL), url=url, migrate=False)
     try:
         request = _request(scopes)
-        builder = DefaultContextBuilder(default_registry(db), ContextPacker())
+        # A loaded machine must not fail a source (a failed source is work not measured): a generous timeout.
+        builder = DefaultContextBuilder(default_registry(db), ContextPacker(), source_timeout_s=30.0)
         for _ in range(WARM):
             brief = await builder.build(request, FRONT_DOOR)
         sent: list[str] = []
@@ -176,7 +177,13 @@ async def measure(url: str) -> dict[str, Any]:
 
 
 def _term_queries() -> dict[int, list[str]]:
-    """QUERIES_PER_TERMS queries of each length in TERM_COUNTS, the same in every process (seeded)."""
+    """QUERIES_PER_TERMS queries of each length in TERM_COUNTS, the same in every process (seeded).
+
+    The `before` tree has no corpus beside it: its subprocess gets the parent's queries in BENCH_BRIEF_QUERIES.
+    """
+    given = os.environ.get("BENCH_BRIEF_QUERIES")
+    if given:
+        return {int(n): list(texts) for n, texts in json.loads(given).items()}
     vocabulary, rng = seed.Vocabulary(), np.random.default_rng(45)
     return {n: seed.queries(rng, vocabulary, n, QUERIES_PER_TERMS) for n in TERM_COUNTS}
 
@@ -491,8 +498,11 @@ def _measure_before(url: str, tmp: Path) -> dict[str, Any]:
     shutil.copy(__file__, tree / "bench" / "bench_brief_cost.py")
     done = subprocess.run(
         [sys.executable, "-m", "bench.bench_brief_cost", "--url", url, "--measure"],
-        cwd=tree, env={**os.environ, "PYTHONPATH": str(tree)}, check=True, capture_output=True, text=True,
+        cwd=tree, env={**os.environ, "PYTHONPATH": str(tree), "BENCH_BRIEF_QUERIES": json.dumps(_term_queries())},
+        check=False, capture_output=True, text=True,
     )  # fmt: skip
+    if done.returncode != 0:
+        raise RuntimeError(f"the before measurement failed ({done.returncode}): {done.stderr[-3000:]}")
     return dict(json.loads(done.stdout.strip().splitlines()[-1]))
 
 

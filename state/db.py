@@ -80,8 +80,23 @@ class _Lease:
     """One pooled connection a `shared_sessions` scope holds for one session (a tenant, or the service role)."""
 
     pool: asyncpg.Pool
+    standby: _OnStandby | None = None
+    """The standby read this lease serves (its failures are that standby's), None on the primary."""
     conn: Any = None
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+    async def give_back(self, *, clean: bool = True) -> None:
+        """Return the connection to its pool; a failure is the standby's, or logged (the reads are done)."""
+        conn, self.conn = self.conn, None
+        if conn is None:
+            return
+        if clean:
+            _mark_clean(conn)  # each borrow was a tenant scope or a one-statement read that completed
+        try:
+            await self.pool.release(conn)
+        except Exception as exc:
+            _failed_on_standby(self.standby, exc)
+            logging.getLogger(__name__).warning("a shared connection failed its release: %s", exc)
 
 
 @dataclass
@@ -188,8 +203,8 @@ async def shared_sessions() -> AsyncIterator[None]:
     tenant's and the service role's) whatever the connections held before, and take two connections from the
     pool instead of one per read. A borrow nested in another borrow of the same task takes a connection of its
     own (so no task waits for a lease while it holds one); `Database.connection()` never shares (its borrower
-    may change the session). A read cancelled mid-way gives its connection back with the full reset, and the
-    next borrower takes another. Every leased connection goes back to its pool when the scope ends, and a
+    may change the session). A read that failed or was cancelled mid-way gives its connection back with the full
+    reset, and the next borrower takes another. Every leased connection goes back to its pool when the scope ends, and a
     borrow that starts after the end takes a connection of its own. A borrow that would wait for an exhausted
     pool first gives back the scope's leases no one is using (`_give_back_idle`).
     """
@@ -204,10 +219,7 @@ async def shared_sessions() -> AsyncIterator[None]:
         # next scope's first borrow (a brief's tenant read) finds the session it asks for already set.
         for lease in reversed(leases.leases.values()):
             async with lease.lock:
-                conn, lease.conn = lease.conn, None
-                if conn is not None:
-                    _mark_clean(conn)  # each borrow was a tenant scope or a one-statement read that completed
-                    await lease.pool.release(conn)
+                await lease.give_back()
 
 
 async def _give_back_idle(leases: _Leases) -> None:
@@ -219,9 +231,7 @@ async def _give_back_idle(leases: _Leases) -> None:
     """
     for lease in leases.leases.values():
         if lease.conn is not None and not lease.lock.locked():
-            conn, lease.conn = lease.conn, None
-            _mark_clean(conn)
-            await lease.pool.release(conn)
+            await lease.give_back()
 
 
 class _OneLinePoolWarnings(logging.Filter):
@@ -379,7 +389,7 @@ class Database:
         leases = _LEASES.get() if share else None
         task = asyncio.current_task()
         if leases is not None and not leases.closed and task is not None and task not in leases.borrowing:
-            lease = leases.leases.setdefault((id(pool), organization_id), _Lease(pool))
+            lease = leases.leases.setdefault((id(pool), organization_id), _Lease(pool, standby))
             async with lease.lock:
                 if lease.conn is None:
                     if pool.get_idle_size() == 0 and pool.get_size() >= pool.get_max_size():
@@ -389,13 +399,13 @@ class Database:
                 leases.borrowing.add(task)
                 try:
                     yield conn
-                except asyncio.CancelledError:
-                    lease.conn = None  # the cancelled statement may still run: this connection leaves the lease
+                except BaseException as exc:
+                    # A cancelled statement may still run, a failed one may have left the connection broken or
+                    # in a transaction: it leaves the lease with the full reset, and the next borrower takes another.
+                    if isinstance(exc, Exception):
+                        _failed_on_standby(standby, exc)
                     _mark_dirty(conn)
-                    await pool.release(conn)
-                    raise
-                except Exception as exc:
-                    _failed_on_standby(standby, exc)
+                    await lease.give_back(clean=False)
                     raise
                 finally:
                     leases.borrowing.discard(task)

@@ -132,3 +132,17 @@ async def test_a_nested_borrow_and_a_connection_borrow_never_share_a_lease(four:
     assert inner_view is not None and inner_view["pid"] != outer_pid
     assert (inner_view["role"], inner_view["org"]) == (TENANT_ROLE, str(org))
     assert service["timeout"] != "4321" or service["pid"] != own_pid
+
+
+async def test_a_failed_read_takes_its_connection_out_of_the_lease(four: Database) -> None:
+    org = uuid.uuid4()
+    async with shared_sessions():
+        async with four.tenant(org) as conn:
+            await conn.execute("SET statement_timeout = '1234'")  # a mark on the lease's session
+        with pytest.raises(asyncpg.DivisionByZeroError):
+            async with four.tenant(org) as conn:
+                await conn.fetchval("SELECT 1 / 0")
+        async with four.tenant(org) as conn:
+            after = await conn.fetchrow(_VIEW + ", current_setting('statement_timeout') AS timeout")
+    assert after is not None and (after["role"], after["org"]) == (TENANT_ROLE, str(org))
+    assert after["timeout"] != "1234ms", "a failed read's connection left the lease with the full reset"
