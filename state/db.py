@@ -15,6 +15,10 @@ tenant. So no borrower ever sees another organization's setting or the tenant ro
 row-level security still checks every tenant read. A release after a scope or a one-statement read of this
 module sends nothing (the connection never left this module, or its session is the tracked one); any other
 release gets asyncpg's full reset query plus `RESET ROLE`, after which the session is the service one.
+
+Inside `shared_sessions()` (a brief build's reads), tenant scopes and one-statement service reads of one session
+share one pooled connection, one borrower at a time: a build switches at most two sessions (its tenant's and
+the service role's) however many reads it sends (see the function for the rules that keep it safe).
 """
 
 from __future__ import annotations
