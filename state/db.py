@@ -112,6 +112,10 @@ class _Leases:
     closed: bool = False
 
 
+_POOL_WAITERS: dict[int, int] = {}
+"""id(pool) -> the acquisitions of this process waiting on it now: a lease whose borrow ends gives its
+connection back at once while someone waits, so no lease is held idle while the pool is exhausted."""
+
 _LEASES: ContextVar[_Leases | None] = ContextVar("ac_context_leases", default=None)
 """Set inside `Database.shared_sessions()`: tenant scopes and one-statement reads borrow the scope's leases."""
 
@@ -210,7 +214,9 @@ async def shared_sessions() -> AsyncIterator[None]:
     may change the session). A read that failed or was cancelled mid-way gives its connection back with the full
     reset, and the next borrower takes another. Every leased connection goes back to its pool when the scope ends, and a
     borrow that starts after the end takes a connection of its own. A borrow that would wait for an exhausted
-    pool first gives back the scope's leases no one is using (`_give_back_idle`).
+    pool first gives back the scope's leases no one is using (`_give_back_idle`), and while any acquisition
+    waits for the pool a lease gives its connection back as soon as its borrow ends: no scope ever holds an
+    idle connection while another waits for one.
     """
     leases = _Leases()
     token = _LEASES.set(leases)
@@ -411,6 +417,9 @@ class Database:
                     _mark_dirty(conn)
                     await lease.give_back(clean=False)
                     raise
+                else:
+                    if _POOL_WAITERS.get(id(pool)):
+                        await lease.give_back()  # someone waits for the pool: no lease stays idle meanwhile
                 finally:
                     leases.borrowing.discard(task)
             return
@@ -430,6 +439,10 @@ class Database:
     async def _take(self, pool: asyncpg.Pool, organization_id: UUID | None, standby: _OnStandby | None) -> Any:
         """A connection of `pool`, switched by the `setup` hook to `organization_id`'s session (None: the service)."""
         token = _WANTED.set(organization_id)
+        key = id(pool)
+        waits = pool.get_idle_size() == 0 and pool.get_size() >= pool.get_max_size()  # exhausted: this one waits
+        if waits:
+            _POOL_WAITERS[key] = _POOL_WAITERS.get(key, 0) + 1
         try:
             return await pool.acquire()
         except Exception as exc:
@@ -439,6 +452,8 @@ class Database:
             raise
         finally:
             _WANTED.reset(token)  # an acquisition inside the scope asks for the service again
+            if waits:
+                _POOL_WAITERS[key] -= 1
 
     @asynccontextmanager
     async def connection(self) -> AsyncIterator[Connection]:

@@ -146,3 +146,30 @@ async def test_a_failed_read_takes_its_connection_out_of_the_lease(four: Databas
             after = await conn.fetchrow(_VIEW + ", current_setting('statement_timeout') AS timeout")
     assert after is not None and (after["role"], after["org"]) == (TENANT_ROLE, str(org))
     assert after["timeout"] != "1234ms", "a failed read's connection left the lease with the full reset"
+
+
+async def test_a_lease_whose_read_ends_while_another_scope_waits_for_the_pool_gives_its_connection_back(
+    two: Database,
+) -> None:
+    barrier = asyncio.Barrier(2)
+
+    async def build(org: uuid.UUID) -> asyncpg.Record:
+        held = asyncio.Event()
+        async with shared_sessions():
+
+            async def busy_tenant() -> None:
+                async with two.tenant(org) as conn:
+                    await barrier.wait()  # both scopes hold a busy tenant lease: the pool of two is empty
+                    held.set()
+                    await conn.fetchval("SELECT pg_sleep(0.2)")
+
+            async def service() -> asyncpg.Record:
+                await held.wait()  # asks while its own tenant lease is busy, so nothing is idle to give back
+                return (await two.fetch(_VIEW))[0]
+
+            _, view = await asyncio.gather(busy_tenant(), service())
+        return view
+
+    async with asyncio.timeout(10):  # each scope's service read would wait for the other's idle tenant lease
+        views = await asyncio.gather(build(uuid.uuid4()), build(uuid.uuid4()))
+    assert all(v["role"] != TENANT_ROLE and not v["org"] for v in views)
