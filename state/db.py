@@ -103,7 +103,7 @@ class _Lease:
             logging.getLogger(__name__).warning("a shared connection failed its release: %s", exc)
 
 
-@dataclass
+@dataclass(eq=False)
 class _Leases:
     """The connections of one `shared_sessions` scope, by (pool, session), and the tasks borrowing one now."""
 
@@ -112,9 +112,11 @@ class _Leases:
     closed: bool = False
 
 
-_POOL_WAITERS: dict[int, int] = {}
-"""id(pool) -> the acquisitions of this process waiting on it now: a lease whose borrow ends gives its
-connection back at once while someone waits, so no lease is held idle while the pool is exhausted."""
+_ACTIVE_SCOPES: set[_Leases] = set()
+"""Every `shared_sessions` scope open in this process (an acquisition that must wait sweeps their idle leases)."""
+
+_SWEEP_EVERY_S: Final = 0.02
+"""How often an acquisition still waiting for the pool gives back every open scope's idle leases."""
 
 _LEASES: ContextVar[_Leases | None] = ContextVar("ac_context_leases", default=None)
 """Set inside `Database.shared_sessions()`: tenant scopes and one-statement reads borrow the scope's leases."""
@@ -211,19 +213,24 @@ async def shared_sessions() -> AsyncIterator[None]:
     tenant's and the service role's) whatever the connections held before, and take two connections from the
     pool instead of one per read. A borrow nested in another borrow of the same task takes a connection of its
     own (so no task waits for a lease while it holds one); `Database.connection()` never shares (its borrower
-    may change the session). A read that failed or was cancelled mid-way gives its connection back with the full
-    reset, and the next borrower takes another. Every leased connection goes back to its pool when the scope ends, and a
-    borrow that starts after the end takes a connection of its own. A borrow that would wait for an exhausted
-    pool first gives back the scope's leases no one is using (`_give_back_idle`), and while any acquisition
-    waits for the pool a lease gives its connection back as soon as its borrow ends: no scope ever holds an
+    may change the session). A read that failed or was cancelled mid-way gives its connection back with the
+    full reset, and the next borrower takes another. Every leased connection goes back to its pool when the
+    scope ends, and a borrow that starts after the end takes a connection of its own.
+
+    The pool comes first. While it has no idle connection, a borrow whose lease holds none waits for the pool
+    as it would without a scope, and a borrow that ends gives its lease back at once: under pressure a scope
+    reads as it would without one. And an acquisition (leased or not) that waits for the pool gives back every
+    open scope's leases no one is using, every 20 ms while it waits (`_acquire_sweeping`): no scope holds an
     idle connection while another waits for one.
     """
     leases = _Leases()
     token = _LEASES.set(leases)
+    _ACTIVE_SCOPES.add(leases)
     try:
         yield
     finally:
         _LEASES.reset(token)
+        _ACTIVE_SCOPES.discard(leases)
         leases.closed = True
         # Last taken, first given back: the pool hands out the last connection returned first (LIFO), so the
         # next scope's first borrow (a brief's tenant read) finds the session it asks for already set.
@@ -232,16 +239,45 @@ async def shared_sessions() -> AsyncIterator[None]:
                 await lease.give_back()
 
 
-async def _give_back_idle(leases: _Leases) -> None:
-    """Return to their pools the scope's leased connections no borrower holds now.
+def _short(pool: asyncpg.Pool) -> bool:
+    """True when `pool` has no idle connection and may open no other: an acquisition now would wait."""
+    return bool(pool.get_idle_size() == 0 and pool.get_size() >= pool.get_max_size())
 
-    A scope that waits for the pool while it holds an idle connection could wait for ever when every other
-    connection is held the same way (builds each holding one session and waiting for the other); giving the
-    idle ones back first means every connection a waiting scope holds is in use by a read that will end.
+
+async def _acquire_sweeping(pool: asyncpg.Pool) -> Any:
+    """`pool.acquire()`; while it waits, every open scope's idle leases of `pool` go back every `_SWEEP_EVERY_S`.
+
+    A scope holding an idle connection while others wait for the pool could otherwise wait for ever when every
+    connection is held the same way (builds each holding one session and waiting for another, or for a plain
+    `connection()`): a waiting acquisition sweeps them, so every connection a waiter does not get is in use by
+    a read that will end.
     """
-    for lease in leases.leases.values():
-        if lease.conn is not None and not lease.lock.locked():
-            await lease.give_back()
+    acquiring = asyncio.ensure_future(pool.acquire())  # the task copies the context: `_WANTED` for `setup`
+    try:
+        while True:
+            done, _ = await asyncio.wait({acquiring}, timeout=_SWEEP_EVERY_S)
+            if done:
+                return acquiring.result()
+            if _ACTIVE_SCOPES:
+                await _give_back_idle(pool)
+    except BaseException:
+        if not acquiring.done():
+            acquiring.cancel()
+        try:
+            conn = await acquiring
+        except BaseException:
+            pass
+        else:
+            await pool.release(conn)  # acquired as this one was cancelled: straight back
+        raise
+
+
+async def _give_back_idle(pool: asyncpg.Pool) -> None:
+    """Return to `pool` every leased connection of it that no borrower holds now, in every open scope."""
+    for scope in list(_ACTIVE_SCOPES):
+        for lease in list(scope.leases.values()):
+            if lease.pool is pool and lease.conn is not None and not lease.lock.locked():
+                await lease.give_back()
 
 
 class _OneLinePoolWarnings(logging.Filter):
@@ -398,12 +434,14 @@ class Database:
         standby = None if pool is self.pool else scope  # a failure on the primary is never a standby's
         leases = _LEASES.get() if share else None
         task = asyncio.current_task()
+        lease: _Lease | None = None
         if leases is not None and not leases.closed and task is not None and task not in leases.borrowing:
             lease = leases.leases.setdefault((id(pool), organization_id), _Lease(pool, standby))
+            if lease.conn is None and not lease.lock.locked() and _short(pool):
+                lease = None  # the pool is short: this read waits for the pool as it would without a scope
+        if lease is not None and leases is not None and task is not None:
             async with lease.lock:
                 if lease.conn is None:
-                    if pool.get_idle_size() == 0 and pool.get_size() >= pool.get_max_size():
-                        await _give_back_idle(leases)  # never wait for the pool while holding an idle lease
                     lease.conn = await self._take(pool, organization_id, standby)
                 conn = lease.conn
                 leases.borrowing.add(task)
@@ -418,8 +456,8 @@ class Database:
                     await lease.give_back(clean=False)
                     raise
                 else:
-                    if _POOL_WAITERS.get(id(pool)):
-                        await lease.give_back()  # someone waits for the pool: no lease stays idle meanwhile
+                    if _short(pool):
+                        await lease.give_back()  # the pool is short: keep no connection between reads
                 finally:
                     leases.borrowing.discard(task)
             return
@@ -439,12 +477,8 @@ class Database:
     async def _take(self, pool: asyncpg.Pool, organization_id: UUID | None, standby: _OnStandby | None) -> Any:
         """A connection of `pool`, switched by the `setup` hook to `organization_id`'s session (None: the service)."""
         token = _WANTED.set(organization_id)
-        key = id(pool)
-        waits = pool.get_idle_size() == 0 and pool.get_size() >= pool.get_max_size()  # exhausted: this one waits
-        if waits:
-            _POOL_WAITERS[key] = _POOL_WAITERS.get(key, 0) + 1
         try:
-            return await pool.acquire()
+            return await _acquire_sweeping(pool)
         except Exception as exc:
             _failed_on_standby(standby, exc)  # whatever the class: a standby shutting down raises asyncpg's own
             if isinstance(exc, OSError | TimeoutError | asyncpg.PostgresError):
@@ -452,8 +486,6 @@ class Database:
             raise
         finally:
             _WANTED.reset(token)  # an acquisition inside the scope asks for the service again
-            if waits:
-                _POOL_WAITERS[key] -= 1
 
     @asynccontextmanager
     async def connection(self) -> AsyncIterator[Connection]:

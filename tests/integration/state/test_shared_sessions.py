@@ -173,3 +173,51 @@ async def test_a_lease_whose_read_ends_while_another_scope_waits_for_the_pool_gi
     async with asyncio.timeout(10):  # each scope's service read would wait for the other's idle tenant lease
         views = await asyncio.gather(build(uuid.uuid4()), build(uuid.uuid4()))
     assert all(v["role"] != TENANT_ROLE and not v["org"] for v in views)
+
+
+async def test_when_the_pool_is_short_a_scope_reads_as_it_would_without_one(two: Database) -> None:
+    org = uuid.uuid4()
+    held, free = asyncio.Event(), asyncio.Event()
+
+    async def hold() -> None:
+        async with two.connection():
+            held.set()
+            await free.wait()
+
+    holders = [asyncio.create_task(hold()) for _ in range(2)]
+    await held.wait()
+    await asyncio.sleep(0.05)  # both connections borrowed: the pool is short
+
+    async def slow_read() -> int:
+        async with two.tenant(org) as conn:
+            pid: int = await conn.fetchval("SELECT pg_backend_pid() FROM pg_sleep(0.2)")
+            return pid
+
+    async with shared_sessions():
+        reads = [asyncio.create_task(slow_read()) for _ in range(2)]
+        await asyncio.sleep(0.05)  # both reads wait for the pool now
+        free.set()
+        pids = await asyncio.gather(*reads)
+    await asyncio.gather(*holders)
+    # Each read waited for the pool on its own and got a connection: no read queued behind a lease that had none.
+    assert len(set(pids)) == 2, pids
+
+
+async def test_an_acquisition_waiting_for_the_pool_takes_back_a_scopes_idle_lease(two: Database) -> None:
+    org = uuid.uuid4()
+    held, done = asyncio.Event(), asyncio.Event()
+
+    async def other_borrower() -> None:
+        async with two.connection():
+            held.set()
+            await done.wait()  # holds the other connection until the scope's plain borrow is served
+
+    async with asyncio.timeout(10), shared_sessions():  # the scope would wait for its own idle lease for ever
+        await _tenant_view(two, org)  # the lease keeps its connection: the pool had another idle one
+        other = asyncio.create_task(other_borrower())
+        await held.wait()
+        async with two.connection() as conn:  # never a lease: it waits for the pool, which the lease empties
+            role = await conn.fetchval("SELECT current_user")
+        done.set()
+        await other
+    assert role != TENANT_ROLE
