@@ -557,8 +557,8 @@ def goal_report(result: dict[str, Any]) -> list[dict[str, Any]]:
         rows.append(goal(
             f"CPU per FRONT_DOOR brief, Python + PostgreSQL, {terms} query term(s)", brief["cpu_ms"], at_most=10,
             unit=" ms", note=note("brief_by_terms", terms, "cpu_ms", extra=f"Python {brief['python_cpu_ms']}, "
-                                  f"PostgreSQL {brief['postgres_cpu_ms']} ms; the knowledge_search statement is most "
-                                  "of PostgreSQL's share"),
+                                  f"PostgreSQL {brief['postgres_cpu_ms']} ms; PostgreSQL's share is the knowledge "
+                                  "statement (item 1) and the memory relevance read at 10,000 memories (item 4)"),
         ))  # fmt: skip
     for terms in (str(t) for t in TERM_COUNTS):
         alone = after["knowledge_search_by_terms"][terms]
@@ -572,7 +572,8 @@ def goal_report(result: dict[str, Any]) -> list[dict[str, Any]]:
     rows += [
         goal("CPU per FRONT_DOOR brief without knowledge", without["cpu_ms"], at_most=5, unit=" ms",
              note=note("brief_without_knowledge", "cpu_ms", extra=f"Python {without['python_cpu_ms']}, "
-                       f"PostgreSQL {without['postgres_cpu_ms']} ms")),
+                       f"PostgreSQL {without['postgres_cpu_ms']} ms: most of it the memory relevance read at "
+                       "10,000 memories (item 4)")),
         goal("messages per FRONT_DOOR build", after["messages_per_build"], at_most=10,
              note=note("messages_per_build")),
         goal("messages per build when every connection last held another tenant",
