@@ -18,6 +18,7 @@ import math
 from dataclasses import dataclass
 from typing import Protocol
 
+from context._build_scope import one_embedding_per_build
 from context.errors import RequiredContextSourceError, SourceItemMismatchError
 from context.models import (
     BriefExplanation,
@@ -32,6 +33,7 @@ from context.models import (
 )
 from context.packer import ContextPacker
 from context.registry import ContextSourceRegistry
+from state.db import shared_sessions
 
 __all__ = ["ContextBuilder", "DefaultContextBuilder", "RequiredContextSourceError"]
 
@@ -111,23 +113,26 @@ class DefaultContextBuilder:
             return None
 
         reads: list[asyncio.Task[_Outcome] | _Outcome] = []
-        for spec in specs:
-            source = self._registry.find(spec.name)
-            if source is None:
-                reads.append(_Outcome([], "not in the process registry"))
-            else:
-                reads.append(
-                    asyncio.create_task(self._read(source, request, spec, explain), name=f"context:{spec.name}")
-                )
-        tasks = [read for read in reads if isinstance(read, asyncio.Task)]
-        try:
-            if tasks:
-                await asyncio.gather(*tasks)
-        except BaseException:
-            for task in tasks:
-                task.cancel()
-            await asyncio.wait(tasks)
-            raise
+        # The reads share one connection per session (state.db) and one embedding of the question per model.
+        with one_embedding_per_build():
+            async with shared_sessions():
+                for spec in specs:
+                    source = self._registry.find(spec.name)
+                    if source is None:
+                        reads.append(_Outcome([], "not in the process registry"))
+                    else:
+                        reads.append(
+                            asyncio.create_task(self._read(source, request, spec, explain), name=f"context:{spec.name}")
+                        )
+                tasks = [read for read in reads if isinstance(read, asyncio.Task)]
+                try:
+                    if tasks:
+                        await asyncio.gather(*tasks)
+                except BaseException:
+                    for task in tasks:
+                        task.cancel()
+                    await asyncio.wait(tasks)
+                    raise
         outcomes = [read.result() if isinstance(read, asyncio.Task) else read for read in reads]
 
         failed: list[str] = []

@@ -15,6 +15,10 @@ tenant. So no borrower ever sees another organization's setting or the tenant ro
 row-level security still checks every tenant read. A release after a scope or a one-statement read of this
 module sends nothing (the connection never left this module, or its session is the tracked one); any other
 release gets asyncpg's full reset query plus `RESET ROLE`, after which the session is the service one.
+
+Inside `shared_sessions()` (a brief build's reads), tenant scopes and one-statement service reads of one session
+share one pooled connection, one borrower at a time: a build switches at most two sessions (its tenant's and
+the service role's) however many reads it sends (see the function for the rules that keep it safe).
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, TypeAlias, TypeVar
 from uuid import UUID
@@ -39,7 +43,14 @@ from state.errors import connect_failure_reason, translate_connect_error
 from state.replicas import ReadRouter, Standby
 from state.settings import Settings
 
-__all__ = ["Connection", "Database", "PooledConnection", "init_connection", "resolve_database_url"]
+__all__ = [
+    "Connection",
+    "Database",
+    "PooledConnection",
+    "init_connection",
+    "resolve_database_url",
+    "shared_sessions",
+]
 
 TENANT_ROLE = "ac_tenant"
 
@@ -66,6 +77,49 @@ class _OnStandby:
 
 _ON_STANDBY: ContextVar[_OnStandby | None] = ContextVar("ac_context_on_standby", default=None)
 """Set while a read runs on a standby (`Database.on_standby`): every acquisition takes the standby's pool."""
+
+
+@dataclass
+class _Lease:
+    """One pooled connection a `shared_sessions` scope holds for one session (a tenant, or the service role)."""
+
+    pool: asyncpg.Pool
+    standby: _OnStandby | None = None
+    """The standby read this lease serves (its failures are that standby's), None on the primary."""
+    conn: Any = None
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+    async def give_back(self, *, clean: bool = True) -> None:
+        """Return the connection to its pool; a failure is the standby's, or logged (the reads are done)."""
+        conn, self.conn = self.conn, None
+        if conn is None:
+            return
+        if clean:
+            _mark_clean(conn)  # each borrow was a tenant scope or a one-statement read that completed
+        try:
+            await self.pool.release(conn)
+        except Exception as exc:
+            _failed_on_standby(self.standby, exc)
+            logging.getLogger(__name__).warning("a shared connection failed its release: %s", exc)
+
+
+@dataclass(eq=False)
+class _Leases:
+    """The connections of one `shared_sessions` scope, by (pool, session), and the tasks borrowing one now."""
+
+    leases: dict[tuple[int, UUID | None], _Lease] = field(default_factory=dict)
+    borrowing: set[asyncio.Task[Any]] = field(default_factory=set)
+    closed: bool = False
+
+
+_ACTIVE_SCOPES: set[_Leases] = set()
+"""Every `shared_sessions` scope open in this process (an acquisition that must wait sweeps their idle leases)."""
+
+_SWEEP_EVERY_S: Final = 0.02
+"""How often an acquisition still waiting for the pool gives back every open scope's idle leases."""
+
+_LEASES: ContextVar[_Leases | None] = ContextVar("ac_context_leases", default=None)
+"""Set inside `Database.shared_sessions()`: tenant scopes and one-statement reads borrow the scope's leases."""
 
 Connection: TypeAlias = "asyncpg.Connection[asyncpg.Record] | asyncpg.pool.PoolConnectionProxy[asyncpg.Record]"
 """A connection as the pool hands it out."""
@@ -102,6 +156,10 @@ class PooledConnection(asyncpg.Connection):
         """Say that nothing but tracked state changed since the acquisition: the next release sends nothing."""
         self._session_clean = True
 
+    def mark_session_dirty(self) -> None:
+        """Undo `mark_session_clean`: the next release sends the full reset (a read was cancelled mid-way)."""
+        self._session_clean = False
+
     def get_reset_query(self) -> str:
         """Nothing once after `mark_session_clean`; else asyncpg's reset query and RESET ROLE (the service)."""
         if self._session_clean:
@@ -136,6 +194,90 @@ def _mark_clean(conn: Connection) -> None:
     mark = getattr(conn, "mark_session_clean", None)
     if mark is not None:
         mark()
+
+
+def _mark_dirty(conn: Connection) -> None:
+    """Make the next release of a pooled connection send the full reset."""
+    mark = getattr(conn, "mark_session_dirty", None)
+    if mark is not None:
+        mark()
+
+
+@asynccontextmanager
+async def shared_sessions() -> AsyncIterator[None]:
+    """Let the reads inside (and the tasks started inside) share one pooled connection per session.
+
+    Inside, every tenant scope of one organization, and every one-statement service read (`Database.fetch`,
+    `fetchval`), borrows the same pooled connection of its pool, one borrower at a time, instead of one
+    connection each: concurrent reads queue for it. A brief's reads then switch at most two sessions (its
+    tenant's and the service role's) whatever the connections held before, and take two connections from the
+    pool instead of one per read. A borrow nested in another borrow of the same task takes a connection of its
+    own (so no task waits for a lease while it holds one); `Database.connection()` never shares (its borrower
+    may change the session). A read that failed or was cancelled mid-way gives its connection back with the
+    full reset, and the next borrower takes another. Every leased connection goes back to its pool when the
+    scope ends, and a borrow that starts after the end takes a connection of its own.
+
+    The pool comes first. While it has no idle connection, a borrow whose lease holds none waits for the pool
+    as it would without a scope, and a borrow that ends gives its lease back at once: under pressure a scope
+    reads as it would without one. And an acquisition (leased or not) that waits for the pool gives back every
+    open scope's leases no one is using, every 20 ms while it waits (`_acquire_sweeping`): no scope holds an
+    idle connection while another waits for one.
+    """
+    leases = _Leases()
+    token = _LEASES.set(leases)
+    _ACTIVE_SCOPES.add(leases)
+    try:
+        yield
+    finally:
+        _LEASES.reset(token)
+        _ACTIVE_SCOPES.discard(leases)
+        leases.closed = True
+        # Last taken, first given back: the pool hands out the last connection returned first (LIFO), so the
+        # next scope's first borrow (a brief's tenant read) finds the session it asks for already set.
+        for lease in reversed(leases.leases.values()):
+            async with lease.lock:
+                await lease.give_back()
+
+
+def _short(pool: asyncpg.Pool) -> bool:
+    """True when `pool` has no idle connection and may open no other: an acquisition now would wait."""
+    return bool(pool.get_idle_size() == 0 and pool.get_size() >= pool.get_max_size())
+
+
+async def _acquire_sweeping(pool: asyncpg.Pool) -> Any:
+    """`pool.acquire()`; while it waits, every open scope's idle leases of `pool` go back every `_SWEEP_EVERY_S`.
+
+    A scope holding an idle connection while others wait for the pool could otherwise wait for ever when every
+    connection is held the same way (builds each holding one session and waiting for another, or for a plain
+    `connection()`): a waiting acquisition sweeps them, so every connection a waiter does not get is in use by
+    a read that will end.
+    """
+    acquiring = asyncio.ensure_future(pool.acquire())  # the task copies the context: `_WANTED` for `setup`
+    try:
+        while True:
+            done, _ = await asyncio.wait({acquiring}, timeout=_SWEEP_EVERY_S)
+            if done:
+                return acquiring.result()
+            if _ACTIVE_SCOPES:
+                await _give_back_idle(pool)
+    except BaseException:
+        if not acquiring.done():
+            acquiring.cancel()
+        try:
+            conn = await acquiring
+        except BaseException:
+            pass
+        else:
+            await pool.release(conn)  # acquired as this one was cancelled: straight back
+        raise
+
+
+async def _give_back_idle(pool: asyncpg.Pool) -> None:
+    """Return to `pool` every leased connection of it that no borrower holds now, in every open scope."""
+    for scope in list(_ACTIVE_SCOPES):
+        for lease in list(scope.leases.values()):
+            if lease.pool is pool and lease.conn is not None and not lease.lock.locked():
+                await lease.give_back()
 
 
 class _OneLinePoolWarnings(logging.Filter):
@@ -281,24 +423,45 @@ class Database:
         return await asyncio.to_thread(restart_embedded_server, self.embedded_dir, idle_timeout_s=self.idle_timeout_s)
 
     @asynccontextmanager
-    async def _acquire(self, organization_id: UUID | None = None) -> AsyncIterator[Connection]:
+    async def _acquire(self, organization_id: UUID | None = None, *, share: bool = False) -> AsyncIterator[Connection]:
         """A pooled connection holding the service session, or `organization_id`'s tenant session.
 
-        The new connection the pool makes for it failing is `DatabaseUnavailableError`.
+        With `share`, inside `shared_sessions` the connection is that scope's lease for the session. The new
+        connection the pool makes for it failing is `DatabaseUnavailableError`.
         """
         scope = _ON_STANDBY.get()
         pool = self.pool if scope is None or scope.standby.pool is None else scope.standby.pool
         standby = None if pool is self.pool else scope  # a failure on the primary is never a standby's
-        token = _WANTED.set(organization_id)
-        try:
-            conn = await pool.acquire()
-        except Exception as exc:
-            _failed_on_standby(standby, exc)  # whatever the class: a standby shutting down raises asyncpg's own
-            if isinstance(exc, OSError | TimeoutError | asyncpg.PostgresError):
-                raise translate_connect_error(exc, url=self.url if standby is None else standby.standby.host()) from exc
-            raise
-        finally:
-            _WANTED.reset(token)  # an acquisition inside the scope asks for the service again
+        leases = _LEASES.get() if share else None
+        task = asyncio.current_task()
+        lease: _Lease | None = None
+        if leases is not None and not leases.closed and task is not None and task not in leases.borrowing:
+            lease = leases.leases.setdefault((id(pool), organization_id), _Lease(pool, standby))
+            if lease.conn is None and not lease.lock.locked() and _short(pool):
+                lease = None  # the pool is short: this read waits for the pool as it would without a scope
+        if lease is not None and leases is not None and task is not None:
+            async with lease.lock:
+                if lease.conn is None:
+                    lease.conn = await self._take(pool, organization_id, standby)
+                conn = lease.conn
+                leases.borrowing.add(task)
+                try:
+                    yield conn
+                except BaseException as exc:
+                    # A cancelled statement may still run, a failed one may have left the connection broken or
+                    # in a transaction: it leaves the lease with the full reset, and the next borrower takes another.
+                    if isinstance(exc, Exception):
+                        _failed_on_standby(standby, exc)
+                    _mark_dirty(conn)
+                    await lease.give_back(clean=False)
+                    raise
+                else:
+                    if _short(pool):
+                        await lease.give_back()  # the pool is short: keep no connection between reads
+                finally:
+                    leases.borrowing.discard(task)
+            return
+        conn = await self._take(pool, organization_id, standby)
         try:
             yield conn
         except Exception as exc:
@@ -310,6 +473,19 @@ class Database:
             except Exception as exc:
                 _failed_on_standby(standby, exc)
                 raise
+
+    async def _take(self, pool: asyncpg.Pool, organization_id: UUID | None, standby: _OnStandby | None) -> Any:
+        """A connection of `pool`, switched by the `setup` hook to `organization_id`'s session (None: the service)."""
+        token = _WANTED.set(organization_id)
+        try:
+            return await _acquire_sweeping(pool)
+        except Exception as exc:
+            _failed_on_standby(standby, exc)  # whatever the class: a standby shutting down raises asyncpg's own
+            if isinstance(exc, OSError | TimeoutError | asyncpg.PostgresError):
+                raise translate_connect_error(exc, url=self.url if standby is None else standby.standby.host()) from exc
+            raise
+        finally:
+            _WANTED.reset(token)  # an acquisition inside the scope asks for the service again
 
     @asynccontextmanager
     async def connection(self) -> AsyncIterator[Connection]:
@@ -324,7 +500,7 @@ class Database:
         The pool's `setup` switched the session to this organization before the first read, in one message
         or none (module docstring); the release sends nothing unless the scope was cancelled mid-read.
         """
-        async with self._acquire(UUID(str(organization_id))) as conn:
+        async with self._acquire(UUID(str(organization_id)), share=True) as conn:
             try:
                 yield conn
             except asyncio.CancelledError:
@@ -337,14 +513,14 @@ class Database:
 
     async def fetch(self, query: str, *args: Any) -> list[asyncpg.Record]:
         """Run one read on the service role and return its rows (the release sends no reset query)."""
-        async with self._acquire() as conn:
+        async with self._acquire(share=True) as conn:
             rows: list[asyncpg.Record] = await conn.fetch(query, *args)
             _mark_clean(conn)
             return rows
 
     async def fetchval(self, query: str, *args: Any) -> Any:
         """Run one statement on the service role and return the first value (no reset query on release)."""
-        async with self._acquire() as conn:
+        async with self._acquire(share=True) as conn:
             value = await conn.fetchval(query, *args)
             _mark_clean(conn)
             return value

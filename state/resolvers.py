@@ -5,7 +5,8 @@ client's organization may read. It removes duplicates by `(kind, id)` (first occ
 win), and ignores without a query (never raising) unsupported kinds and ids that are not canonical UUID
 text (`state.ids`): `urn:uuid:…`, braces, upper case or padding all parse as a UUID, but the id becomes a
 part of every subject key of the row, so a second spelling would be a second key for one row (and a colon
-would make every key raise). It reads each supported kind in one scoped query per batch of 100 ids.
+would make every key raise). It reads each supported kind in one scoped read per batch of 100 ids, and
+every read of one call in one statement (`OrgScopedClient.select_each`: one round trip, whatever the kinds).
 Soft-deleted rows are excluded by the scoped client where the table has `deleted_at`. Intelligence refs
 resolve only through the tenant's bridge row (`prospects` for a company, `prospect_people` for a person)
 with the global row embedded through the foreign key, so a shared row no bridge of this tenant points at
@@ -18,14 +19,13 @@ and never search: it resolves explicit refs only.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 from uuid import UUID
-
-import asyncpg
 
 from state.ids import is_canonical_uuid
 from state.projections import PROJECTIONS, SUPPORTED_REF_KINDS, KindProjection, Projection
 from state.refs import ResourceRef, distinct_refs, ref_key
-from state.scoped import Embed, OrgScopedClient
+from state.scoped import Embed, OrgScopedClient, Select
 
 __all__ = ["DEFAULT_BATCH_SIZE", "SUPPORTED_REF_KINDS", "Projection", "resolve_refs"]
 
@@ -53,20 +53,22 @@ def _projection(ref: ResourceRef, row: Mapping[str, object], spec: KindProjectio
     return Projection(ref=resolved, fields=_fields(row, spec.columns))
 
 
-async def _read_batch(
-    client: OrgScopedClient, spec: KindProjection, ids: Sequence[UUID]
-) -> dict[UUID, Mapping[str, object]]:
-    """One scoped query for a batch of ids of one kind: `{row id: projected row}`."""
-    rows: list[asyncpg.Record]
+def _batch_read(spec: KindProjection, ids: Sequence[UUID]) -> Select:
+    """The scoped read of one batch of ids of one kind."""
     if spec.embed_via is None:
-        rows = await client.select(spec.table, ["id", *spec.columns], where_in={spec.id_column: list(ids)})
-        return {row["id"]: dict(row) for row in rows}
-    rows = await client.select(
+        return Select(spec.table, ("id", *spec.columns), where_in={spec.id_column: list(ids)})
+    return Select(
         spec.table,
-        [spec.id_column],
+        (spec.id_column,),
         where_in={spec.id_column: list(ids)},
         embed=Embed(_EMBED_NAME, via=spec.embed_via, columns=list(spec.columns)),
     )
+
+
+def _batch_rows(spec: KindProjection, rows: Sequence[Any]) -> dict[UUID, Mapping[str, object]]:
+    """`{row id: projected row}` of one batch's rows."""
+    if spec.embed_via is None:
+        return {row["id"]: dict(row) for row in rows}
     out: dict[UUID, Mapping[str, object]] = {}
     for row in rows:
         shared = row[_EMBED_NAME]
@@ -93,15 +95,25 @@ async def resolve_refs(
             continue  # a row resolved under a look-alike id would carry a look-alike key
         by_kind.setdefault(ref.kind, []).append((ref, ident))
 
+    reads: list[tuple[str, Select]] = []
+    for kind, wanted in by_kind.items():
+        unique_ids = list(dict.fromkeys(ident for _, ident in wanted))
+        for start in range(0, len(unique_ids), batch_size):
+            reads.append((kind, _batch_read(PROJECTIONS[kind], unique_ids[start : start + batch_size])))
+    answers: list[Sequence[Any]]  # records, or dicts of select_each
+    if len(reads) == 1:  # one part: the plain select, no array of records
+        part = reads[0][1]
+        answers = [await client.select(part.table, part.columns, where_in=part.where_in, embed=part.embed)]
+    else:
+        answers = list(await client.select_each([part for _, part in reads]))
+    rows: dict[str, dict[UUID, Mapping[str, object]]] = {kind: {} for kind in by_kind}
+    for (kind, _), answer in zip(reads, answers, strict=True):
+        rows[kind].update(_batch_rows(PROJECTIONS[kind], answer))
     resolved: dict[tuple[str, str], Projection] = {}
     for kind, wanted in by_kind.items():
         spec = PROJECTIONS[kind]
-        unique_ids = list(dict.fromkeys(ident for _, ident in wanted))
-        rows: dict[UUID, Mapping[str, object]] = {}
-        for start in range(0, len(unique_ids), batch_size):
-            rows.update(await _read_batch(client, spec, unique_ids[start : start + batch_size]))
         for ref, ident in wanted:
-            row = rows.get(ident)
+            row = rows[kind].get(ident)
             if row is not None:
                 resolved[ref_key(ref)] = _projection(ref, row, spec)
     return resolved

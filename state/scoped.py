@@ -12,6 +12,7 @@ checked against a strict pattern before it is quoted into SQL. Values are always
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
@@ -31,6 +32,7 @@ __all__ = [
     "Embed",
     "OrgScopedClient",
     "QueryLog",
+    "Select",
     "TableSpec",
     "record_queries",
     "scoped_db",
@@ -84,6 +86,28 @@ class Embed:
     name: str
     via: str
     columns: Sequence[str]
+
+
+@dataclass(frozen=True)
+class Select:
+    """One read of `OrgScopedClient.select_each`: the arguments of one `select`."""
+
+    table: str
+    """An organization-scoped table (`ORG_SCOPED_TABLES`)."""
+    columns: tuple[str, ...]
+    """The columns read, in order."""
+    where: Mapping[str, object] | None = None
+    """Equality filters (None means IS NULL)."""
+    where_in: Mapping[str, Sequence[object]] | None = None
+    """`= ANY(...)` filters."""
+    include_deleted: bool = False
+    """Read soft-deleted rows too."""
+    order_by: tuple[str, ...] = ()
+    """Column names with an optional ` DESC`."""
+    limit: int | None = None
+    """The most rows."""
+    embed: Embed | None = None
+    """The global row a bridge foreign key names, joined as a JSON object."""
 
 
 @dataclass
@@ -150,50 +174,101 @@ class OrgScopedClient:
         `order_by` takes column names with an optional ` DESC`, and `embed` joins the global row a
         bridge foreign key names (inner join: a bridge with no global row yields nothing).
         """
-        spec = self._spec(table)
+        part = Select(table, tuple(columns), where=where, where_in=where_in, include_deleted=include_deleted,
+                      order_by=tuple(order_by), limit=limit, embed=embed)  # fmt: skip
         args: list[object] = [self.organization_id]
-        select = [f"t.{_ident(c)}" for c in columns]
+        select, body = self._part_sql(part, args)
+        if embed is not None:
+            select[-1] += f" AS {_ident(embed.name)}"
+        sql = f"SELECT {', '.join(select)}{body}"
+        self._log(table, sql)
+        try:
+            rows: list[asyncpg.Record] = await self._conn.fetch(sql, *args)
+        except asyncpg.PostgresError as exc:
+            raise translate_db_error(exc) from exc
+        return rows
+
+    async def select_each(self, parts: Sequence[Select]) -> list[list[dict[str, Any]]]:
+        """Several `select`s in one statement (one round trip): each part's rows, as dicts, in part order.
+
+        Each part reads exactly what `select` would read with the same arguments, every one filtered by this
+        organization; its rows travel as one array of anonymous records, so each value keeps its type (an
+        embedded global row, JSON text in a record, is parsed as `select`'s jsonb codec would).
+        """
+        if not parts:
+            return []
+        args: list[object] = [self.organization_id]
+        arrays = []
+        for part in parts:
+            select, body = self._part_sql(part, args)
+            if part.embed is not None:
+                select[-1] += "::text"  # jsonb in a binary record would reach the text codec undecoded
+            arrays.append(f"ARRAY(SELECT ROW({', '.join(select)}){body})")
+        sql = "SELECT " + ", ".join(f"{a} AS p{n}" for n, a in enumerate(arrays))
+        for part in parts:
+            self._log(part.table, sql)
+        try:
+            row = await self._conn.fetchrow(sql, *args)
+        except asyncpg.PostgresError as exc:
+            raise translate_db_error(exc) from exc
+        assert row is not None  # a SELECT of arrays always answers one row
+        out: list[list[dict[str, Any]]] = []
+        for n, part in enumerate(parts):
+            names = [*part.columns, *((part.embed.name,) if part.embed is not None else ())]
+            rows = []
+            for values in row[n]:
+                record = dict(zip(names, values, strict=True))
+                if part.embed is not None and isinstance(record[part.embed.name], str):
+                    record[part.embed.name] = json.loads(record[part.embed.name])
+                rows.append(record)
+            out.append(rows)
+        return out
+
+    def _part_sql(self, part: Select, args: list[object]) -> tuple[list[str], str]:
+        """The select list and the `FROM ... WHERE ...` of one part; its values appended to `args` ($1: the org)."""
+        spec = self._spec(part.table)
+        table = part.table
+        select = [f"t.{_ident(c)}" for c in part.columns]
         joins = ""
+        embed = part.embed
         if embed is not None:
             target = EMBEDDABLE.get((table, embed.via))
             if target is None:
                 raise UnknownTableError(f"{table}.{embed.via} is not a declared bridge to a global table")
             embedded = ["id", *embed.columns]
             pairs = ", ".join(f"'{c}', e.{_ident(c)}" for c in embedded)  # _ident vetted each name
-            select.append(f"jsonb_build_object({pairs}) AS {_ident(embed.name)}")
+            select.append(f"jsonb_build_object({pairs})")  # `select` names it; a ROW field has no name
             joins = f" JOIN public.{_ident(target)} AS e ON e.id = t.{_ident(embed.via)}"
         conditions = ["t.organization_id = $1"]
-        if spec.soft_delete and not include_deleted:
+        if spec.soft_delete and not part.include_deleted:
             conditions.append("t.deleted_at IS NULL")
-        for column, value in (where or {}).items():
+        for column, value in (part.where or {}).items():
             if value is None:
                 conditions.append(f"t.{_ident(column)} IS NULL")
             else:
                 args.append(value)
                 conditions.append(f"t.{_ident(column)} = ${len(args)}")
-        for column, values in (where_in or {}).items():
+        for column, values in (part.where_in or {}).items():
             args.append(list(values))
             conditions.append(f"t.{_ident(column)} = ANY(${len(args)})")
-        sql = f"SELECT {', '.join(select)} FROM public.{_ident(table)} AS t{joins} WHERE {' AND '.join(conditions)}"
-        if order_by:
-            parts = []
-            for item in order_by:
+        body = f" FROM public.{_ident(table)} AS t{joins} WHERE {' AND '.join(conditions)}"
+        if part.order_by:
+            order = []
+            for item in part.order_by:
                 name, _, direction = item.partition(" ")
                 if direction.upper() not in ("", "ASC", "DESC"):
                     raise ValueError(f"bad order direction in {item!r}")
-                parts.append(f"t.{_ident(name)} {direction.upper()}".rstrip())
-            sql += " ORDER BY " + ", ".join(parts)
-        if limit is not None:
-            args.append(limit)
-            sql += f" LIMIT ${len(args)}"
+                order.append(f"t.{_ident(name)} {direction.upper()}".rstrip())
+            body += " ORDER BY " + ", ".join(order)
+        if part.limit is not None:
+            args.append(part.limit)
+            body += f" LIMIT ${len(args)}"
+        return select, body
+
+    def _log(self, table: str, sql: str) -> None:
         log = _LOG.get()
         if log is not None:
             log.entries.append((table, sql))
-        try:
-            rows: list[asyncpg.Record] = await self._conn.fetch(sql, *args)
-        except asyncpg.PostgresError as exc:
-            raise translate_db_error(exc) from exc
-        return rows
 
     async def fetch_named(self, sql: str, *args: Any, table: str) -> list[asyncpg.Record]:
         """Run a named query whose first parameter is this organization (`$1`), for `table`."""

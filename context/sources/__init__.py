@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 from context.models import ContextSource
 from context.registry import ContextSourceRegistry
+from context.sources._query_vectors import once_per_build
 from context.sources.application import ApplicationContextSource
 from context.sources.conversation import ConversationContextSource
 from context.sources.definition_summary import DefinitionSummaryContextSource
@@ -29,17 +30,21 @@ __all__ = ["default_registry", "default_sources"]
 
 
 def default_sources(db: Database, *, embedders: Callable[[str], Embedder] | None = None) -> list[ContextSource]:
-    """All ten sources over `db`, in class order; `embedders` maps a model id to its embedder."""
+    """All ten sources over `db`, in class order; `embedders` maps a model id to its embedder.
+
+    The three sources that embed the question share one embedding of it per build (`context._query_vectors`).
+    """
+    embedders = once_per_build(embedders or get_embedder)
     return [
         ConversationContextSource(db),
         OutreachThreadContextSource(db),
         OutreachContextSource(db),
-        PersonalMemoryContextSource(db, embedders or get_embedder),
+        PersonalMemoryContextSource(db, embedders),
         ApplicationContextSource(db),
         DossierContextSource(db),
         DefinitionSummaryContextSource(db),
-        KnowledgeContextSource(db, embedders or get_embedder),
-        MemoryContextSource(db, embedders or get_embedder),
+        KnowledgeContextSource(db, embedders),
+        MemoryContextSource(db, embedders),
         RunHistoryContextSource(db),
     ]
 
