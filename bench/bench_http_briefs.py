@@ -6,7 +6,8 @@ in one organization, its application rows, memories and people) and serves it tw
 
 - `after`: this tree's code;
 - `before`: the code of `BEFORE_COMMIT` (issue 45's base), extracted with `git archive` into a temporary
-  folder and served from there with the same interpreter and packages.
+  folder and served from there with the same interpreter and packages, and this tree's migrations (one
+  database serves both, so the old code runs on today's SQL: the difference is the Python and the sessions).
 
 Both servers stay up for the whole run, and the loads alternate between them block by block (a block is one
 server, one load shape, `WARMUP_S` then `SECONDS` measured), the order flipping every round, so the two
@@ -243,6 +244,10 @@ def _before_tree(tmp: Path) -> Path | str:
     except (OSError, subprocess.CalledProcessError) as exc:  # no git, or a tree without the history
         return f"git archive {BEFORE_COMMIT} failed: {exc}"
     subprocess.run(["tar", "-x", "-C", str(tree)], input=archive.stdout, check=True)
+    # Both trees serve one database, migrated by this tree: the old code gets this tree's migrations, so its
+    # serve finds every file applied (an edited or unknown file would stop it) and runs on the same SQL.
+    shutil.rmtree(tree / "migrations")
+    shutil.copytree(ROOT / "migrations", tree / "migrations")
     return tree
 
 
