@@ -13,7 +13,8 @@ import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -105,3 +106,19 @@ def cli_error_line(result: Any, code: str, *, progress: re.Pattern[str]) -> str:
     assert match and match.group(1) == code, lines[0]
     assert "Traceback" not in result.output
     return lines[0]
+
+
+@contextmanager
+def keeping_the_session_loop() -> Iterator[None]:
+    """Put the test session's event loop back after code that ran `asyncio.run` (the CLI does: it unsets the
+    thread's loop on exit). An earlier test's `asyncio.run` may already have left none: then nothing is put back.
+    """
+    try:
+        session_loop: asyncio.AbstractEventLoop | None = asyncio.get_event_loop_policy().get_event_loop()
+    except RuntimeError:
+        session_loop = None
+    try:
+        yield
+    finally:
+        if session_loop is not None:
+            asyncio.set_event_loop(session_loop)

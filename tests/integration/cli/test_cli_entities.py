@@ -4,7 +4,6 @@ workflow-node check."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 from dataclasses import dataclass
 from uuid import UUID, uuid4
@@ -17,6 +16,7 @@ from functions.cli._common import parse_entities
 from state.refs import ResourceRef
 from state.settings import get_settings
 from tests.factories import Factory
+from tests.support import keeping_the_session_loop
 
 
 @dataclass
@@ -48,28 +48,27 @@ def test_the_brief_command_builds_from_the_valid_entities_and_counts_the_malform
 ) -> None:
     monkeypatch.setenv("DATABASE_URL", seeded.url)
     get_settings.cache_clear()
-    session_loop = asyncio.get_event_loop_policy().get_event_loop()  # the CLI's asyncio.run unsets it on exit
     try:
-        entities = [
-            f"crm.company:{seeded.first}",
-            f"crm.company:urn:uuid:{seeded.second}",
-            f"crm.company:{seeded.second}",
-        ]
-        args = ["brief", "--org", str(seeded.org), "--json"]
-        for entity in entities:
-            args += ["--entity", entity]
-        result = CliRunner().invoke(app, args)
-        assert result.exit_code == 0, result.output
-        brief = json.loads(result.stdout)
-        assert brief["text"].index("First Robotics") < brief["text"].index("Second Robotics")
-        assert brief["dropped_entities"] == 1 and brief["failed_sources"] == []
-        assert "--entity #2 dropped" in result.stderr
+        with keeping_the_session_loop():
+            entities = [
+                f"crm.company:{seeded.first}",
+                f"crm.company:urn:uuid:{seeded.second}",
+                f"crm.company:{seeded.second}",
+            ]
+            args = ["brief", "--org", str(seeded.org), "--json"]
+            for entity in entities:
+                args += ["--entity", entity]
+            result = CliRunner().invoke(app, args)
+            assert result.exit_code == 0, result.output
+            brief = json.loads(result.stdout)
+            assert brief["text"].index("First Robotics") < brief["text"].index("Second Robotics")
+            assert brief["dropped_entities"] == 1 and brief["failed_sources"] == []
+            assert "--entity #2 dropped" in result.stderr
 
-        strict = CliRunner().invoke(app, [*args, "--strict-entities"])
-        assert strict.exit_code == 2 and "--entity #2" in strict.output
+            strict = CliRunner().invoke(app, [*args, "--strict-entities"])
+            assert strict.exit_code == 2 and "--entity #2" in strict.output
     finally:
         get_settings.cache_clear()
-        asyncio.set_event_loop(session_loop)
 
 
 def test_policy_validate_refuses_a_workflow_node_that_calls_a_memory_tool() -> None:

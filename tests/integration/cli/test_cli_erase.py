@@ -21,7 +21,7 @@ from state.db import Database
 from state.settings import get_settings
 from tests.factories import Factory
 from tests.integration.memory.helpers import raw_memory
-from tests.support import cli_error_line
+from tests.support import cli_error_line, keeping_the_session_loop
 
 project_error = partial(cli_error_line, progress=re.compile(r"^$"))
 
@@ -30,16 +30,11 @@ project_error = partial(cli_error_line, progress=re.compile(r"^$"))
 def cli_env(db_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setenv("DATABASE_URL", db_url)
     get_settings.cache_clear()
-    try:  # the CLI's asyncio.run unsets the thread's loop on exit: put the session's back afterwards
-        session_loop: asyncio.AbstractEventLoop | None = asyncio.get_event_loop_policy().get_event_loop()
-    except RuntimeError:  # an earlier test's asyncio.run left none
-        session_loop = None
     try:
-        yield
+        with keeping_the_session_loop():
+            yield
     finally:
         get_settings.cache_clear()
-        if session_loop is not None:
-            asyncio.set_event_loop(session_loop)
 
 
 async def invoke(*args: str) -> Any:

@@ -16,18 +16,18 @@ from state.api_keys import authenticate_key
 from state.db import Database
 from state.settings import get_settings
 from tests.factories import Factory
+from tests.support import keeping_the_session_loop
 
 
 @pytest.fixture
 def cli_env(db_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setenv("DATABASE_URL", db_url)
     get_settings.cache_clear()
-    session_loop = asyncio.get_event_loop_policy().get_event_loop()  # the CLI's asyncio.run unsets it on exit
     try:
-        yield
+        with keeping_the_session_loop():
+            yield
     finally:
         get_settings.cache_clear()
-        asyncio.set_event_loop(session_loop)
 
 
 def invoke(*args: str) -> tuple[int, str, str]:
