@@ -185,10 +185,12 @@ async def remove_definition(db: Database, organization_id: UUID, definition_id: 
         async with db.connection() as conn, conn.transaction():
             await guard_writes(conn, organization_id)
             # FOR UPDATE waits for an insert that references the row and holds off the next, so the counts
-            # are final until the delete: its cascade (memories) and SET NULL (runs) find nothing.
-            row = await conn.fetchrow(QUERIES["lock_definition"], organization_id, definition_id)
-            if row is None:
+            # (read in the next statement, with a snapshot from after the wait) are final until the delete:
+            # its cascade (memories) and SET NULL (runs) find nothing.
+            if await conn.fetchval(QUERIES["lock_definition"], organization_id, definition_id) is None:
                 return DefinitionRemoval("not_found")
+            row = await conn.fetchrow(QUERIES["definition_references"], definition_id)
+            assert row is not None
             memories, runs = int(row["memories"]), int(row["runs"])
             if memories or runs:
                 return DefinitionRemoval("in_use", memories, runs)

@@ -685,14 +685,16 @@ SELECT d.id, d.organization_id, d.definition_kind, d.name, d.status, d.created_a
 
 -- name: lock_definition
 -- Lock one of the organization's own definitions against new references (memory and run inserts wait)
--- until the transaction ends, and count what references it; no row when none. $1 organization id,
--- $2 definition id.
-SELECT d.id,
-       (SELECT count(*) FROM agent.memories AS m WHERE m.definition_id = d.id) AS memories,
-       (SELECT count(*) FROM agent.runs AS r WHERE r.definition_id = d.id) AS runs
-  FROM agent.definitions AS d
- WHERE d.organization_id = $1 AND d.id = $2
-   FOR UPDATE OF d;
+-- until the transaction ends; no row when none. $1 organization id, $2 definition id.
+SELECT id FROM agent.definitions WHERE organization_id = $1 AND id = $2 FOR UPDATE;
+
+-- name: definition_references
+-- What references a definition: its memory revisions and its runs. Run it after `lock_definition`, as its own
+-- statement: it then reads with a snapshot taken after the lock, so it counts what a waited-for insert
+-- committed (a count inside the locking statement would read the snapshot from before the wait).
+-- $1 definition id.
+SELECT (SELECT count(*) FROM agent.memories WHERE definition_id = $1) AS memories,
+       (SELECT count(*) FROM agent.runs WHERE definition_id = $1) AS runs;
 
 -- name: delete_definition
 -- Remove one of the organization's own definitions. $1 organization id, $2 definition id.

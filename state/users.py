@@ -129,7 +129,8 @@ async def remove_user(db: Database, organization_id: UUID, user_id: UUID) -> Use
             if await conn.fetchval(QUERIES["lock_user"], organization_id, user_id) is None:
                 return UserRemoval("not_found")
             # The lock above waits for a memory insert naming the user and holds off the next one, so this
-            # count is final until the delete: the foreign key's cascade finds nothing to delete.
+            # count (its own statement: a snapshot from after the wait) is final until the delete: the
+            # foreign key's cascade finds nothing to delete.
             memories = int(await conn.fetchval(QUERIES["user_memory_revisions"], organization_id, user_id))
             if memories:
                 return UserRemoval("has_memories", memories)
