@@ -597,3 +597,146 @@ SELECT id, kind, organization_id, target_id, subject, requested_by, status, coun
    AND (started_at, id) < ($2::timestamptz, $3::uuid)
  ORDER BY started_at DESC, id DESC
  LIMIT $4;
+
+-- Users, agent definitions and runs for a deployment without the platform (state.users, state.agents).
+
+-- name: lock_organization_users
+-- Serialize user creation in one organization (the per-organization email check). $1 organization id.
+SELECT pg_advisory_xact_lock(1970496882, hashtext($1::uuid::text));
+
+-- name: user_email_taken
+-- Whether a user of the organization has this email, compared case-insensitively. $1 organization id, $2 email.
+SELECT EXISTS (SELECT 1 FROM public.users WHERE organization_id = $1 AND lower(email) = lower($2));
+
+-- name: insert_user
+-- Add a user. $1 organization id, $2 email, $3 display name or NULL.
+INSERT INTO public.users (organization_id, email, display_name) VALUES ($1, $2, $3)
+RETURNING id, organization_id, email, display_name, created_at;
+
+-- name: list_users
+-- The organization's users, oldest first, each with its memory revisions and runs. $1 organization id,
+-- $2 the most rows.
+SELECT u.id, u.organization_id, u.email, u.display_name, u.created_at,
+       (SELECT count(*) FROM agent.memories AS m WHERE m.organization_id = u.organization_id AND m.user_id = u.id)
+           AS memories,
+       (SELECT count(*) FROM agent.runs AS r WHERE r.organization_id = u.organization_id AND r.user_id = u.id) AS runs
+  FROM public.users AS u
+ WHERE u.organization_id = $1
+ ORDER BY u.created_at, u.id
+ LIMIT $2;
+
+-- name: count_users
+-- How many users the organization has. $1 organization id.
+SELECT count(*) FROM public.users WHERE organization_id = $1;
+
+-- name: lock_user
+-- Lock one user of the organization against new references (a memory insert waits) until the transaction
+-- ends; no row when none. $1 organization id, $2 user id.
+SELECT id FROM public.users WHERE organization_id = $1 AND id = $2 FOR UPDATE;
+
+-- name: user_memory_revisions
+-- How many memory revisions (tombstones included) a user's memories hold. $1 organization id, $2 user id.
+SELECT count(*) FROM agent.memories WHERE organization_id = $1 AND user_id = $2;
+
+-- name: delete_user
+-- Remove a user row (its runs keep their history with no user). $1 organization id, $2 user id.
+DELETE FROM public.users WHERE organization_id = $1 AND id = $2;
+
+-- name: lock_organization_definitions
+-- Serialize agent creation in one organization (the per-organization name check). $1 organization id.
+SELECT pg_advisory_xact_lock(1684366951, hashtext($1::uuid::text));
+
+-- name: definition_name_taken
+-- Whether an agent definition of the organization has this name, compared case-insensitively.
+-- $1 organization id, $2 name.
+SELECT EXISTS (SELECT 1 FROM agent.definitions WHERE organization_id = $1 AND lower(name) = lower($2));
+
+-- name: insert_definition
+-- Add an agent definition. $1 organization id, $2 name, $3 status.
+INSERT INTO agent.definitions (organization_id, definition_kind, name, status) VALUES ($1, 'agent', $2, $3)
+RETURNING id, organization_id, definition_kind, name, status, created_at, 0::bigint AS memories, 0::bigint AS runs;
+
+-- name: list_definitions
+-- The organization's own definitions, oldest first, each with its memory revisions and runs.
+-- $1 organization id, $2 the most rows.
+SELECT d.id, d.organization_id, d.definition_kind, d.name, d.status, d.created_at,
+       (SELECT count(*) FROM agent.memories AS m WHERE m.organization_id = d.organization_id
+           AND m.definition_id = d.id) AS memories,
+       (SELECT count(*) FROM agent.runs AS r WHERE r.organization_id = d.organization_id
+           AND r.definition_id = d.id) AS runs
+  FROM agent.definitions AS d
+ WHERE d.organization_id = $1
+ ORDER BY d.created_at, d.id
+ LIMIT $2;
+
+-- name: count_definitions
+-- How many definitions the organization owns. $1 organization id.
+SELECT count(*) FROM agent.definitions WHERE organization_id = $1;
+
+-- name: get_definition
+-- One definition the organization may use (its own, or a platform template), with its counts in that
+-- organization. $1 organization id, $2 definition id.
+SELECT d.id, d.organization_id, d.definition_kind, d.name, d.status, d.created_at,
+       (SELECT count(*) FROM agent.memories AS m WHERE m.organization_id = $1 AND m.definition_id = d.id)
+           AS memories,
+       (SELECT count(*) FROM agent.runs AS r WHERE r.organization_id = $1 AND r.definition_id = d.id) AS runs
+  FROM agent.definitions AS d
+ WHERE d.id = $2 AND (d.organization_id = $1 OR d.organization_id IS NULL);
+
+-- name: lock_definition
+-- Lock one of the organization's own definitions against new references (memory and run inserts wait)
+-- until the transaction ends; no row when none. $1 organization id, $2 definition id.
+SELECT id FROM agent.definitions WHERE organization_id = $1 AND id = $2 FOR UPDATE;
+
+-- name: definition_references
+-- What references a definition: its memory revisions and its runs. Run it after `lock_definition`, as its own
+-- statement: it then reads with a snapshot taken after the lock, so it counts what a waited-for insert
+-- committed (a count inside the locking statement would read the snapshot from before the wait).
+-- $1 definition id.
+SELECT (SELECT count(*) FROM agent.memories WHERE definition_id = $1) AS memories,
+       (SELECT count(*) FROM agent.runs WHERE definition_id = $1) AS runs;
+
+-- name: delete_definition
+-- Remove one of the organization's own definitions. $1 organization id, $2 definition id.
+DELETE FROM agent.definitions WHERE organization_id = $1 AND id = $2;
+
+-- name: set_definition_status
+-- Change the status of one of the organization's own definitions. $1 organization id, $2 definition id,
+-- $3 status.
+UPDATE agent.definitions SET status = $3, updated_at = now()
+ WHERE organization_id = $1 AND id = $2
+RETURNING id, organization_id, definition_kind, name, status, created_at,
+          (SELECT count(*) FROM agent.memories AS m WHERE m.definition_id = $2) AS memories,
+          (SELECT count(*) FROM agent.runs AS r WHERE r.definition_id = $2) AS runs;
+
+-- name: insert_run
+-- Start a run of a definition for a user. $1 organization id, $2 definition id, $3 user id, $4 input (jsonb).
+INSERT INTO agent.runs (organization_id, definition_id, user_id, status, input) VALUES ($1, $2, $3, 'running', $4)
+RETURNING id, organization_id, definition_id, user_id, status, created_at, updated_at;
+
+-- name: user_in_organization
+-- Whether the user is a member of the organization. $1 organization id, $2 user id.
+SELECT EXISTS (SELECT 1 FROM public.users WHERE organization_id = $1 AND id = $2);
+
+-- name: list_runs
+-- The organization's runs, newest first, optionally of one definition and one user. $1 organization id,
+-- $2 definition id or NULL, $3 user id or NULL, $4 the most rows.
+SELECT id, organization_id, definition_id, user_id, status, created_at, updated_at
+  FROM agent.runs
+ WHERE organization_id = $1
+   AND ($2::uuid IS NULL OR definition_id = $2)
+   AND ($3::uuid IS NULL OR user_id = $3)
+ ORDER BY created_at DESC, id DESC
+ LIMIT $4;
+
+-- name: get_run
+-- One run of the organization. $1 organization id, $2 run id.
+SELECT id, organization_id, definition_id, user_id, status, created_at, updated_at
+  FROM agent.runs WHERE organization_id = $1 AND id = $2;
+
+-- name: finish_run
+-- End a run that has not ended; no row when it has (or is not the organization's). $1 organization id,
+-- $2 run id, $3 final status.
+UPDATE agent.runs SET status = $3, updated_at = now()
+ WHERE organization_id = $1 AND id = $2 AND status IN ('queued', 'running', 'waiting')
+RETURNING id, organization_id, definition_id, user_id, status, created_at, updated_at;

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from functions.api import (
+    appstate,
     context,
     erasure,
     keys,
@@ -22,6 +23,7 @@ __all__ = ["ROUTERS"]
 ROUTERS = (
     ops.router,
     orgs.router,
+    appstate.router,
     keys.router,
     context.router,
     knowledge.router,

@@ -33,6 +33,7 @@ from functions.cli._common import (
 )
 from functions.cli._service import DIRECT, ask, find_service
 from functions.cli._show import show_brief, show_explanation
+from functions.cli.appstate import agent_app, run_app, user_app
 from functions.cli.db import db_app
 from functions.cli.erase import erase_app
 from functions.cli.errors import DEBUG_FLAG, DIRECT_FLAG, CliError, CliGroup, set_debug
@@ -65,6 +66,9 @@ app.add_typer(sources_app, name="sources")
 app.add_typer(db_app, name="db")
 app.add_typer(erase_app, name="erase")
 app.add_typer(receipts_app, name="receipts")
+app.add_typer(user_app, name="user")
+app.add_typer(agent_app, name="agent")
+app.add_typer(run_app, name="run")
 _run = run
 _print_json = print_json
 MAX_BRIEF_QUERY = 20_000

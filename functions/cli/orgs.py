@@ -31,6 +31,7 @@ def _name(value: str) -> str:
 @org_app.command("create")
 def create(
     name: Annotated[str, typer.Argument(help="Its display name.", callback=_name)],
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print the id alone (for a shell variable).")] = False,
     as_json: JsonFlag = False,
 ) -> None:
     """Create an organization and print its id."""
@@ -43,8 +44,8 @@ def create(
         return {"id": str(org.id), "name": org.name, "created_at": org.created_at.isoformat()}
 
     row = run(main)
-    if as_json:
-        print_json(row)
+    if as_json or quiet:
+        print_json(row) if as_json else typer.echo(row["id"])
         return
     console.print(f"created organization [bold]{safe(row['name'])}[/]: {row['id']}")
     console.print(f"[dim]use it with --org {row['id']}[/]")

@@ -1,0 +1,67 @@
+"""Removing a user or an agent definition races a memory write that names it (issue 46, item 3): the removal
+locks the row first, so it waits for the write's transaction, then counts the memory that write committed and
+refuses; the memories' foreign key never gets to cascade a revision away without an erasure's receipt."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from uuid import UUID
+
+from state.agents import remove_definition
+from state.db import Database
+from state.users import remove_user
+from tests.factories import Factory
+
+
+async def _waiting_on_a_lock(db: Database) -> bool:
+    async with db.connection() as conn:
+        return bool(
+            await conn.fetchval(
+                "SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE datname = current_database()"
+                " AND wait_event_type = 'Lock')"
+            )
+        )
+
+
+async def _race(
+    db: Database, org: UUID, definition: UUID, user: UUID, remove: Callable[[], Awaitable[object]]
+) -> tuple[object, int]:
+    """Hold an uncommitted memory insert, start the removal, commit the insert once the removal waits."""
+    async with db.connection() as writer:
+        tx = writer.transaction()
+        await tx.start()
+        await writer.execute(
+            "INSERT INTO agent.memories (organization_id, definition_id, scope, user_id, scope_owner_id, subject_key,"
+            " text) VALUES ($1, $2, 'user', $3, $3, $4, 'short')",
+            org, definition, user, f"user:{user}:preference.tone",
+        )  # fmt: skip
+        removal = asyncio.ensure_future(remove())
+        for _ in range(500):
+            if await _waiting_on_a_lock(db) or removal.done():
+                break
+            await asyncio.sleep(0.01)
+        assert not removal.done(), "the removal must wait for the write that names the row"
+        await tx.commit()
+        outcome = await removal
+    async with db.connection() as conn:
+        memories = int(await conn.fetchval("SELECT count(*) FROM agent.memories WHERE organization_id = $1", org))
+    return outcome, memories
+
+
+async def test_removing_a_user_waits_for_a_memory_write_naming_them_and_then_refuses(
+    db: Database, factory: Factory
+) -> None:
+    org = await factory.organization()
+    user, definition = await factory.user(org), await factory.definition(org)
+    outcome, memories = await _race(db, org, definition, user, lambda: remove_user(db, org, user))
+    assert getattr(outcome, "outcome", None) == "has_memories" and memories == 1
+
+
+async def test_removing_a_definition_waits_for_a_memory_write_it_owns_and_then_refuses(
+    db: Database, factory: Factory
+) -> None:
+    org = await factory.organization()
+    user, definition = await factory.user(org), await factory.definition(org)
+    outcome, memories = await _race(db, org, definition, user, lambda: remove_definition(db, org, definition))
+    assert getattr(outcome, "outcome", None) == "in_use" and memories == 1
