@@ -206,15 +206,22 @@ async def user_in_organization(db: Database, organization_id: UUID, user_id: UUI
             return bool(await conn.fetchval(QUERIES["user_in_organization"], organization_id, user_id))
 
 
-async def start_run(db: Database, organization_id: UUID, definition_id: UUID, user_id: UUID, *, started_by: str) -> Run:
-    """Start a `running` run of the definition for the user (the caller checked both belong here)."""
+async def start_run(
+    db: Database, organization_id: UUID, definition_id: UUID, user_id: UUID, *, started_by: str
+) -> Run | None:
+    """Start a `running` run of the definition for the user, or None.
+
+    None when, at the insert, the definition is no live agent of the organization or the user no member
+    (a removal or an archive that won a race against the caller's checks).
+    """
     with translated_db_errors():
         async with db.connection() as conn, conn.transaction():
             await guard_writes(conn, organization_id, user_id=user_id)
             row = await conn.fetchrow(
                 QUERIES["insert_run"], organization_id, definition_id, user_id, {"started_by": started_by}
             )
-    assert row is not None
+    if row is None:
+        return None
     await db.note_write(organization_id)
     return _run(row)
 

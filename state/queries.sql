@@ -710,8 +710,18 @@ RETURNING id, organization_id, definition_kind, name, status, created_at,
           (SELECT count(*) FROM agent.runs AS r WHERE r.definition_id = $2) AS runs;
 
 -- name: insert_run
--- Start a run of a definition for a user. $1 organization id, $2 definition id, $3 user id, $4 input (jsonb).
-INSERT INTO agent.runs (organization_id, definition_id, user_id, status, input) VALUES ($1, $2, $3, 'running', $4)
+-- Start a run of a live agent definition for a member. $1 organization id, $2 definition id, $3 user id,
+-- $4 input (jsonb). Both rows are share-locked and checked in the statement, so a removal or an archive
+-- that commits first leaves no row (the caller says which), and one that waits sees the run.
+WITH live_agent AS (
+    SELECT id FROM agent.definitions
+     WHERE organization_id = $1 AND id = $2 AND definition_kind = 'agent' AND status <> 'archived'
+       FOR SHARE
+), member AS (
+    SELECT id FROM public.users WHERE organization_id = $1 AND id = $3 FOR SHARE
+)
+INSERT INTO agent.runs (organization_id, definition_id, user_id, status, input)
+SELECT $1, live_agent.id, member.id, 'running', $4 FROM live_agent, member
 RETURNING id, organization_id, definition_id, user_id, status, created_at, updated_at;
 
 -- name: user_in_organization

@@ -154,6 +154,16 @@ async def remove_agent(db: Database, caller: Caller, organization_id: UUID, defi
 async def start_run(db: Database, caller: Caller, organization_id: UUID, *, definition_id: UUID, user_id: UUID) -> Run:
     """Start a run of a live agent definition for a member of the organization, for memory writes."""
     await check_organization(db, caller, organization_id)
+    await _runnable(db, organization_id, definition_id, user_id)
+    run = await agents.start_run(db, organization_id, definition_id, user_id, started_by=requester(caller))
+    if run is None:  # an archive or a removal committed between the checks and the insert: say which
+        await _runnable(db, organization_id, definition_id, user_id)
+        raise ApiError(409, "agent_archived", f"agent {definition_id} was archived as the run started")
+    return run
+
+
+async def _runnable(db: Database, organization_id: UUID, definition_id: UUID, user_id: UUID) -> None:
+    """Refuse a run of anything but a live agent of the organization, or for anyone but a member."""
     definition = await agents.get_definition(db, organization_id, definition_id)
     if definition is None:
         raise ApiError(404, "agent_not_found", f"no agent {definition_id} in this organization")
@@ -163,7 +173,6 @@ async def start_run(db: Database, caller: Caller, organization_id: UUID, *, defi
         raise ApiError(409, "agent_archived", f"agent {definition_id} is archived; publish it to run it again")
     if not await agents.user_in_organization(db, organization_id, user_id):
         raise ApiError(404, "user_not_found", f"no user {user_id} in this organization")
-    return await agents.start_run(db, organization_id, definition_id, user_id, started_by=requester(caller))
 
 
 async def list_runs(

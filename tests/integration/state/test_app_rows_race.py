@@ -8,7 +8,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from uuid import UUID
 
-from state.agents import remove_definition
+from state.agents import remove_definition, start_run
 from state.db import Database
 from state.users import remove_user
 from tests.factories import Factory
@@ -65,3 +65,22 @@ async def test_removing_a_definition_waits_for_a_memory_write_it_owns_and_then_r
     user, definition = await factory.user(org), await factory.definition(org)
     outcome, memories = await _race(db, org, definition, user, lambda: remove_definition(db, org, definition))
     assert getattr(outcome, "outcome", None) == "in_use" and memories == 1
+
+
+async def test_a_run_starts_only_for_a_live_agent_and_a_member_at_the_insert_itself(
+    db: Database, factory: Factory
+) -> None:
+    """The action checks first; the insert checks again under share locks, so an archive or a removal that
+    commits between the two leaves no run (and no foreign-key error, which would answer 500)."""
+    org, other = await factory.organization(), await factory.organization()
+    user, live = await factory.user(org), await factory.definition(org)
+    archived = await factory.definition(org, status="archived")
+    workflow = await factory.definition(org, definition_kind="workflow")
+    stranger, theirs = await factory.user(other), await factory.definition(other)
+    assert await start_run(db, org, live, user, started_by="test") is not None
+    for definition, member in ((archived, user), (workflow, user), (theirs, user), (live, stranger)):
+        assert await start_run(db, org, definition, member, started_by="test") is None
+    gone = await factory.user(org)
+    async with db.connection() as conn:
+        await conn.execute("DELETE FROM public.users WHERE id = $1", gone)
+    assert await start_run(db, org, live, gone, started_by="test") is None
