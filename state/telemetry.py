@@ -15,7 +15,8 @@ constants so a rename of those development-stage names is one edit; the layer's 
 Never text: no document, memory or query text enters a span, an event or a metric unless the operator turns
 `AC_CONTEXT_TELEMETRY_CAPTURE_TEXT` on (`capture_text()`; `set_text` is the one way text is written). Spans
 record an error's type only, never its message (a message may quote a document), and asyncpg spans never
-carry statement parameters. Tests and benches install their own providers with `use(...)`, which restores
+carry statement parameters; the exporter drops the message and stack the contrib instrumentations record on
+an exception event (`textless`). Tests and benches install their own providers with `use(...)`, which restores
 the previous state on exit, so no provider leaks into the global one.
 
 This module must never import another room of the project, nor the SDK unless telemetry is configured.
@@ -26,7 +27,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -37,6 +38,7 @@ from opentelemetry.util.types import AttributeValue
 
 if TYPE_CHECKING:
     from opentelemetry.metrics import Counter, Histogram, MeterProvider
+    from opentelemetry.sdk.trace.export import SpanExporter
     from opentelemetry.trace import TracerProvider
 
 __all__ = [
@@ -64,6 +66,7 @@ __all__ = [
     "meter_provider",
     "set_text",
     "span",
+    "textless",
     "tracer",
     "tracer_provider",
     "use",
@@ -245,7 +248,7 @@ def configure_from_env(environ: Mapping[str, str] | None = None, *, capture_text
     with _lock:
         if _configured:
             return True
-        tracer_provider, meter_provider = _install_sdk(env)
+        tracer_provider, meter_provider = _install_sdk(env, capture_text)
         _state = _State(
             tracer=tracer_provider.get_tracer(SCOPE_NAME),
             instruments=Instruments.of(metrics.get_meter(SCOPE_NAME)),
@@ -259,7 +262,7 @@ def configure_from_env(environ: Mapping[str, str] | None = None, *, capture_text
     return True
 
 
-def _install_sdk(env: Mapping[str, str]) -> tuple[TracerProvider, MeterProvider | None]:
+def _install_sdk(env: Mapping[str, str], capture_text: bool) -> tuple[TracerProvider, MeterProvider | None]:
     """Set the global SDK providers with OTLP http/protobuf exporters, and instrument asyncpg."""
     from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
@@ -272,7 +275,8 @@ def _install_sdk(env: Mapping[str, str]) -> tuple[TracerProvider, MeterProvider 
     named = env.get("OTEL_SERVICE_NAME", "").strip() or "service.name=" in env.get("OTEL_RESOURCE_ATTRIBUTES", "")
     resource = Resource.create({} if named else {"service.name": DEFAULT_SERVICE_NAME})
     tracer_provider = SdkTracerProvider(resource=resource)
-    tracer_provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
+    exporter = OTLPSpanExporter()
+    tracer_provider.add_span_processor(BatchSpanProcessor(exporter if capture_text else textless(exporter)))
     trace.set_tracer_provider(tracer_provider)
     meter_provider: SdkMeterProvider | None = None
     if _endpoint_set(env, "OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT"):
@@ -282,6 +286,51 @@ def _install_sdk(env: Mapping[str, str]) -> tuple[TracerProvider, MeterProvider 
         metrics.set_meter_provider(meter_provider)
     _instrument_asyncpg(tracer_provider)
     return tracer_provider, meter_provider
+
+
+def textless(exporter: SpanExporter) -> SpanExporter:
+    """`exporter`, handed spans whose exception events keep the type alone and whose status has no description.
+
+    The contrib instrumentations (asyncpg, FastAPI) record an exception's message and stack on their spans;
+    a message may quote a row or a request, so without the text switch it never leaves the process.
+    """
+    from opentelemetry.sdk.trace import Event, ReadableSpan
+    from opentelemetry.sdk.trace.export import SpanExporter as Base
+    from opentelemetry.sdk.trace.export import SpanExportResult
+
+    def scrubbed(span: ReadableSpan) -> ReadableSpan:
+        events = [
+            Event(e.name, {k: v for k, v in (e.attributes or {}).items() if k == "exception.type"}, e.timestamp)
+            if e.name == "exception"
+            else e
+            for e in span.events
+        ]
+        return ReadableSpan(
+            name=span.name,
+            context=span.context,
+            parent=span.parent,
+            resource=span.resource,
+            attributes=span.attributes,
+            events=events,
+            links=span.links,
+            kind=span.kind,
+            status=Status(span.status.status_code),
+            start_time=span.start_time,
+            end_time=span.end_time,
+            instrumentation_scope=span.instrumentation_scope,
+        )
+
+    class Textless(Base):
+        def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+            return exporter.export([scrubbed(s) for s in spans])
+
+        def shutdown(self) -> None:
+            exporter.shutdown()
+
+        def force_flush(self, timeout_millis: int = 30000) -> bool:
+            return exporter.force_flush(timeout_millis)
+
+    return Textless()
 
 
 def _instrument_asyncpg(provider: TracerProvider) -> Any:
