@@ -8,12 +8,15 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+import asyncpg.connection
 import pytest
+from opentelemetry import trace
 from opentelemetry.sdk.trace import ReadableSpan
 
 from context.policies import FRONT_DOOR, FRONT_DOOR_KNOWLEDGE_LIMIT
 from functions.inngest.knowledge_ingest import EVENT_UPLOADED, FUNCTION_ID, RETRIES
 from knowledge.ingestion.registration import register_upload
+from state import telemetry
 from tests.factories import Factory
 from tests.integration.functions.conftest import FAKE_MODEL
 from tests.integration.telemetry.conftest import Recorded, Traced
@@ -209,6 +212,9 @@ async def test_ingestion_steps_and_the_inngest_run_are_spans_and_the_remember_is
         assert attributes["gen_ai.memory.id"] == answer.json()["memory_id"]
         assert attributes["gen_ai.memory.namespace"] == str(tenant.id)
         assert attributes["gen_ai.agent.id"] == str(agent)
+    # Nothing leaks past the block: the state is the API's proxies again and asyncpg is unwrapped.
+    assert not telemetry.enabled() and type(trace.get_tracer_provider()).__name__ == "ProxyTracerProvider"
+    assert not hasattr(asyncpg.connection.Connection.fetch, "__wrapped__")
 
 
 def _texts(recorded: Recorded) -> list[str]:
