@@ -7,6 +7,11 @@ required failure raises `RequiredContextSourceError` naming every failed require
 is made; an optional failure is named in the brief. An outer cancellation cancels the reads still running
 and makes no brief. A disabled source is never resolved and never read.
 
+Each build is one span (`context_brief`) with a child per source read (`context_source <name>`) that says
+how the read ended (`ac.outcome`: ok, timed_out, failed, not_registered) and, once packed, how many of its
+items were kept and dropped and the tokens they spent (`state.telemetry`); no span holds the question or an
+item's text, and a failure is recorded by its type only.
+
 It must never call a model, write prose, read a tenancy filter from a spec, or retry a source.
 """
 
@@ -15,8 +20,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
-from dataclasses import dataclass
-from typing import Protocol
+import time
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from opentelemetry.trace import INVALID_SPAN, Span, Status, StatusCode, use_span
+from opentelemetry.util.types import AttributeValue
 
 from context._build_scope import one_embedding_per_build
 from context.errors import RequiredContextSourceError, SourceItemMismatchError
@@ -33,6 +43,7 @@ from context.models import (
 )
 from context.packer import ContextPacker
 from context.registry import ContextSourceRegistry
+from state import telemetry
 from state.db import shared_sessions
 
 __all__ = ["ContextBuilder", "DefaultContextBuilder", "RequiredContextSourceError"]
@@ -48,6 +59,9 @@ class ContextBuilder(Protocol):
         ...
 
 
+ReadEnd = Literal["ok", "timed_out", "failed", "not_registered"]
+
+
 @dataclass(frozen=True)
 class _Outcome:
     """The answer of one read: its items, or the reason it failed."""
@@ -55,6 +69,23 @@ class _Outcome:
     items: list[ContextItem]
     failure: str | None = None
     cut: tuple[CutCandidate, ...] = ()
+    end: ReadEnd = "ok"
+
+
+@dataclass
+class _SourceSpan:
+    """A source read's span, left open until the pack says what the source kept."""
+
+    name: str
+    span: Span
+    ended_ns: int = 0
+    outcome: _Outcome | None = None
+    done: bool = field(default=False)
+
+    def ended(self, outcome: _Outcome) -> _Outcome:
+        """Note how and when the read ended; answer `outcome`."""
+        self.outcome, self.ended_ns = outcome, time.time_ns()
+        return outcome
 
 
 class DefaultContextBuilder:
@@ -80,11 +111,12 @@ class DefaultContextBuilder:
 
     async def build(self, request: ContextRequest, policy: ContextPolicy) -> ContextBrief:
         """Read the enabled sources of `policy` for `request` and pack their items into one brief."""
-        gathered = await self._gather(request, policy, explain=False)
-        if gathered is None:
-            return ContextBrief.empty()
-        items, failed, _ = gathered
-        return self._packer.pack(items, policy, failed_sources=failed)
+        with _BriefTrace(request) as traced:
+            gathered = await self._gather(request, policy, explain=False, traced=traced)
+            if gathered is None:
+                return traced.packed(ContextBrief.empty())
+            items, failed, _ = gathered
+            return traced.packed(self._packer.pack(items, policy, failed_sources=failed))
 
     async def build_explained(
         self, request: ContextRequest, policy: ContextPolicy
@@ -94,15 +126,16 @@ class DefaultContextBuilder:
         A source that can say what it cut before the packer (`ExplainingContextSource`) is read through
         `retrieve_explained`, and its cuts join the explanation's `cut`; the brief is the one `build` makes.
         """
-        gathered = await self._gather(request, policy, explain=True)
-        if gathered is None:
-            return ContextBrief.empty(), BriefExplanation.empty(policy.total_token_budget)
-        items, failed, cut = gathered
-        brief, explanation = self._packer.pack_explained(items, policy, failed_sources=failed)
-        return brief, explanation.model_copy(update={"cut": cut}) if cut else explanation
+        with _BriefTrace(request) as traced:
+            gathered = await self._gather(request, policy, explain=True, traced=traced)
+            if gathered is None:
+                return traced.packed(ContextBrief.empty()), BriefExplanation.empty(policy.total_token_budget)
+            items, failed, cut = gathered
+            brief, explanation = self._packer.pack_explained(items, policy, failed_sources=failed)
+            return traced.packed(brief), explanation.model_copy(update={"cut": cut}) if cut else explanation
 
     async def _gather(
-        self, request: ContextRequest, policy: ContextPolicy, *, explain: bool
+        self, request: ContextRequest, policy: ContextPolicy, *, explain: bool, traced: _BriefTrace
     ) -> tuple[list[ContextItem], list[str], list[CutCandidate]] | None:
         """Every answering source's items, the failed sources' names and (explaining) the cuts; None if none."""
         specs: list[ContextSourceSpec] = []
@@ -118,11 +151,17 @@ class DefaultContextBuilder:
             async with shared_sessions():
                 for spec in specs:
                     source = self._registry.find(spec.name)
+                    traced_read = traced.source(spec)
                     if source is None:
-                        reads.append(_Outcome([], "not in the process registry"))
+                        reads.append(
+                            traced_read.ended(_Outcome([], "not in the process registry", end="not_registered"))
+                        )
                     else:
                         reads.append(
-                            asyncio.create_task(self._read(source, request, spec, explain), name=f"context:{spec.name}")
+                            asyncio.create_task(
+                                self._traced_read(traced_read, source, request, spec, explain),
+                                name=f"context:{spec.name}",
+                            )
                         )
                 tasks = [read for read in reads if isinstance(read, asyncio.Task)]
                 try:
@@ -152,6 +191,20 @@ class DefaultContextBuilder:
             raise RequiredContextSourceError(required_failed)
         return items, failed, cut
 
+    async def _traced_read(
+        self,
+        traced: _SourceSpan,
+        source: ContextSource,
+        request: ContextRequest,
+        spec: ContextSourceSpec,
+        explain: bool,
+    ) -> _Outcome:
+        """`_read` under the source's span (current for the read, so its statements are its children)."""
+        if traced.span is INVALID_SPAN:  # a bench's baseline: no span at all
+            return traced.ended(await self._read(source, request, spec, explain))
+        with use_span(traced.span, end_on_exit=False):
+            return traced.ended(await self._read(source, request, spec, explain))
+
     async def _read(
         self, source: ContextSource, request: ContextRequest, spec: ContextSourceSpec, explain: bool
     ) -> _Outcome:
@@ -164,14 +217,14 @@ class DefaultContextBuilder:
                 answer = await source.retrieve(request, spec)
             return _Outcome(_checked(answer, spec.name))
         except TimeoutError:
-            return _Outcome([], f"timed out after {self._timeout:g} s")
+            return _Outcome([], f"timed out after {self._timeout:g} s", end="timed_out")
         except asyncio.CancelledError:
             task = asyncio.current_task()
             if task is not None and task.cancelling():
                 raise
-            return _Outcome([], "the read cancelled itself")
+            return _Outcome([], "the read cancelled itself", end="failed")
         except Exception as exc:
-            return _Outcome([], f"{type(exc).__name__}: {exc}")
+            return _Outcome([], f"{type(exc).__name__}: {exc}", end="failed")
 
 
 def _checked(answer: object, name: str) -> list[ContextItem]:
@@ -191,3 +244,85 @@ def _checked_cut(cut: object, name: str) -> tuple[CutCandidate, ...]:
     if not isinstance(cut, list) or not all(isinstance(c, CutCandidate) and c.source == name for c in cut):
         raise SourceItemMismatchError(f"source {name!r} returned cut candidates that are not its own")
     return tuple(cut)
+
+
+class _BriefTrace:
+    """The build's span and its sources' spans; each source span ends when the pack says what it kept."""
+
+    def __init__(self, request: ContextRequest) -> None:
+        self._attributes: dict[str, AttributeValue] = {
+            "ac.organization.id": str(request.subject.organization_id),
+            "ac.context.entities": len(request.entities),
+        }
+        self._sources: list[_SourceSpan] = []
+        self._started = 0.0
+        self._span: Span = INVALID_SPAN
+        self._scope: AbstractContextManager[Span] | None = None
+        self._off = telemetry.bypassed()
+
+    def __enter__(self) -> _BriefTrace:
+        if self._off:
+            return self
+        self._started = time.perf_counter()
+        self._scope = telemetry.span("context_brief", self._attributes)
+        self._span = self._scope.__enter__()
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: Any) -> None:
+        if self._off:
+            return
+        try:
+            self._close_sources(None)
+            outcome = "ok" if exc is None else type(exc).__name__
+            telemetry.instruments().brief_duration.record(time.perf_counter() - self._started, {"ac.outcome": outcome})
+        finally:
+            if self._scope is not None:
+                self._scope.__exit__(kind, exc, tb)
+
+    def source(self, spec: ContextSourceSpec) -> _SourceSpan:
+        """The open span of one source read, a child of the build's span."""
+        if self._off:
+            return _SourceSpan(spec.name, INVALID_SPAN, done=True)
+        span = telemetry.tracer().start_span(
+            f"context_source {spec.name}",
+            attributes={"ac.context.source": spec.name, "ac.context.required": spec.required},
+        )
+        traced = _SourceSpan(spec.name, span)
+        self._sources.append(traced)
+        return traced
+
+    def packed(self, brief: ContextBrief) -> ContextBrief:
+        """Close every source span with what the brief kept of it, and note the brief's size; answer `brief`."""
+        if self._off:
+            return brief
+        self._span.set_attributes(
+            {
+                "ac.brief.tokens": brief.tokens,
+                "ac.brief.items": len(brief.items),
+                "ac.brief.failed_sources": len(brief.failed_sources),
+                "ac.context.sources": len(self._sources),
+            }
+        )
+        self._close_sources(brief)
+        return brief
+
+    def _close_sources(self, brief: ContextBrief | None) -> None:
+        counter = telemetry.instruments().source_outcomes
+        for traced in self._sources:
+            if traced.done:
+                continue
+            traced.done = True
+            outcome = traced.outcome
+            end = "cancelled" if outcome is None else outcome.end
+            retrieved = 0 if outcome is None else len(outcome.items)
+            attributes: dict[str, AttributeValue] = {"ac.outcome": end, "ac.context.retrieved": retrieved}
+            if brief is not None and outcome is not None and outcome.end == "ok":
+                dropped = brief.dropped.get(traced.name, 0)
+                attributes["ac.context.kept"] = max(retrieved - dropped, 0)
+                attributes["ac.context.dropped"] = dropped
+                attributes["ac.context.tokens"] = brief.per_source_tokens.get(traced.name, 0)
+            if end != "ok":
+                traced.span.set_status(Status(StatusCode.ERROR))
+            traced.span.set_attributes(attributes)
+            traced.span.end(end_time=traced.ended_ns or None)
+            counter.add(1, {"ac.context.source": traced.name, "ac.outcome": end})

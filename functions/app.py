@@ -41,6 +41,7 @@ from functions._lifecycle import DatabaseHealth, ServiceOpener
 from functions._metrics import Metrics
 from functions._production import check_production
 from functions._services import Services, ServiceSlot, open_services, warm_live_embedder
+from functions._telemetry import install as install_telemetry
 from functions.api import ROUTERS
 from functions.api._body import unread_routes
 from functions.api._consistency import ConsistencyTokens
@@ -159,6 +160,7 @@ def create_app(
         raise RuntimeError(
             "every /v1/ route reads its body through functions.api._body; these do not: " + ", ".join(unread)
         )
+    install_telemetry(app, client, settings, environ)  # OpenTelemetry, only when OTEL_EXPORTER_OTLP_* is set
     serve(
         app,
         client,

@@ -16,6 +16,9 @@ The live model is remembered per database and organization for `LIVE_MODEL_TTL_S
 embeds at once and sends one statement. A remembered model that is no longer the live one costs one retry and
 is never compared with another model's chunks, because the function checks the model it is told (KS002,
 `LiveModelChangedError`): the search forgets it, reads the live model and embeds again.
+
+Each search is one span, `retrieval knowledge_search` (`state.telemetry`: the limit as `gen_ai.retrieval.top_k`,
+the model, the hit count); the query text joins it only when the operator allows text in spans.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from pgvector import Vector
 from knowledge._sql import QUERIES, translated
 from knowledge.embedding.registry import EmbedderLookup, get_embedder
 from knowledge.errors import LiveModelChangedError, NoLiveModelError
+from state import telemetry
 from state.db import Database
 
 __all__ = [
@@ -323,72 +327,87 @@ async def _run(
         return []
     if min_relevance == 0.0:  # no floor: every query is answered too (the gate is the floor's query half)
         answer_cosine = -1.0
-    remembered = _remembered_model(db, organization_id)
-    attempts = ("remembered", "read", "read") if remembered is not None else ("read", "read")
-    for n, attempt in enumerate(attempts, start=1):
-        model = remembered if attempt == "remembered" and remembered is not None else None
-        if model is None:
-            model = await _read_live_model(db, organization_id)
-        vector = (await embedders(model).embed([query]))[0]
-        try:
-            with translated():
-                async with db.tenant(organization_id) as conn:
-                    rows = await conn.fetch(
-                        QUERIES["knowledge_search"],
-                        organization_id,
-                        Vector(vector),
-                        query,
-                        include_platform,
-                        include_organization,
-                        limit,
-                        model,
-                        fusion.dense,
-                        fusion.lexical,
-                        fusion.candidates,
-                        fusion.k,
-                        fusion.method,
-                        min_relevance,
-                        per_source,
-                        fusion.depth,
-                        fusion.ef_search,
-                        fusion.k1,
-                        fusion.b,
-                        fusion.source,
-                        keep_top,
-                        KEEP_FLOOR_SHARE * min_relevance if keep_floor is None else keep_floor,
-                        explain,
-                        answer_cosine,
-                        answer_lexical,
-                    )
-        except LiveModelChangedError:
-            _remember_model(db, organization_id, None)
-            if n == len(attempts):
+    attributes: dict[str, telemetry.AttributeValue] = {
+        telemetry.OPERATION: "retrieval",
+        telemetry.DATA_SOURCE_ID: "knowledge_search",
+        telemetry.RETRIEVAL_TOP_K: limit,
+        "ac.organization.id": str(organization_id),
+        "ac.knowledge.include_platform": include_platform,
+        "ac.knowledge.include_organization": include_organization,
+        "ac.knowledge.explain": explain,
+    }
+    with telemetry.span("retrieval knowledge_search", attributes) as span:
+        telemetry.set_text(span, telemetry.RETRIEVAL_QUERY, query)
+        remembered = _remembered_model(db, organization_id)
+        attempts = ("remembered", "read", "read") if remembered is not None else ("read", "read")
+        for n, attempt in enumerate(attempts, start=1):
+            model = remembered if attempt == "remembered" and remembered is not None else None
+            if model is None:
+                model = await _read_live_model(db, organization_id)
+            vector = (await embedders(model).embed([query]))[0]
+            try:
+                with translated():
+                    async with db.tenant(organization_id) as conn:
+                        rows = await conn.fetch(
+                            QUERIES["knowledge_search"],
+                            organization_id,
+                            Vector(vector),
+                            query,
+                            include_platform,
+                            include_organization,
+                            limit,
+                            model,
+                            fusion.dense,
+                            fusion.lexical,
+                            fusion.candidates,
+                            fusion.k,
+                            fusion.method,
+                            min_relevance,
+                            per_source,
+                            fusion.depth,
+                            fusion.ef_search,
+                            fusion.k1,
+                            fusion.b,
+                            fusion.source,
+                            keep_top,
+                            KEEP_FLOOR_SHARE * min_relevance if keep_floor is None else keep_floor,
+                            explain,
+                            answer_cosine,
+                            answer_lexical,
+                        )
+            except LiveModelChangedError:
+                _remember_model(db, organization_id, None)
+                if n == len(attempts):
+                    raise
+                continue  # the model flipped since it was read: read it again and embed with the new one
+            except NoLiveModelError:
+                _remember_model(db, organization_id, None)
                 raise
-            continue  # the model flipped since it was read: read it again and embed with the new one
-        except NoLiveModelError:
-            _remember_model(db, organization_id, None)
-            raise
-        return [
-            KnowledgeHit(
-                chunk_id=r["chunk_id"],
-                source_id=r["source_id"],
-                source_title=r["source_title"],
-                source_organization_id=r["source_organization_id"],
-                ordinal=r["ordinal"],
-                text=r["text"],
-                tokens=r["tokens"],
-                embedding_model=r["embedding_model"],
-                score=r["score"],
-                dense_rank=r["dense_rank"],
-                lexical_rank=r["lexical_rank"],
-                dense_distance=r["dense_distance"],
-                lexical_score=r["lexical_score"],
-                source_review_by=r["source_review_by"],
-                source_overdue=r["source_overdue"],
-                cut=r["cut"],
-                relevance=r["relevance"],
-                placed=r["placed"],
+            hits = [
+                KnowledgeHit(
+                    chunk_id=r["chunk_id"],
+                    source_id=r["source_id"],
+                    source_title=r["source_title"],
+                    source_organization_id=r["source_organization_id"],
+                    ordinal=r["ordinal"],
+                    text=r["text"],
+                    tokens=r["tokens"],
+                    embedding_model=r["embedding_model"],
+                    score=r["score"],
+                    dense_rank=r["dense_rank"],
+                    lexical_rank=r["lexical_rank"],
+                    dense_distance=r["dense_distance"],
+                    lexical_score=r["lexical_score"],
+                    source_review_by=r["source_review_by"],
+                    source_overdue=r["source_overdue"],
+                    cut=r["cut"],
+                    relevance=r["relevance"],
+                    placed=r["placed"],
+                )
+                for r in rows
+            ]
+            span.set_attributes(
+                {telemetry.REQUEST_MODEL: model, "ac.knowledge.hits": len(hits), "ac.knowledge.attempts": n}
             )
-            for r in rows
-        ]
-    raise AssertionError("unreachable: the loop returns or raises")  # pragma: no cover
+            return hits
+        raise AssertionError("unreachable: the loop returns or raises")  # pragma: no cover

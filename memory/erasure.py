@@ -16,7 +16,8 @@ erasure that finds nothing new answers the same receipt, after running its disk 
 pending; a rerun of an interrupted one resumes it. `erase_organization_memories` is the memory part of an
 organization erasure, counted into a receipt its caller holds. Every removal goes through
 `agent.erase_memory_chains` (migration 0083): this module must never delete a revision any other way, never
-tombstone instead of erasing, and never write text into a receipt.
+tombstone instead of erasing, and never write text into a receipt. Each erasure is one `delete_memory` span
+(`state.telemetry`) naming its receipt.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from typing import Literal
 from uuid import UUID
 
 from memory.errors import InvalidErasureSubjectError, UserNotFoundError
+from state import telemetry
 from state.db import Connection, Database
 from state.erasure_marks import clear_person_mark, mark_person_erasing
 from state.errors import translated_db_errors
@@ -174,6 +176,24 @@ async def erase_user(
     Unknown organization: `OrganizationNotFoundError`; a user not in it: `UserNotFoundError`; a malformed
     subject: `InvalidErasureSubjectError` naming `subject`. Each refuses before anything changes.
     """
+    attributes: dict[str, telemetry.AttributeValue] = {"ac.memory.delete": "erase_user", "ac.user.id": str(user_id)}
+    with telemetry.memory_operation("delete_memory", organization_id, attributes) as span:
+        receipt = await _erase_user(
+            db, organization_id, user_id, subject=subject, requested_by=requested_by, batch_size=batch_size
+        )
+        span.set_attribute("ac.receipt.id", str(receipt.id))
+        return receipt
+
+
+async def _erase_user(
+    db: Database,
+    organization_id: UUID,
+    user_id: UUID,
+    *,
+    subject: str | None,
+    requested_by: str,
+    batch_size: int,
+) -> Receipt:
     ref = None if subject is None else parse_erasure_subject(subject)
     subject_text = "" if ref is None else f"{ref.kind}:{ref.id}"
     subject_arg = subject_text or None
@@ -221,4 +241,9 @@ async def erase_organization_memories(
 ) -> None:
     """Erase every memory revision of the organization in batches, each batch's counts added to `receipt_id`."""
     _check_batch_size(batch_size)
-    await _erase_scope(db, receipt_id, "organization", organization_id, batch_size=batch_size)
+    attributes: dict[str, telemetry.AttributeValue] = {
+        "ac.memory.delete": "erase_organization",
+        "ac.receipt.id": str(receipt_id),
+    }
+    with telemetry.memory_operation("delete_memory", organization_id, attributes):
+        await _erase_scope(db, receipt_id, "organization", organization_id, batch_size=batch_size)

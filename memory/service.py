@@ -16,7 +16,8 @@ Each transition is one insert, in a transaction that first passes the erasure gu
 a write for an organization or a person being erased is refused before anything is read. Two writers that
 read one head race on the chain constraints; the loser reloads the head and decides again (refuse the same
 text, append new text). `forget` accepts the id of a current live head only, checks the invoking principal,
-and appends one tombstone.
+and appends one tombstone. Each call is one span (`state.telemetry`): `upsert_memory` naming the revision it
+wrote, `delete_memory` the memory it forgot; the text joins only when the operator allows text in spans.
 
 This service must never update or delete a revision, never infer lineage from timestamps, and never be
 handed to a model directly: a model reaches it through the memory tools.
@@ -47,6 +48,7 @@ from memory.expiry import DEFAULT_EXPIRY, ExpiryPolicy, resolve_expiry
 from memory.models import AgentMemory, MemoryCandidate, ToolInvocation, is_memory_attribute
 from memory.subjects import check_subject
 from memory.vectors import MemoryEmbedder, embed_texts, store_vectors
+from state import telemetry
 from state.db import Connection, Database
 from state.erasure_marks import guard_writes
 from state.ids import entity_ref_problem
@@ -93,6 +95,20 @@ class MemoryService:
         now: datetime | None = None,
     ) -> AgentMemory:
         """Append `candidate` as the new head of its chain, or refuse; `run_limit` caps the run's writes."""
+        attributes: dict[str, telemetry.AttributeValue] = {
+            telemetry.MEMORY_SCOPE: candidate.scope,
+            "gen_ai.agent.id": str(inv.definition_id),
+            "ac.run.id": str(inv.run_id),
+        }
+        with telemetry.memory_operation("upsert_memory", inv.organization_id, attributes) as span:
+            telemetry.set_text(span, telemetry.MEMORY_CONTENT, candidate.text)
+            written = await self._remember(inv, candidate, run_limit=run_limit, now=now)
+            span.set_attribute(telemetry.MEMORY_ID, str(written.id))
+            return written
+
+    async def _remember(
+        self, inv: ToolInvocation, candidate: MemoryCandidate, *, run_limit: int | None, now: datetime | None
+    ) -> AgentMemory:
         if not is_memory_attribute(candidate.attribute):
             raise AttributeNamespaceError()
         clock = datetime.now(UTC) if now is None else now
@@ -171,6 +187,16 @@ class MemoryService:
 
     async def forget(self, inv: ToolInvocation, memory_id: UUID) -> AgentMemory:
         """Append one tombstone after `memory_id`, which must be the current live head the principal owns."""
+        attributes: dict[str, telemetry.AttributeValue] = {
+            telemetry.MEMORY_ID: str(memory_id),
+            "gen_ai.agent.id": str(inv.definition_id),
+            "ac.run.id": str(inv.run_id),
+            "ac.memory.delete": "forget",
+        }
+        with telemetry.memory_operation("delete_memory", inv.organization_id, attributes):
+            return await self._forget(inv, memory_id)
+
+    async def _forget(self, inv: ToolInvocation, memory_id: UUID) -> AgentMemory:
         await self._check_invocation(inv)
         async with self._db.connection() as conn, conn.transaction():
             await guard_writes(conn, inv.organization_id)

@@ -117,6 +117,8 @@ class Settings(BaseModel):
     """Comma-separated keys for Inngest step state; the first encrypts, every key decrypts (rotation)."""
     debug: bool = False
     """`ac-context` prints the traceback of a project error instead of its one-line message."""
+    telemetry_capture_text: bool = False
+    """OpenTelemetry spans may carry document, memory and query text (`state.telemetry`); off by default."""
     ingest_workers: int | None = Field(default=None, ge=1, le=64)
     """Processes that extract PDFs and embed during bulk ingestion; None means one per CPU core."""
     max_chunks_per_source: int = Field(default=20_000, ge=1)

@@ -17,7 +17,9 @@ In explain mode the next `EXPLAIN_BEYOND_LIMIT` memories in the same order that 
 as cut (`beyond_limit`).
 
 Each item: kind `memory`, `subject_key` the stored key, `ref` the memory (`agent.memory`), `body_refs` its
-subject ref, `recorded_at` its creation time. This module must never write prose or widen on a null user.
+subject ref, `recorded_at` its creation time. Each read is one `search_memory` span (`state.telemetry`) with
+the limit and the count it answered; the question joins it only when the operator allows text in spans.
+This module must never write prose or widen on a null user.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from memory.reads import (
     read_relevant_memories,
     reads_personal_memory,
 )
+from state import telemetry
 from state.db import Database
 from state.refs import ResourceRef
 
@@ -103,10 +106,24 @@ class GuardedMemorySource(DatabaseSource):
     async def _read(
         self, request: ContextRequest, spec: ContextSourceSpec, *, beyond: int
     ) -> tuple[list[ContextItem], list[CutCandidate]]:
-        subject = request.subject
         limit = DEFAULT_MEMORY_LIMIT if spec.limit is None else spec.limit
         if limit <= 0:
             return [], []
+        attributes: dict[str, telemetry.AttributeValue] = {
+            telemetry.RETRIEVAL_TOP_K: limit,
+            "ac.context.source": self.name,
+            "ac.memory.order": _order_word(spec),
+        }
+        with telemetry.memory_operation("search_memory", request.subject.organization_id, attributes) as span:
+            telemetry.set_text(span, telemetry.MEMORY_QUERY, request.query)
+            items, cut = await self._guarded_read(request, spec, limit=limit, beyond=beyond)
+            span.set_attribute(telemetry.MEMORY_RESULT_COUNT, len(items))
+            return items, cut
+
+    async def _guarded_read(
+        self, request: ContextRequest, spec: ContextSourceSpec, *, limit: int, beyond: int
+    ) -> tuple[list[ContextItem], list[CutCandidate]]:
+        subject = request.subject
         where: dict[str, Any] = {
             "organization_id": subject.organization_id,
             "definition_id": subject.definition_id,

@@ -27,7 +27,7 @@ import inngest
 
 from functions._services import ServiceSlot
 from knowledge.errors import KnowledgeError
-from knowledge.ingestion.core import Ingestion, Step, Steps
+from knowledge.ingestion.core import Ingestion, Step, Steps, step_span
 from knowledge.ingestion.failures import SourceFailedError, code_of, fails_document, reason_of
 
 __all__ = ["InngestRunner", "RunFailedError", "StepFaultError", "drive", "ingestion_of", "run_error", "source_id_of"]
@@ -104,7 +104,9 @@ def _durable(step: Step, slot: ServiceSlot, count_failed: bool, subject: object)
     async def run() -> Any:
         kit = ingestion_of(slot)()
         try:
-            return await step.fn(kit)
+            with step_span(step.name) as span:
+                span.set_attribute("ac.subject", str(subject))
+                return await step.fn(kit)
         except SourceFailedError as exc:
             if count_failed:
                 slot.get().metrics.ingestion_outcomes.labels(outcome="failed").inc()

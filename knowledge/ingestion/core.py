@@ -21,14 +21,18 @@ cancelled switch) ends its steps with `not_wanted`; a source deleted (or being d
 while its steps run ends them with the outcome `deleted`, recording no failure. With `durable=True`, a
 source left not ready raises `SourceNotReadyError` inside its step, for the engine to retry. This module
 must never import Inngest, hold SQL, or mark a source ready except through `mark_ready` and the bulk core.
+Every step runs in one span, `step_span` (`state.telemetry`), on either driver.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Awaitable, Callable, Collection, Sequence
+from contextlib import AbstractContextManager
 from typing import TypeVar
 from uuid import UUID
+
+from opentelemetry.trace import Span
 
 from knowledge.documents.objects import ObjectStore
 from knowledge.embedding.embedder import Embedder, EmbedderLookup
@@ -55,6 +59,7 @@ from knowledge.ingestion.steps import (
     prepare_chunks,
     record_failure,
 )
+from state import telemetry
 from state.db import Database
 
 __all__ = [
@@ -72,6 +77,7 @@ __all__ = [
     "ingest_source",
     "ingest_source_steps",
     "run_steps",
+    "step_span",
 ]
 
 T = TypeVar("T")
@@ -97,13 +103,19 @@ async def run_steps(steps: Steps[R], kit: Ingestion, *, record: list[str] | None
             if record is not None:
                 record.append(step.name)
             try:
-                result = await step.fn(kit)
+                with step_span(step.name):
+                    result = await step.fn(kit)
             except Exception as exc:  # the sequence decides; what it does not catch leaves through `throw`
                 step = steps.throw(exc)
             else:
                 step = steps.send(result)
     except StopIteration as done:
         return done.value  # type: ignore[no-any-return]
+
+
+def step_span(name: str) -> AbstractContextManager[Span]:
+    """The span of one ingestion step, whoever drives it: `ingest_step <verb>` with the step's full name."""
+    return telemetry.span(f"ingest_step {name.split(' ', 1)[0]}", {"ac.ingest.step": name})
 
 
 def ingest_source_steps(

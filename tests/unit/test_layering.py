@@ -72,7 +72,7 @@ INTERFACE_ALLOWED: dict[str, set[str]] = {
     "demo": set(),
     "inngest": set(),
 }
-INNGEST_PLUMBING = {"client", "catalog", "serve", "encryption", "signatures"}
+INNGEST_PLUMBING = {"client", "catalog", "serve", "encryption", "signatures", "tracing"}
 
 
 def _interface(path: Path) -> str:
