@@ -1,0 +1,83 @@
+"""`/mcp`: the MCP face over streamable HTTP, in the service's own app, authenticated exactly as `/v1/` is.
+
+Every request's `Authorization: Bearer …` (the operator token, an operator key or an organization key) is
+resolved by `functions.api._auth.authenticate`, the code the API's edge runs, before the SDK sees a byte: a
+refusal is the API's envelope (401 `auth_missing`/`auth_invalid`/`auth_revoked` with `WWW-Authenticate`,
+503 with `Retry-After`). The caller is left in the request scope, where the tools read it; the services are
+the app's open ones (503 `database_unavailable` in a tool result while the database is away). The edge
+(`functions.api._edge.EdgeGuard`) still applies its JSON body limit and depth check to `/mcp`.
+
+The SDK's session manager runs stateless with JSON responses: every POST is answered on its own, with no
+session to keep, so any worker of a several-worker service answers any request, and no SSE stream holds a
+connection open. `McpEndpoint.running()` runs the manager; the app's lifespan enters it (a fresh manager per
+lifespan, as the SDK runs one only once). This module must never log or measure a bearer value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from mcp.server import ServerRequestContext
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from starlette.datastructures import Headers
+from starlette.requests import Request
+from starlette.types import Receive, Scope, Send
+
+from functions._request import services_of
+from functions._services import Services
+from functions.actions.scope import Caller
+from functions.api._auth import CALLER, authenticate
+from functions.api._http import error_response
+from functions.errors import ApiError
+from functions.mcp.server import build_server
+
+__all__ = ["MCP_PATH", "McpEndpoint"]
+
+MCP_PATH = "/mcp"
+"""Where the MCP face is served."""
+
+
+async def _backend(ctx: ServerRequestContext[Any, Any]) -> tuple[Services, Caller]:
+    request = ctx.request
+    if not isinstance(request, Request) or not isinstance(request.scope.get(CALLER), Caller):
+        raise ApiError(401, "auth_missing", "send 'Authorization: Bearer <key>'")  # never reached unauthenticated
+    return await services_of(request.scope["app"]), request.scope[CALLER]
+
+
+class McpEndpoint:
+    """The ASGI app of `/mcp`: authenticate, then hand the request to the running session manager."""
+
+    def __init__(self, *, max_body_bytes: int, version: str = "") -> None:
+        self.max_body_bytes = max_body_bytes
+        self.server = build_server(_backend, version=version)
+        self._manager: StreamableHTTPSessionManager | None = None
+
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        """Run a session manager for the app's lifetime (the app's lifespan enters this)."""
+        manager = StreamableHTTPSessionManager(
+            app=self.server, json_response=True, stateless=True, max_request_body_size=self.max_body_bytes
+        )
+        async with manager.run():
+            self._manager = manager
+            try:
+                yield
+            finally:
+                self._manager = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Answer one request to `/mcp`."""
+        caller = await authenticate(scope["app"], Headers(scope=scope).get("authorization"))
+        if not isinstance(caller, Caller):
+            await caller(scope, receive, send)
+            return
+        if self._manager is None:
+            retry = {"Retry-After": "2"}
+            await error_response(503, "service_not_ready", "the MCP endpoint is not running yet", None, retry)(
+                scope, receive, send
+            )
+            return
+        scope[CALLER] = caller
+        await self._manager.handle_request(scope, receive, send)
