@@ -1,10 +1,11 @@
 """`/mcp`: the MCP face over streamable HTTP, in the service's own app, authenticated exactly as `/v1/` is.
 
 Every request's `Authorization: Bearer …` (the operator token, an operator key or an organization key) is
-resolved by `functions.api._auth.authenticate`, the code the API's edge runs, before the SDK sees a byte: a
-refusal is the API's envelope (401 `auth_missing`/`auth_invalid`/`auth_revoked` with `WWW-Authenticate`,
-503 with `Retry-After`). The caller is left in the request scope, where the tools read it; the services are
-the app's open ones (503 `database_unavailable` in a tool result while the database is away). The edge
+resolved by `functions.actions.auth.authenticate`, the check the API's edge and the console's sign-in run,
+before the SDK sees a byte: a refusal is the API's envelope (401 `auth_missing`, `auth_invalid`,
+`auth_revoked` with `WWW-Authenticate`; 503 with `Retry-After`). The caller is left in the request scope,
+where the tools read it; the services are the app's open ones (`database_unavailable` in a tool result while
+the database is away). The edge
 (`functions.api._edge.EdgeGuard`) still applies its JSON body limit and depth check to `/mcp`.
 
 The SDK's session manager runs stateless with JSON responses: every POST is answered on its own, with no
@@ -23,13 +24,13 @@ from mcp.server import ServerRequestContext
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from starlette.datastructures import Headers
 from starlette.requests import Request
+from starlette.responses import JSONResponse
 from starlette.types import Receive, Scope, Send
 
 from functions._request import services_of
 from functions._services import Services
+from functions.actions import auth
 from functions.actions.scope import Caller
-from functions.api._auth import CALLER, authenticate
-from functions.api._http import error_response
 from functions.errors import ApiError
 from functions.mcp.server import build_server
 
@@ -37,6 +38,27 @@ __all__ = ["MCP_PATH", "McpEndpoint"]
 
 MCP_PATH = "/mcp"
 """Where the MCP face is served."""
+CALLER = "ac_context.mcp_caller"
+"""The request-scope key under which the endpoint leaves the authenticated `Caller` for the tools."""
+
+
+def _envelope(refusal: ApiError) -> JSONResponse:
+    """The API's error envelope, with `WWW-Authenticate` on a 401 and `Retry-After` on a 503, as `/v1/` answers."""
+    status = refusal.status
+    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else {"Retry-After": "2"} if status == 503 else None
+    body = {"error": {"code": refusal.code, "message": str(refusal), "details": refusal.details}}
+    return JSONResponse(body, status_code=status, headers=headers)
+
+
+async def _authenticate(app: Any, header: str | None) -> Caller:
+    """The caller a request's `Authorization` header names: the check `/v1/`'s edge and the console run."""
+    health = getattr(app.state, "health", None)
+    return await auth.authenticate(
+        header,
+        api_token=app.state.api_token,
+        services=lambda: services_of(app),
+        mark_down=None if health is None else health.mark_down,
+    )
 
 
 async def _backend(ctx: ServerRequestContext[Any, Any]) -> tuple[Services, Caller]:
@@ -69,15 +91,12 @@ class McpEndpoint:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Answer one request to `/mcp`."""
-        caller = await authenticate(scope["app"], Headers(scope=scope).get("authorization"))
-        if not isinstance(caller, Caller):
-            await caller(scope, receive, send)
-            return
-        if self._manager is None:
-            retry = {"Retry-After": "2"}
-            await error_response(503, "service_not_ready", "the MCP endpoint is not running yet", None, retry)(
-                scope, receive, send
-            )
+        try:
+            caller = await _authenticate(scope["app"], Headers(scope=scope).get("authorization"))
+            if self._manager is None:
+                raise ApiError(503, "service_not_ready", "the MCP endpoint is not running yet")
+        except ApiError as refusal:
+            await _envelope(refusal)(scope, receive, send)
             return
         scope[CALLER] = caller
         await self._manager.handle_request(scope, receive, send)
