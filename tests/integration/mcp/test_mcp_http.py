@@ -190,6 +190,17 @@ async def test_an_oversized_or_hostile_request_is_refused_with_a_code_and_the_se
         assert too_large.status_code == 413 and too_large.json()["error"]["code"] == "request_too_large"
         not_json = await http.post(served.url, content=b"{nope", headers=headers | {"Content-Type": "application/json"})
         assert not_json.status_code < 500
+        nested: object = "x"
+        for _ in range(200):
+            nested = [nested]
+        deep = {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "build_brief", "arguments": nested},
+        }
+        too_deep = await http.post(served.url, json=deep, headers=headers)
+        assert too_deep.status_code == 422 and too_deep.json()["error"]["details"][0]["type"] == "json_too_deep"
     async with served.client(tenant.key) as client:
         long_query = {"organization_id": str(tenant.org), "query": "x" * 2001}
         code, details = refused(await client.call_tool("search_knowledge", long_query))
@@ -197,3 +208,21 @@ async def test_an_oversized_or_hostile_request_is_refused_with_a_code_and_the_se
         hostile = "'); DROP TABLE knowledge_sources; -- \u202e <script>"
         answer(await client.call_tool("search_knowledge", {"organization_id": str(tenant.org), "query": hostile}))
     assert await db.fetchval("SELECT count(*) FROM agent.knowledge_sources") == 2
+
+
+async def test_each_request_is_answered_on_its_own_in_json_so_any_worker_can_answer_it(
+    served: Served, tenant: Tenant
+) -> None:
+    """Stateless with JSON responses: a tools/call with no initialize and no session id is answered at once."""
+    headers = {
+        "Authorization": f"Bearer {tenant.key}",
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": "2025-11-25",
+    }
+    call = {"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+            "params": {"name": "list_memories", "arguments": {"organization_id": str(tenant.org)}}}  # fmt: skip
+    async with httpx.AsyncClient(timeout=60) as http:
+        answered = await http.post(served.url, json=call, headers=headers)
+    assert answered.status_code == 200 and answered.headers["content-type"].startswith("application/json")
+    assert "mcp-session-id" not in answered.headers
+    assert answered.json()["result"]["structuredContent"] == {"items": [], "total": 0, "next_cursor": None}
