@@ -16,6 +16,7 @@ lifespan, as the SDK runs one only once). This module must never log or measure 
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -78,16 +79,37 @@ class McpEndpoint:
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
-        """Run a session manager for the app's lifetime (the app's lifespan enters this)."""
+        """Run a session manager for the app's lifetime (the app's lifespan enters this).
+
+        The manager holds an anyio task group, which must be left in the task that entered it; a lifespan may be
+        entered and left in two tasks (a test fixture's setup and teardown), so the manager runs in a task of its
+        own, from start to stop.
+        """
         manager = StreamableHTTPSessionManager(
             app=self.server, json_response=True, stateless=True, max_request_body_size=self.max_body_bytes
         )
-        async with manager.run():
-            self._manager = manager
-            try:
-                yield
-            finally:
-                self._manager = None
+        started, stop = asyncio.Event(), asyncio.Event()
+
+        async def hold() -> None:
+            async with manager.run():
+                self._manager = manager
+                started.set()
+                try:
+                    await stop.wait()
+                finally:
+                    self._manager = None
+
+        task = asyncio.create_task(hold(), name="ac-context-mcp-sessions")
+        waiting = asyncio.ensure_future(started.wait())
+        await asyncio.wait({task, waiting}, return_when=asyncio.FIRST_COMPLETED)
+        if task.done():
+            waiting.cancel()
+            task.result()  # the manager failed to start: say why
+        try:
+            yield
+        finally:
+            stop.set()
+            await task
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Answer one request to `/mcp`."""
