@@ -11,7 +11,8 @@ the database is away). The edge
 The SDK's session manager runs stateless with JSON responses: every POST is answered on its own, with no
 session to keep, so any worker of a several-worker service answers any request, and no SSE stream holds a
 connection open. `McpEndpoint.running()` runs the manager; the app's lifespan enters it (a fresh manager per
-lifespan, as the SDK runs one only once). This module must never log or measure a bearer value.
+lifespan, as the SDK runs one only once); the SDK is imported there, so importing the app does not load it.
+This module must never log or measure a bearer value.
 """
 
 from __future__ import annotations
@@ -19,10 +20,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from mcp.server import ServerRequestContext
-from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from starlette.datastructures import Headers
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -33,7 +32,10 @@ from functions._services import Services
 from functions.actions import auth
 from functions.actions.scope import Caller
 from functions.errors import ApiError
-from functions.mcp.server import build_server
+
+if TYPE_CHECKING:
+    from mcp.server import ServerRequestContext
+    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
 __all__ = ["MCP_PATH", "McpEndpoint"]
 
@@ -74,7 +76,7 @@ class McpEndpoint:
 
     def __init__(self, *, max_body_bytes: int, version: str = "") -> None:
         self.max_body_bytes = max_body_bytes
-        self.server = build_server(_backend, version=version)
+        self.version = version
         self._manager: StreamableHTTPSessionManager | None = None
 
     @asynccontextmanager
@@ -85,8 +87,15 @@ class McpEndpoint:
         entered and left in two tasks (a test fixture's setup and teardown), so the manager runs in a task of its
         own, from start to stop.
         """
+        from mcp.server.streamable_http_manager import StreamableHTTPSessionManager  # the SDK loads at start only
+
+        from functions.mcp.server import build_server
+
         manager = StreamableHTTPSessionManager(
-            app=self.server, json_response=True, stateless=True, max_request_body_size=self.max_body_bytes
+            app=build_server(_backend, version=self.version),
+            json_response=True,
+            stateless=True,
+            max_request_body_size=self.max_body_bytes,
         )
         started, stop = asyncio.Event(), asyncio.Event()
 
