@@ -1,7 +1,7 @@
 """The FastAPI service, `functions.app:app`.
 
 Inngest at `/api/inngest`, the project's API under `/v1/`, `/healthz`, `/readyz`, `/metrics`, and the
-operator console under `/console` (`functions.console`).
+operator console under `/console` (`functions.console`), and the MCP face at `/mcp` (`functions.mcp.http`).
 OpenAPI is served at `/openapi.json`, `/docs` and `/redoc`, with their assets from the app itself
 (`functions.api.docs`), so the pages work with no network.
 
@@ -33,6 +33,7 @@ from typing import Any
 
 import inngest
 from fastapi import FastAPI
+from starlette.routing import Route
 
 from context.builder import ContextBuilder
 from context.registry import ContextSourceRegistry
@@ -57,6 +58,7 @@ from functions.inngest.catalog import build_functions
 from functions.inngest.client import create_client, is_dev_mode
 from functions.inngest.encryption import install_step_encryption, parse_keys
 from functions.inngest.serve import serve
+from functions.mcp.http import MCP_PATH, McpEndpoint
 from functions.outbox.delivery import EventOutbox, inngest_reachable
 from knowledge.documents.objects import ObjectStore
 from knowledge.embedding.registry import EmbedderRegistry
@@ -123,7 +125,8 @@ def create_app(
             )  # fmt: skip
         await events.start()
         try:
-            yield
+            async with mcp.running():  # the MCP face's session manager lives as long as the app
+                yield
         finally:
             await events.stop()
             await opener.stop()
@@ -152,6 +155,8 @@ def create_app(
     for router in ROUTERS:
         app.include_router(router)
     install_console(app)
+    mcp = McpEndpoint(max_body_bytes=settings.max_json_bytes, version=app.version)
+    app.router.routes.append(Route(MCP_PATH, mcp, methods=["GET", "POST", "DELETE"]))  # streamable HTTP (stateless)
     undeclared = undeclared_routes(app.routes)
     if undeclared:
         raise RuntimeError("every /v1/ route declares exactly one scope; these do not: " + ", ".join(undeclared))

@@ -85,6 +85,9 @@ class Settings(BaseModel):
     """`dev` talks to a local Inngest dev server; `production` requires a signing key."""
     api_token: str | None = None
     """The operator token of `/v1/` (beside the API keys in the database). None: only API keys are taken."""
+    mcp_key: str | None = None
+    """The key `ac-context mcp` acts with (the operator token or an API key; an organization key scopes it to its
+    organization); None: the command line's own operator rights."""
     service_url: str | None = None
     """A running service `ac-context` sends its reads to (`search`, `brief`, the lists) with `api_token`, instead
     of opening the database; None: the service whose `service.json` is in `data_dir`, if one runs."""

@@ -20,6 +20,7 @@ from typer.main import get_command_name
 from typer.models import CommandInfo
 
 from functions.cli import knowledge as _cli_knowledge
+from functions.cli import mcp as _cli_mcp
 from functions.cli._common import (
     JsonFlag,
     OrgRequired,
@@ -58,6 +59,7 @@ app = typer.Typer(
 )
 policy_app = typer.Typer(help="Check and show context policies.", no_args_is_help=True)
 _cli_knowledge.register(app)
+_cli_mcp.register(app)
 app.add_typer(memory_app, name="memory")
 app.add_typer(policy_app, name="policy")
 app.add_typer(org_app, name="org")

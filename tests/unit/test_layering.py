@@ -57,19 +57,20 @@ def test_nothing_imports_functions() -> None:
 
 
 # Inside `functions`, one room per interface: the wiring the interfaces share sits at the top; `inngest/`,
-# `api/`, `cli/`, `console/` and `demo/` sit beside each other, and the acts they share sit in `actions/`,
+# `api/`, `cli/`, `console/`, `mcp/` and `demo/` sit beside each other, and the acts they share sit in `actions/`,
 # under all of them: an interface translates its input into an act and the act's result into its output, and
 # never calls another interface. Only the CLI may start the demo. Outside `inngest/`, only its plumbing (the
 # client, the catalog, the serve handler, step encryption, the signature check) is used; its function modules
 # are its own, and event names come from `functions.events`.
-INTERFACES = ("actions", "api", "cli", "console", "demo", "inngest")
+INTERFACES = ("actions", "api", "cli", "console", "demo", "inngest", "mcp")
 INTERFACE_ALLOWED: dict[str, set[str]] = {
     "top": {"inngest"},
     "actions": set(),  # an act imports no interface
     "api": {"actions", "inngest"},
-    "cli": {"actions", "demo", "inngest"},
+    "cli": {"actions", "demo", "inngest", "mcp"},  # `ac-context mcp` starts the MCP face's stdio server
     "console": {"actions"},  # never `functions.api`: the console calls the acts the routes call
     "demo": set(),
+    "mcp": {"actions"},  # the MCP face: never `functions.api`, it authenticates with the act the edge calls
     "inngest": set(),
 }
 INNGEST_PLUMBING = {"client", "catalog", "serve", "encryption", "signatures", "tracing"}

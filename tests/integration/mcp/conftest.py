@@ -1,0 +1,5 @@
+"""The MCP tests' fixtures (`tests.integration.mcp.support`)."""
+
+from tests.integration.mcp.support import tenant
+
+__all__ = ["tenant"]
