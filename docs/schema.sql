@@ -2830,6 +2830,23 @@ CREATE VIEW agent.memory_heads WITH (security_invoker='true') AS
           WHERE (c.supersedes_id = m.id))));
 
 --
+-- Name: memory_imports; Type: TABLE; Schema: agent; Owner: -
+--
+
+CREATE TABLE agent.memory_imports (
+    organization_id uuid NOT NULL,
+    source_id uuid NOT NULL,
+    memory_id uuid NOT NULL,
+    receipt_id uuid NOT NULL
+);
+
+--
+-- Name: TABLE memory_imports; Type: COMMENT; Schema: agent; Owner: -
+--
+
+COMMENT ON TABLE agent.memory_imports IS 'For each imported revision: its id in the exported file (source_id) and the revision written (memory_id).';
+
+--
 -- Name: memory_postings; Type: TABLE; Schema: agent; Owner: -
 --
 
@@ -2867,7 +2884,7 @@ CREATE TABLE agent.removal_receipts (
     CONSTRAINT removal_receipts_counts_check CHECK ((jsonb_typeof(counts) = 'object'::text)),
     CONSTRAINT removal_receipts_disk_step_check CHECK ((disk_step = ANY (ARRAY['none'::text, 'pending'::text, 'done'::text]))),
     CONSTRAINT removal_receipts_finished_when_complete CHECK (((status = 'complete'::text) = (finished_at IS NOT NULL))),
-    CONSTRAINT removal_receipts_kind_check CHECK ((kind = ANY (ARRAY['source'::text, 'user'::text, 'organization'::text]))),
+    CONSTRAINT removal_receipts_kind_check CHECK ((kind = ANY (ARRAY['source'::text, 'user'::text, 'organization'::text, 'memory_import'::text]))),
     CONSTRAINT removal_receipts_organization_kind CHECK (((kind = 'source'::text) OR (organization_id IS NOT NULL))),
     CONSTRAINT removal_receipts_physical_check CHECK ((jsonb_typeof(physical) = 'object'::text)),
     CONSTRAINT removal_receipts_requested_by_check CHECK (((btrim(requested_by) <> ''::text) AND (length(requested_by) <= 200))),
@@ -3457,6 +3474,13 @@ ALTER TABLE ONLY agent.memory_embeddings
     ADD CONSTRAINT memory_embeddings_pkey PRIMARY KEY (memory_id, embedding_model);
 
 --
+-- Name: memory_imports memory_imports_pkey; Type: CONSTRAINT; Schema: agent; Owner: -
+--
+
+ALTER TABLE ONLY agent.memory_imports
+    ADD CONSTRAINT memory_imports_pkey PRIMARY KEY (organization_id, source_id);
+
+--
 -- Name: memory_postings memory_postings_pkey; Type: CONSTRAINT; Schema: agent; Owner: -
 --
 
@@ -3869,6 +3893,12 @@ CREATE INDEX memory_embeddings_hnsw_openai_text_embedding_3_small_ade2d329 ON ag
 --
 
 CREATE INDEX memory_embeddings_owner_idx ON agent.memory_embeddings USING btree (embedding_model, organization_id, scope_owner_id);
+
+--
+-- Name: memory_imports_memory_idx; Type: INDEX; Schema: agent; Owner: -
+--
+
+CREATE INDEX memory_imports_memory_idx ON agent.memory_imports USING btree (memory_id);
 
 --
 -- Name: memory_postings_impact_idx; Type: INDEX; Schema: agent; Owner: -
@@ -4316,6 +4346,13 @@ ALTER TABLE ONLY agent.memory_embeddings
 
 ALTER TABLE ONLY agent.memory_embeddings
     ADD CONSTRAINT memory_embeddings_memory_id_fkey FOREIGN KEY (memory_id) REFERENCES agent.memories(id) ON DELETE CASCADE;
+
+--
+-- Name: memory_imports memory_imports_memory_id_fkey; Type: FK CONSTRAINT; Schema: agent; Owner: -
+--
+
+ALTER TABLE ONLY agent.memory_imports
+    ADD CONSTRAINT memory_imports_memory_id_fkey FOREIGN KEY (memory_id) REFERENCES agent.memories(id) ON DELETE CASCADE;
 
 --
 -- Name: memory_postings memory_postings_memory_id_fkey; Type: FK CONSTRAINT; Schema: agent; Owner: -
@@ -4772,6 +4809,12 @@ ALTER TABLE agent.memories ENABLE ROW LEVEL SECURITY;
 --
 
 ALTER TABLE agent.memory_embeddings ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: memory_imports; Type: ROW SECURITY; Schema: agent; Owner: -
+--
+
+ALTER TABLE agent.memory_imports ENABLE ROW LEVEL SECURITY;
 
 --
 -- Name: memory_postings; Type: ROW SECURITY; Schema: agent; Owner: -

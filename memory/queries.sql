@@ -515,3 +515,78 @@ WITH erasable AS MATERIALIZED (
 )
 SELECT (SELECT count(*) FROM agent.memory_postings AS p WHERE p.memory_id IN (SELECT id FROM erasable)) AS postings,
        (SELECT count(*) FROM agent.memory_embeddings AS e WHERE e.memory_id IN (SELECT id FROM erasable)) AS vectors;
+
+-- name: export_revisions
+-- Every revision of the organization's chains (with $2, only that person's user-scope chains) for an export:
+-- chains in a stable order (their root's creation, then the root id), each chain's revisions oldest first by
+-- following supersedes_id (never by time), with the chain's root id, the owning definition's name and the
+-- person's email. $1 organization id, $2 user id or NULL.
+WITH RECURSIVE walk AS (
+    SELECT m.id, m.id AS root_id, m.created_at AS root_created_at, 0 AS depth
+      FROM agent.memories AS m
+     WHERE m.organization_id = $1::uuid AND m.supersedes_id IS NULL
+       AND ($2::uuid IS NULL OR (m.scope = 'user' AND m.user_id = $2::uuid))
+    UNION ALL
+    SELECT c.id, w.root_id, w.root_created_at, w.depth + 1
+      FROM walk AS w
+      JOIN agent.memories AS c ON c.supersedes_id = w.id AND c.organization_id = $1::uuid
+)
+SELECT m.id, m.organization_id, m.definition_id, m.scope, m.user_id, m.scope_owner_id, m.subject_key, m.text,
+       m.subject_refs, m.supersedes_id, m.forgotten_at, m.created_at, m.expires_at,
+       w.root_id, d.name AS definition_name, u.email AS user_email
+  FROM walk AS w
+  JOIN agent.memories AS m ON m.id = w.id
+  JOIN agent.definitions AS d ON d.id = m.definition_id
+  LEFT JOIN public.users AS u ON u.id = m.user_id
+ ORDER BY w.root_created_at, w.root_id, w.depth;
+
+-- name: import_definitions
+-- The agent definitions an organization's import may write under, by name: its own and the platform's
+-- (organization NULL), the organization's own first. $1 organization id, $2 names (text[]).
+SELECT d.id, d.name, d.organization_id
+  FROM agent.definitions AS d
+ WHERE (d.organization_id = $1::uuid OR d.organization_id IS NULL)
+   AND d.definition_kind = 'agent' AND d.name = ANY($2::text[])
+ ORDER BY d.name, d.organization_id NULLS LAST, d.id;
+
+-- name: import_definition
+-- One agent definition an organization may write under, by id (no row when it may not). $1 organization id,
+-- $2 definition id.
+SELECT d.id, d.name
+  FROM agent.definitions AS d
+ WHERE d.id = $2::uuid AND (d.organization_id = $1::uuid OR d.organization_id IS NULL)
+   AND d.definition_kind = 'agent';
+
+-- name: import_people
+-- The members of an organization whose email is one of $2, matched without regard to case. $1 organization
+-- id, $2 emails (text[], lower case).
+SELECT u.id, lower(u.email) AS email
+  FROM public.users AS u
+ WHERE u.organization_id = $1::uuid AND lower(u.email) = ANY($2::text[])
+ ORDER BY lower(u.email), u.id;
+
+-- name: import_person
+-- Whether a user is a member of the organization. $1 organization id, $2 user id.
+SELECT EXISTS (SELECT 1 FROM public.users AS u WHERE u.id = $2::uuid AND u.organization_id = $1::uuid);
+
+-- name: imported_sources
+-- Which of the given file ids the organization has imported already. $1 organization id, $2 source ids.
+SELECT i.source_id FROM agent.memory_imports AS i
+ WHERE i.organization_id = $1::uuid AND i.source_id = ANY($2::uuid[]);
+
+-- name: insert_imported_revision
+-- Append one revision of an imported chain with its history kept: its original creation, expiry and (for a
+-- tombstone) forgetting time, no run (an import is no run's write), and record the id it had in the file.
+-- $1 organization id, $2 definition id, $3 scope, $4 user id or NULL, $5 scope owner id, $6 subject key,
+-- $7 text or NULL, $8 subject_refs (jsonb array), $9 supersedes id or NULL, $10 forgotten at or NULL,
+-- $11 created at, $12 expires at or NULL, $13 the id in the file, $14 the import's receipt id.
+WITH written AS (
+    INSERT INTO agent.memories (organization_id, definition_id, scope, user_id, scope_owner_id, subject_key, text,
+                                subject_refs, supersedes_id, forgotten_at, created_at, expires_at)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10, $11, $12)
+    RETURNING id
+), recorded AS (
+    INSERT INTO agent.memory_imports (organization_id, source_id, memory_id, receipt_id)
+    SELECT $1, $13, w.id, $14 FROM written AS w
+)
+SELECT id FROM written;
