@@ -24,7 +24,7 @@ from uuid import UUID
 from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, ValidationError
 
 from memory.errors import MemoryMisuseError
-from memory.models import MAX_MEMORY_TEXT, MemoryScope, MemorySubjectRef, attribute_of, is_memory_attribute
+from memory.models import MAX_MEMORY_TEXT, MemoryScope, MemorySubjectKeyPart, attribute_of, is_memory_attribute
 
 __all__ = [
     "FORMAT",
@@ -40,6 +40,7 @@ __all__ = [
     "TransferDefinition",
     "TransferLine",
     "TransferPerson",
+    "TransferSubjectRef",
     "parse_transfer",
 ]
 
@@ -96,14 +97,34 @@ def _attribute(value: str) -> str:
 
 def _text(value: str | None) -> str | None:
     if value is not None and "\x00" in value:
-        raise ValueError("text must not hold a null byte")
+        raise ValueError("must not hold a null byte")
     return value
+
+
+class TransferSubjectRef(BaseModel):
+    """The row a chain is about, as stored (the rules of `memory.models.MemorySubjectRef`)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+
+    kind: MemorySubjectKeyPart
+    """The entity kind, e.g. `crm.company`."""
+    id: MemorySubjectKeyPart
+    """The row's id: an import looks for the same id in the importing organization (the guard's rule)."""
+    label: Annotated[str | None, AfterValidator(_text)] = None
+    """Display text; never used to match."""
+
+    def stored(self) -> dict[str, str]:
+        """The JSON element the table stores (label only when present)."""
+        out = {"kind": self.kind, "id": self.id}
+        if self.label is not None:
+            out["label"] = self.label
+        return out
 
 
 class TransferDefinition(BaseModel):
     """The agent definition that owned the chain where it was exported."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
 
     id: UUID
     """Its id there."""
@@ -114,7 +135,7 @@ class TransferDefinition(BaseModel):
 class TransferPerson(BaseModel):
     """The person of a user-scope chain where it was exported."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
 
     id: UUID
     """Their user id there."""
@@ -125,7 +146,7 @@ class TransferPerson(BaseModel):
 class TransferLine(BaseModel):
     """One revision of an exported chain."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
 
     format: Literal["ac-context.memory"]
     """The format tag."""
@@ -149,7 +170,7 @@ class TransferLine(BaseModel):
     """`observation.<name>` or `preference.<name>`."""
     subject_key: str = Field(max_length=1024)
     """The subject key as stored where it was exported (an import makes its own)."""
-    subject_refs: list[MemorySubjectRef] = Field(max_length=1)
+    subject_refs: list[TransferSubjectRef] = Field(max_length=1)
     """The row the chain is about, or none."""
     text: Annotated[Annotated[str, Field(max_length=MAX_MEMORY_TEXT)] | None, AfterValidator(_text)]
     """What the revision says, byte for byte; null for a tombstone."""

@@ -28,9 +28,10 @@ from functions.api._scopes import OrganizationCaller
 from functions.api.receipts import ReceiptOut, receipt_out
 from functions.errors import ApiError, http_status
 from memory.transfer import EXPORT_MEDIA_TYPE, MAX_IMPORT_BYTES, MemoryImportError
+from memory.transfer_format import TransferLine
 from state.ids import CanonicalUuid, OrganizationId, is_canonical_uuid
 
-__all__ = ["router"]
+__all__ = ["NdjsonResponse", "router"]
 
 router = APIRouter(prefix="/v1/memory", tags=["memory"], responses=ERROR_RESPONSES, route_class=BodyRoute)
 
@@ -61,12 +62,26 @@ _IMPORT_ERRORS = route_errors({
 })  # fmt: skip
 
 
+class NdjsonResponse(StreamingResponse):
+    """A streamed answer of JSON lines."""
+
+    media_type = EXPORT_MEDIA_TYPE
+
+
+def _json_errors(responses: dict[int | str, dict[str, Any]]) -> dict[int | str, dict[str, Any]]:
+    """Error responses documented as the JSON envelope they are, on a route whose success is another media type."""
+    envelope = {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorEnvelope"}}}
+    return {status: {"description": r["description"], "content": envelope} for status, r in responses.items()}
+
+
 @router.get(
     "/export",
-    response_class=StreamingResponse,
+    response_class=NdjsonResponse,
     responses={
-        200: {"content": {EXPORT_MEDIA_TYPE: {"schema": {"type": "string"}}}, "description": "One line a revision."},
-        **route_errors({404: "`organization_not_found`, or `user_not_found` (not a member)."}),
+        200: {"model": TransferLine, "description": "One `TransferLine` a line, chains in a stable order."},
+        **_json_errors(
+            {**ERROR_RESPONSES, **route_errors({404: "`organization_not_found`, or `user_not_found` (not a member)."})}
+        ),
     },
 )
 async def export(
@@ -76,12 +91,12 @@ async def export(
     user_id: Annotated[
         CanonicalUuid | None, Query(description="Only this person's user-scope chains; omit it for every chain.")
     ] = None,
-) -> StreamingResponse:
+) -> NdjsonResponse:
     """Every revision of the organization's (or the person's) memory chains, as JSONL, chains oldest first."""
     lines = await memory_transfer.export_memories(svc.db, caller, organization_id, user_id=user_id)
     name = f"memory-{organization_id}{'' if user_id is None else f'-{user_id}'}.jsonl"
     headers = {"Content-Disposition": f'attachment; filename="{name}"'}
-    return StreamingResponse(lines, media_type=EXPORT_MEDIA_TYPE, headers=headers)
+    return NdjsonResponse(lines, headers=headers)
 
 
 def _uuid_field(value: Any, name: str) -> UUID | None:
