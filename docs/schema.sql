@@ -1450,11 +1450,11 @@ CREATE FUNCTION agent.memories_refuse_rewrite() RETURNS trigger
 BEGIN
     IF (NEW.id, NEW.organization_id, NEW.definition_id, NEW.scope, NEW.user_id, NEW.scope_owner_id,
         NEW.subject_key, NEW.text, NEW.subject_refs, NEW.supersedes_id, NEW.forgotten_at, NEW.created_at,
-        NEW.expires_at)
+        NEW.expires_at, NEW.imported_from)
        IS DISTINCT FROM
        (OLD.id, OLD.organization_id, OLD.definition_id, OLD.scope, OLD.user_id, OLD.scope_owner_id,
         OLD.subject_key, OLD.text, OLD.subject_refs, OLD.supersedes_id, OLD.forgotten_at, OLD.created_at,
-        OLD.expires_at)
+        OLD.expires_at, OLD.imported_from)
        OR (NEW.proposed_by_run_id IS DISTINCT FROM OLD.proposed_by_run_id AND NEW.proposed_by_run_id IS NOT NULL)
     THEN
         RAISE EXCEPTION 'agent.memories is append only: append a revision instead of rewriting %', OLD.id
@@ -2749,6 +2749,7 @@ CREATE TABLE agent.memories (
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     expires_at timestamp with time zone,
     lexical_length integer GENERATED ALWAYS AS (agent.memory_lexical_length(text)) STORED NOT NULL,
+    imported_from uuid,
     CONSTRAINT memories_expiry_after_creation CHECK (((expires_at IS NULL) OR (expires_at > created_at))),
     CONSTRAINT memories_live_revision_has_text CHECK (((forgotten_at IS NOT NULL) OR ((text IS NOT NULL) AND (NOT agent.is_blank(text))))),
     CONSTRAINT memories_not_own_parent CHECK ((supersedes_id IS DISTINCT FROM id)),
@@ -2768,6 +2769,12 @@ END),
     CONSTRAINT memories_tombstone_has_no_text CHECK (((forgotten_at IS NULL) OR (text IS NULL))),
     CONSTRAINT memories_tombstone_supersedes CHECK (((forgotten_at IS NULL) OR (supersedes_id IS NOT NULL)))
 );
+
+--
+-- Name: COLUMN memories.imported_from; Type: COMMENT; Schema: agent; Owner: -
+--
+
+COMMENT ON COLUMN agent.memories.imported_from IS 'For a revision a memory import wrote: its id in the exported file; NULL for a revision written here.';
 
 --
 -- Name: live_memories; Type: VIEW; Schema: agent; Owner: -
@@ -2828,23 +2835,6 @@ CREATE VIEW agent.memory_heads WITH (security_invoker='true') AS
   WHERE (NOT (EXISTS ( SELECT 1
            FROM agent.memories c
           WHERE (c.supersedes_id = m.id))));
-
---
--- Name: memory_imports; Type: TABLE; Schema: agent; Owner: -
---
-
-CREATE TABLE agent.memory_imports (
-    organization_id uuid NOT NULL,
-    source_id uuid NOT NULL,
-    memory_id uuid NOT NULL,
-    receipt_id uuid NOT NULL
-);
-
---
--- Name: TABLE memory_imports; Type: COMMENT; Schema: agent; Owner: -
---
-
-COMMENT ON TABLE agent.memory_imports IS 'For each imported revision: its id in the exported file (source_id) and the revision written (memory_id).';
 
 --
 -- Name: memory_postings; Type: TABLE; Schema: agent; Owner: -
@@ -3474,13 +3464,6 @@ ALTER TABLE ONLY agent.memory_embeddings
     ADD CONSTRAINT memory_embeddings_pkey PRIMARY KEY (memory_id, embedding_model);
 
 --
--- Name: memory_imports memory_imports_pkey; Type: CONSTRAINT; Schema: agent; Owner: -
---
-
-ALTER TABLE ONLY agent.memory_imports
-    ADD CONSTRAINT memory_imports_pkey PRIMARY KEY (organization_id, source_id);
-
---
 -- Name: memory_postings memory_postings_pkey; Type: CONSTRAINT; Schema: agent; Owner: -
 --
 
@@ -3841,6 +3824,12 @@ CREATE INDEX memories_chain_idx ON agent.memories USING btree (organization_id, 
 CREATE INDEX memories_expiry_idx ON agent.memories USING btree (expires_at) WHERE (expires_at IS NOT NULL);
 
 --
+-- Name: memories_imported_once; Type: INDEX; Schema: agent; Owner: -
+--
+
+CREATE UNIQUE INDEX memories_imported_once ON agent.memories USING btree (organization_id, imported_from) WHERE (imported_from IS NOT NULL);
+
+--
 -- Name: memories_live_definition_recent_idx; Type: INDEX; Schema: agent; Owner: -
 --
 
@@ -3893,12 +3882,6 @@ CREATE INDEX memory_embeddings_hnsw_openai_text_embedding_3_small_ade2d329 ON ag
 --
 
 CREATE INDEX memory_embeddings_owner_idx ON agent.memory_embeddings USING btree (embedding_model, organization_id, scope_owner_id);
-
---
--- Name: memory_imports_memory_idx; Type: INDEX; Schema: agent; Owner: -
---
-
-CREATE INDEX memory_imports_memory_idx ON agent.memory_imports USING btree (memory_id);
 
 --
 -- Name: memory_postings_impact_idx; Type: INDEX; Schema: agent; Owner: -
@@ -4346,13 +4329,6 @@ ALTER TABLE ONLY agent.memory_embeddings
 
 ALTER TABLE ONLY agent.memory_embeddings
     ADD CONSTRAINT memory_embeddings_memory_id_fkey FOREIGN KEY (memory_id) REFERENCES agent.memories(id) ON DELETE CASCADE;
-
---
--- Name: memory_imports memory_imports_memory_id_fkey; Type: FK CONSTRAINT; Schema: agent; Owner: -
---
-
-ALTER TABLE ONLY agent.memory_imports
-    ADD CONSTRAINT memory_imports_memory_id_fkey FOREIGN KEY (memory_id) REFERENCES agent.memories(id) ON DELETE CASCADE;
 
 --
 -- Name: memory_postings memory_postings_memory_id_fkey; Type: FK CONSTRAINT; Schema: agent; Owner: -
@@ -4809,12 +4785,6 @@ ALTER TABLE agent.memories ENABLE ROW LEVEL SECURITY;
 --
 
 ALTER TABLE agent.memory_embeddings ENABLE ROW LEVEL SECURITY;
-
---
--- Name: memory_imports; Type: ROW SECURITY; Schema: agent; Owner: -
---
-
-ALTER TABLE agent.memory_imports ENABLE ROW LEVEL SECURITY;
 
 --
 -- Name: memory_postings; Type: ROW SECURITY; Schema: agent; Owner: -

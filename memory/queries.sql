@@ -570,23 +570,18 @@ SELECT u.id, lower(u.email) AS email
 SELECT EXISTS (SELECT 1 FROM public.users AS u WHERE u.id = $2::uuid AND u.organization_id = $1::uuid);
 
 -- name: imported_sources
--- Which of the given file ids the organization has imported already. $1 organization id, $2 source ids.
-SELECT i.source_id FROM agent.memory_imports AS i
- WHERE i.organization_id = $1::uuid AND i.source_id = ANY($2::uuid[]);
+-- Which of the given file ids the organization imported already (memories_imported_once). $1 organization
+-- id, $2 ids in the file.
+SELECT m.imported_from AS source_id FROM agent.memories AS m
+ WHERE m.organization_id = $1::uuid AND m.imported_from = ANY($2::uuid[]);
 
 -- name: insert_imported_revision
 -- Append one revision of an imported chain with its history kept: its original creation, expiry and (for a
--- tombstone) forgetting time, no run (an import is no run's write), and record the id it had in the file.
+-- tombstone) forgetting time, no run (an import is no run's write), and the id it had in the file.
 -- $1 organization id, $2 definition id, $3 scope, $4 user id or NULL, $5 scope owner id, $6 subject key,
 -- $7 text or NULL, $8 subject_refs (jsonb array), $9 supersedes id or NULL, $10 forgotten at or NULL,
--- $11 created at, $12 expires at or NULL, $13 the id in the file, $14 the import's receipt id.
-WITH written AS (
-    INSERT INTO agent.memories (organization_id, definition_id, scope, user_id, scope_owner_id, subject_key, text,
-                                subject_refs, supersedes_id, forgotten_at, created_at, expires_at)
-    VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10, $11, $12)
-    RETURNING id
-), recorded AS (
-    INSERT INTO agent.memory_imports (organization_id, source_id, memory_id, receipt_id)
-    SELECT $1, $13, w.id, $14 FROM written AS w
-)
-SELECT id FROM written;
+-- $11 created at, $12 expires at or NULL, $13 the id in the file.
+INSERT INTO agent.memories (organization_id, definition_id, scope, user_id, scope_owner_id, subject_key, text,
+                            subject_refs, supersedes_id, forgotten_at, created_at, expires_at, imported_from)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10, $11, $12, $13)
+RETURNING id;

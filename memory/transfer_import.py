@@ -9,8 +9,9 @@ line and a code, and nothing is written. Then each chain is resolved in the impo
   every user-scope chain to the one `user_id` the caller names;
 - its subject ref by the rule a remember applies (`memory.subjects.check_subject`): a ref that names no live
   row of this organization is refused, never written;
-- a chain whose first revision this organization imported before (`agent.memory_imports`) is skipped, so the
-  same file imported twice writes nothing new; a chain whose key already has a chain here is refused.
+- a chain whose first revision this organization imported before (`agent.memories.imported_from`, unique per
+  organization) is skipped, so the same file imported twice writes nothing new; a chain whose key already
+  has a chain here is refused (an import never appends to a chain it did not write).
 
 A refused or skipped chain is counted by reason on the receipt (kind `memory_import`, no text). The accepted
 chains are written in one transaction that first passes the erasure guard (an organization being erased
@@ -187,7 +188,6 @@ async def _write_chain(
     conn: Connection,
     organization_id: UUID,
     plan: _Planned,
-    receipt_id: UUID,
     vectors: dict[UUID, tuple[str, list[float]]],
 ) -> int:
     """Insert one planned chain's revisions in order; answer the vectors stored."""
@@ -198,7 +198,7 @@ async def _write_chain(
         previous = await conn.fetchval(
             repo.QUERIES["insert_imported_revision"], organization_id, plan.definition_id, line.scope, plan.user_id,
             plan.owner_id, plan.subject_key, line.text, refs, previous, line.forgotten_at,
-            line.created_at, line.expires_at, line.id, receipt_id,
+            line.created_at, line.expires_at, line.id,
         )  # fmt: skip
         found = vectors.get(line.id)
         if found is not None and previous is not None:
@@ -235,7 +235,7 @@ async def import_memories(
                 requested_by=requested_by,
             )  # fmt: skip
             for plan in planned:
-                outcome = await _write_planned(conn, organization_id, plan, receipt.id, vectors)
+                outcome = await _write_planned(conn, organization_id, plan, vectors)
                 if isinstance(outcome, str):
                     _count(counts, f"refused_{outcome}", plan.chain)
                     continue
@@ -255,7 +255,6 @@ async def _write_planned(
     conn: Connection,
     organization_id: UUID,
     plan: _Planned,
-    receipt_id: UUID,
     vectors: dict[UUID, tuple[str, list[float]]],
 ) -> int | str:
     """Write one chain inside a savepoint: the vectors stored, or the reason it was refused (nothing written)."""
@@ -271,7 +270,7 @@ async def _write_planned(
             )  # fmt: skip
             if head is not None:
                 return "chain_exists"
-            return await _write_chain(conn, organization_id, plan, receipt_id, vectors)
+            return await _write_chain(conn, organization_id, plan, vectors)
     except PersonErasingError:
         return "person_erasing"
     except asyncpg.UniqueViolationError:  # another import or a remember started this chain meanwhile

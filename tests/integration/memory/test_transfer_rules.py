@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 from uuid import UUID
 
+import asyncpg
 import numpy as np
 import pytest
 from typer.testing import CliRunner
@@ -258,3 +259,19 @@ async def test_the_cli_exports_to_stdout_imports_a_file_and_refuses_a_bad_one_in
         " another)\n"
     ), "one line with the code and the line"
     assert await count(app.db, "SELECT count(*) FROM agent.memories WHERE organization_id = $1", target) == 5
+
+
+async def test_the_id_an_import_recorded_is_append_only_as_the_rest_of_the_revision(
+    app: Service, factory: Factory
+) -> None:
+    a = await seed(app.db, factory)
+    data = await export(app, a["org"], app.auth)
+    target = await factory.organization()
+    await factory.definition(target, name="Account agent")
+    answer = await app.http.post("/v1/memory/imports", **upload(target, data), headers=app.auth)
+    assert answer.json()["counts"]["chains_imported"] == 1
+    async with app.db.connection() as conn:
+        row = await conn.fetchrow("SELECT id, imported_from FROM agent.memories WHERE organization_id = $1", target)
+        assert row["imported_from"] == UUID(_lines(data)[-1]["id"]), "the revision records its id in the file"
+        with pytest.raises(asyncpg.CheckViolationError, match="append only"):
+            await conn.execute("UPDATE agent.memories SET imported_from = NULL WHERE id = $1", row["id"])
