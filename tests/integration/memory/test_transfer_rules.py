@@ -9,7 +9,7 @@ import json
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
-from uuid import UUID
+from uuid import UUID, uuid4
 
 import asyncpg
 import numpy as np
@@ -22,6 +22,7 @@ from knowledge.embedding.registry import FakeEmbedder
 from memory.transfer import ImportTooLargeError, import_memories
 from state.api_keys import mint_key
 from state.db import Database
+from state.erasure_marks import mark_organization_erasing, mark_person_erasing
 from state.settings import get_settings
 from tests.factories import Factory
 from tests.integration.functions.conftest import FAKE_MODEL, Service, fake_embedders
@@ -275,3 +276,30 @@ async def test_the_id_an_import_recorded_is_append_only_as_the_rest_of_the_revis
         assert row["imported_from"] == UUID(_lines(data)[-1]["id"]), "the revision records its id in the file"
         with pytest.raises(asyncpg.CheckViolationError, match="append only"):
             await conn.execute("UPDATE agent.memories SET imported_from = NULL WHERE id = $1", row["id"])
+
+
+async def test_an_import_passes_the_erasure_guard_a_person_being_erased_and_an_organization_being_erased(
+    app: Service, factory: Factory
+) -> None:
+    a = await seed(app.db, factory)
+    data = await export(app, a["org"], app.auth)
+    target = await factory.organization()
+    ada = await factory.user(target, email="ada@example.test")
+    await factory.user(target, email="bo@example.test")
+    await factory.definition(target, name="Account agent")
+    async with app.db.connection() as conn, conn.transaction():
+        await mark_person_erasing(conn, target, ada, subject="", receipt_id=uuid4())
+
+    answer = await app.http.post("/v1/memory/imports", **upload(target, data), headers=app.auth)
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["counts"] == {
+        "chains_imported": 2, "revisions_imported": 3, "chains_imported_forgotten": 1, "vectors_stored": 1,
+        "chains_refused_person_erasing": 1, "revisions_refused_person_erasing": 2,
+    }, "nothing is written about a person while they are erased"  # fmt: skip
+
+    other = await factory.organization()
+    await factory.definition(other, name="Account agent")
+    await mark_organization_erasing(app.db, other, receipt_id=uuid4())
+    refused = await app.http.post("/v1/memory/imports", **upload(other, data), headers=app.auth)
+    assert refused.status_code == 409 and error_code(refused) == "organization_erasing", refused.text
+    assert await count(app.db, "SELECT count(*) FROM agent.memories WHERE organization_id = $1", other) == 0
