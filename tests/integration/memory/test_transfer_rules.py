@@ -17,7 +17,10 @@ import pytest
 from typer.testing import CliRunner
 
 import functions._services
+from functions.actions.memory_transfer import export_memories, import_file
+from functions.actions.scope import Caller
 from functions.cli import app as cli_app
+from functions.errors import ApiError
 from knowledge.embedding.registry import FakeEmbedder
 from memory.transfer import ImportTooLargeError, import_memories
 from state.api_keys import mint_key
@@ -287,15 +290,23 @@ async def test_an_import_passes_the_erasure_guard_a_person_being_erased_and_an_o
     ada = await factory.user(target, email="ada@example.test")
     await factory.user(target, email="bo@example.test")
     await factory.definition(target, name="Account agent")
+    grace = await factory.person(target, full_name="Grace")
+    about = {**_lines(data)[-1], "id": str(uuid4()), "subject_refs": [{"kind": "crm.person", "id": str(grace)}],
+             "subject_key": f"crm.person:{grace}:observation.team"}  # fmt: skip
+    about["chain_id"] = about["id"]
+    data += _file([about])
     async with app.db.connection() as conn, conn.transaction():
         await mark_person_erasing(conn, target, ada, subject="", receipt_id=uuid4())
+    async with app.db.connection() as conn, conn.transaction():
+        await mark_person_erasing(conn, target, await factory.user(target), subject=f"crm.person:{grace}",
+                                  receipt_id=uuid4())  # fmt: skip
 
     answer = await app.http.post("/v1/memory/imports", **upload(target, data), headers=app.auth)
     assert answer.status_code == 200, answer.text
     assert answer.json()["counts"] == {
         "chains_imported": 2, "revisions_imported": 3, "chains_imported_forgotten": 1, "vectors_stored": 1,
-        "chains_refused_person_erasing": 1, "revisions_refused_person_erasing": 2,
-    }, "nothing is written about a person while they are erased"  # fmt: skip
+        "chains_refused_person_erasing": 2, "revisions_refused_person_erasing": 3,
+    }, "nothing is written about a person (as the user, or as the subject) while they are erased"  # fmt: skip
 
     other = await factory.organization()
     await factory.definition(other, name="Account agent")
@@ -303,3 +314,19 @@ async def test_an_import_passes_the_erasure_guard_a_person_being_erased_and_an_o
     refused = await app.http.post("/v1/memory/imports", **upload(other, data), headers=app.auth)
     assert refused.status_code == 409 and error_code(refused) == "organization_erasing", refused.text
     assert await count(app.db, "SELECT count(*) FROM agent.memories WHERE organization_id = $1", other) == 0
+    empty = await app.http.post("/v1/memory/imports", **upload(other, b""), headers=app.auth)
+    assert empty.status_code == 409 and error_code(empty) == "organization_erasing", "not even a receipt is written"
+    assert await count(app.db, "SELECT count(*) FROM agent.removal_receipts WHERE organization_id = $1", other) == 0
+
+
+async def test_the_acts_hold_the_scope_whatever_face_calls_them(app: Service, factory: Factory) -> None:
+    a, b = await seed(app.db, factory), await seed(app.db, factory)
+    data = await export(app, a["org"], app.auth)
+    key = Caller(organization_id=a["org"], key_id="k")
+    with pytest.raises(ApiError) as refused:
+        await import_file(app.services, key, b["org"], data)
+    assert refused.value.code == "organization_forbidden"
+    with pytest.raises(ApiError) as hidden:
+        await export_memories(app.db, key, b["org"])
+    assert hidden.value.code == "organization_forbidden"
+    assert await count(app.db, "SELECT count(*) FROM agent.memories WHERE organization_id = $1", b["org"]) == 5
