@@ -152,6 +152,7 @@ BROKEN: dict[str, tuple[Any, int, str]] = {
     "a-bad-attribute": (lambda ls: [ls[0], {**ls[1], "attribute": "notes.x"}, *ls[2:]], 2,
                         "memory_import_line_invalid"),
     "out-of-order": (lambda ls: [ls[1], ls[0], *ls[2:]], 1, "memory_import_chain_broken"),
+    "a-blank-text": (lambda ls: [ls[0], {**ls[1], "text": "\u200b \u3000"}, *ls[2:]], 2, "memory_import_chain_broken"),
     "a-fork": (lambda ls: [ls[0], ls[1], {**ls[1], "id": str(uuid4()), "text": "Dutch"}, *ls[2:]], 3,
                "memory_import_chain_broken"),
     "a-tombstone-with-text": (lambda ls: [*ls[:3], {**ls[3], "text": "back"}, ls[4]], 4, "memory_import_chain_broken"),
