@@ -23,6 +23,7 @@ from uuid import UUID
 
 from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, ValidationError
 
+from memory._blank import is_blank
 from memory.errors import MemoryMisuseError
 from memory.models import MAX_MEMORY_TEXT, MemoryScope, MemorySubjectKeyPart, attribute_of, is_memory_attribute
 
@@ -233,7 +234,7 @@ def _line(number: int, raw: bytes) -> TransferLine:
 def _check_revision(line: TransferLine, number: int) -> None:
     if line.tombstone and (line.text is not None or line.expires_at is not None or line.supersedes_id is None):
         raise ImportChainError("a tombstone carries no text and no expiry, and follows a revision", line=number)
-    if not line.tombstone and (line.text is None or not line.text.strip()):
+    if not line.tombstone and (line.text is None or is_blank(line.text)):
         raise ImportChainError("a revision that is not a tombstone needs its text", line=number)
     if (line.scope == "user") != (line.user is not None):
         raise ImportChainError("a user-scope revision names its person, an organization one none", line=number)
