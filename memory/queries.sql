@@ -575,13 +575,18 @@ SELECT EXISTS (SELECT 1 FROM public.users AS u WHERE u.id = $2::uuid AND u.organ
 SELECT m.imported_from AS source_id FROM agent.memories AS m
  WHERE m.organization_id = $1::uuid AND m.imported_from = ANY($2::uuid[]);
 
--- name: insert_imported_revision
--- Append one revision of an imported chain with its history kept: its original creation, expiry and (for a
--- tombstone) forgetting time, no run (an import is no run's write), and the id it had in the file.
--- $1 organization id, $2 definition id, $3 scope, $4 user id or NULL, $5 scope owner id, $6 subject key,
--- $7 text or NULL, $8 subject_refs (jsonb array), $9 supersedes id or NULL, $10 forgotten at or NULL,
--- $11 created at, $12 expires at or NULL, $13 the id in the file.
-INSERT INTO agent.memories (organization_id, definition_id, scope, user_id, scope_owner_id, subject_key, text,
+-- name: insert_imported_chain
+-- Append every revision of one imported chain in one statement, each superseding the one before (the ids
+-- are made by the importer, so the links are known before the insert; the chain constraints are checked at
+-- the statement's end), with its history kept: its original creation, expiry and (for a tombstone)
+-- forgetting time, no run (an import is no run's write), and the id it had in the file. $1 organization
+-- id, $2 definition id, $3 scope, $4 user id or NULL, $5 scope owner id, $6 subject key; per revision,
+-- oldest first: $7 ids, $8 texts (NULL for a tombstone), $9 subject_refs (JSON text), $10 supersedes ids,
+-- $11 forgotten at, $12 created at, $13 expires at, $14 ids in the file.
+INSERT INTO agent.memories (id, organization_id, definition_id, scope, user_id, scope_owner_id, subject_key, text,
                             subject_refs, supersedes_id, forgotten_at, created_at, expires_at, imported_from)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10, $11, $12, $13)
-RETURNING id;
+SELECT r.id, $1::uuid, $2::uuid, $3::text, $4::uuid, $5::uuid, $6::text, r.text, r.refs::jsonb, r.supersedes_id,
+       r.forgotten_at, r.created_at, r.expires_at, r.imported_from
+  FROM unnest($7::uuid[], $8::text[], $9::text[], $10::uuid[], $11::timestamptz[], $12::timestamptz[],
+              $13::timestamptz[], $14::uuid[])
+       AS r(id, text, refs, supersedes_id, forgotten_at, created_at, expires_at, imported_from);

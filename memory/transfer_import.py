@@ -26,9 +26,10 @@ vector. This module must never update or delete a revision, and never write a ch
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from uuid import UUID
+from uuid import UUID, uuid4
 
 import asyncpg
 
@@ -184,27 +185,18 @@ async def _embed_heads(
     return vectors
 
 
-async def _write_chain(
-    conn: Connection,
-    organization_id: UUID,
-    plan: _Planned,
-    vectors: dict[UUID, tuple[str, list[float]]],
-) -> int:
-    """Insert one planned chain's revisions in order; answer the vectors stored."""
-    previous: UUID | None = None
-    stored = 0
-    for line in plan.chain.lines:
-        refs = [ref.stored() for ref in line.subject_refs]
-        previous = await conn.fetchval(
-            repo.QUERIES["insert_imported_revision"], organization_id, plan.definition_id, line.scope, plan.user_id,
-            plan.owner_id, plan.subject_key, line.text, refs, previous, line.forgotten_at,
-            line.created_at, line.expires_at, line.id,
-        )  # fmt: skip
-        found = vectors.get(line.id)
-        if found is not None and previous is not None:
-            await store_vectors(conn, [previous], EmbeddedTexts(model=found[0], vectors=[found[1]]))
-            stored += 1
-    return stored
+async def _write_chain(conn: Connection, organization_id: UUID, plan: _Planned) -> list[UUID]:
+    """Insert one planned chain's revisions in one statement, each superseding the one before; their new ids."""
+    lines = plan.chain.lines
+    ids = [uuid4() for _ in lines]
+    await conn.execute(
+        repo.QUERIES["insert_imported_chain"], organization_id, plan.definition_id, lines[0].scope, plan.user_id,
+        plan.owner_id, plan.subject_key, ids, [line.text for line in lines],
+        [json.dumps([ref.stored() for ref in line.subject_refs]) for line in lines], [None, *ids[:-1]],
+        [line.forgotten_at for line in lines], [line.created_at for line in lines],
+        [line.expires_at for line in lines], [line.id for line in lines],
+    )  # fmt: skip
+    return ids
 
 
 async def import_memories(
@@ -234,30 +226,33 @@ async def import_memories(
                 conn, "memory_import", organization_id=organization_id, target_id=organization_id,
                 requested_by=requested_by,
             )  # fmt: skip
+            heads: dict[str, tuple[list[UUID], list[list[float]]]] = {}
             for plan in planned:
-                outcome = await _write_planned(conn, organization_id, plan, vectors)
+                outcome = await _write_planned(conn, organization_id, plan)
                 if isinstance(outcome, str):
                     _count(counts, f"refused_{outcome}", plan.chain)
                     continue
                 _count(counts, "imported", plan.chain)
-                counts["vectors_stored"] = counts.get("vectors_stored", 0) + outcome
+                found = vectors.get(plan.chain.head.id)
+                if found is not None:
+                    ids, rows = heads.setdefault(found[0], ([], []))
+                    ids.append(outcome[-1])
+                    rows.append(found[1])
                 if plan.chain.expired:
                     counts["chains_imported_expired"] = counts.get("chains_imported_expired", 0) + 1
                 if plan.chain.head.tombstone:
                     counts["chains_imported_forgotten"] = counts.get("chains_imported_forgotten", 0) + 1
+            for model, (ids, rows) in heads.items():  # the written heads' vectors, one statement per model
+                await store_vectors(conn, ids, EmbeddedTexts(model=model, vectors=rows))
+                counts["vectors_stored"] = counts.get("vectors_stored", 0) + len(ids)
             await add_to_receipt(conn, receipt.id, counts)
             receipt = await finish_receipt(conn, receipt.id)
     await db.note_write(organization_id)  # its reads on a standby wait for it (state.replicas)
     return receipt
 
 
-async def _write_planned(
-    conn: Connection,
-    organization_id: UUID,
-    plan: _Planned,
-    vectors: dict[UUID, tuple[str, list[float]]],
-) -> int | str:
-    """Write one chain inside a savepoint: the vectors stored, or the reason it was refused (nothing written)."""
+async def _write_planned(conn: Connection, organization_id: UUID, plan: _Planned) -> list[UUID] | str:
+    """Write one chain inside a savepoint: its new ids, or the reason it was refused (nothing written)."""
     try:
         async with conn.transaction():
             await guard_writes(
@@ -270,7 +265,7 @@ async def _write_planned(
             )  # fmt: skip
             if head is not None:
                 return "chain_exists"
-            return await _write_chain(conn, organization_id, plan, vectors)
+            return await _write_chain(conn, organization_id, plan)
     except PersonErasingError:
         return "person_erasing"
     except asyncpg.UniqueViolationError:  # another import or a remember started this chain meanwhile
