@@ -1450,11 +1450,11 @@ CREATE FUNCTION agent.memories_refuse_rewrite() RETURNS trigger
 BEGIN
     IF (NEW.id, NEW.organization_id, NEW.definition_id, NEW.scope, NEW.user_id, NEW.scope_owner_id,
         NEW.subject_key, NEW.text, NEW.subject_refs, NEW.supersedes_id, NEW.forgotten_at, NEW.created_at,
-        NEW.expires_at)
+        NEW.expires_at, NEW.imported_from)
        IS DISTINCT FROM
        (OLD.id, OLD.organization_id, OLD.definition_id, OLD.scope, OLD.user_id, OLD.scope_owner_id,
         OLD.subject_key, OLD.text, OLD.subject_refs, OLD.supersedes_id, OLD.forgotten_at, OLD.created_at,
-        OLD.expires_at)
+        OLD.expires_at, OLD.imported_from)
        OR (NEW.proposed_by_run_id IS DISTINCT FROM OLD.proposed_by_run_id AND NEW.proposed_by_run_id IS NOT NULL)
     THEN
         RAISE EXCEPTION 'agent.memories is append only: append a revision instead of rewriting %', OLD.id
@@ -2749,6 +2749,7 @@ CREATE TABLE agent.memories (
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     expires_at timestamp with time zone,
     lexical_length integer GENERATED ALWAYS AS (agent.memory_lexical_length(text)) STORED NOT NULL,
+    imported_from uuid,
     CONSTRAINT memories_expiry_after_creation CHECK (((expires_at IS NULL) OR (expires_at > created_at))),
     CONSTRAINT memories_live_revision_has_text CHECK (((forgotten_at IS NOT NULL) OR ((text IS NOT NULL) AND (NOT agent.is_blank(text))))),
     CONSTRAINT memories_not_own_parent CHECK ((supersedes_id IS DISTINCT FROM id)),
@@ -2768,6 +2769,12 @@ END),
     CONSTRAINT memories_tombstone_has_no_text CHECK (((forgotten_at IS NULL) OR (text IS NULL))),
     CONSTRAINT memories_tombstone_supersedes CHECK (((forgotten_at IS NULL) OR (supersedes_id IS NOT NULL)))
 );
+
+--
+-- Name: COLUMN memories.imported_from; Type: COMMENT; Schema: agent; Owner: -
+--
+
+COMMENT ON COLUMN agent.memories.imported_from IS 'For a revision a memory import wrote: its id in the exported file; NULL for a revision written here.';
 
 --
 -- Name: live_memories; Type: VIEW; Schema: agent; Owner: -
@@ -2867,7 +2874,7 @@ CREATE TABLE agent.removal_receipts (
     CONSTRAINT removal_receipts_counts_check CHECK ((jsonb_typeof(counts) = 'object'::text)),
     CONSTRAINT removal_receipts_disk_step_check CHECK ((disk_step = ANY (ARRAY['none'::text, 'pending'::text, 'done'::text]))),
     CONSTRAINT removal_receipts_finished_when_complete CHECK (((status = 'complete'::text) = (finished_at IS NOT NULL))),
-    CONSTRAINT removal_receipts_kind_check CHECK ((kind = ANY (ARRAY['source'::text, 'user'::text, 'organization'::text]))),
+    CONSTRAINT removal_receipts_kind_check CHECK ((kind = ANY (ARRAY['source'::text, 'user'::text, 'organization'::text, 'memory_import'::text]))),
     CONSTRAINT removal_receipts_organization_kind CHECK (((kind = 'source'::text) OR (organization_id IS NOT NULL))),
     CONSTRAINT removal_receipts_physical_check CHECK ((jsonb_typeof(physical) = 'object'::text)),
     CONSTRAINT removal_receipts_requested_by_check CHECK (((btrim(requested_by) <> ''::text) AND (length(requested_by) <= 200))),
@@ -3815,6 +3822,12 @@ CREATE INDEX memories_chain_idx ON agent.memories USING btree (organization_id, 
 --
 
 CREATE INDEX memories_expiry_idx ON agent.memories USING btree (expires_at) WHERE (expires_at IS NOT NULL);
+
+--
+-- Name: memories_imported_once; Type: INDEX; Schema: agent; Owner: -
+--
+
+CREATE UNIQUE INDEX memories_imported_once ON agent.memories USING btree (organization_id, imported_from) WHERE (imported_from IS NOT NULL);
 
 --
 -- Name: memories_live_definition_recent_idx; Type: INDEX; Schema: agent; Owner: -

@@ -171,6 +171,13 @@ CODE_STATUS: Mapping[str, int] = MappingProxyType(
         "memory_invalid_expiry": 422,
         "erasure_subject_invalid": 422,
         "user_not_found": 404,
+        # memory transfer (memory.transfer_format, memory.transfer_import): the file is refused whole
+        "memory_import_invalid": 422,
+        "memory_import_too_large": 413,
+        "memory_import_format_unknown": 422,
+        "memory_import_line_invalid": 422,
+        "memory_import_chain_broken": 422,
+        "memory_import_target_invalid": 422,
         # state
         "database_unavailable": 503,
         "database_error": 500,

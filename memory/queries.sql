@@ -515,3 +515,78 @@ WITH erasable AS MATERIALIZED (
 )
 SELECT (SELECT count(*) FROM agent.memory_postings AS p WHERE p.memory_id IN (SELECT id FROM erasable)) AS postings,
        (SELECT count(*) FROM agent.memory_embeddings AS e WHERE e.memory_id IN (SELECT id FROM erasable)) AS vectors;
+
+-- name: export_revisions
+-- Every revision of the organization's chains (with $2, only that person's user-scope chains) for an export:
+-- chains in a stable order (their root's creation, then the root id), each chain's revisions oldest first by
+-- following supersedes_id (never by time), with the chain's root id, the owning definition's name and the
+-- person's email. $1 organization id, $2 user id or NULL.
+WITH RECURSIVE walk AS (
+    SELECT m.id, m.id AS root_id, m.created_at AS root_created_at, 0 AS depth
+      FROM agent.memories AS m
+     WHERE m.organization_id = $1::uuid AND m.supersedes_id IS NULL
+       AND ($2::uuid IS NULL OR (m.scope = 'user' AND m.user_id = $2::uuid))
+    UNION ALL
+    SELECT c.id, w.root_id, w.root_created_at, w.depth + 1
+      FROM walk AS w
+      JOIN agent.memories AS c ON c.supersedes_id = w.id AND c.organization_id = $1::uuid
+)
+SELECT m.id, m.organization_id, m.definition_id, m.scope, m.user_id, m.scope_owner_id, m.subject_key, m.text,
+       m.subject_refs, m.supersedes_id, m.forgotten_at, m.created_at, m.expires_at,
+       w.root_id, d.name AS definition_name, u.email AS user_email
+  FROM walk AS w
+  JOIN agent.memories AS m ON m.id = w.id
+  JOIN agent.definitions AS d ON d.id = m.definition_id
+  LEFT JOIN public.users AS u ON u.id = m.user_id
+ ORDER BY w.root_created_at, w.root_id, w.depth;
+
+-- name: import_definitions
+-- The agent definitions an organization's import may write under, by name: its own and the platform's
+-- (organization NULL), the organization's own first. $1 organization id, $2 names (text[]).
+SELECT d.id, d.name, d.organization_id
+  FROM agent.definitions AS d
+ WHERE (d.organization_id = $1::uuid OR d.organization_id IS NULL)
+   AND d.definition_kind = 'agent' AND d.name = ANY($2::text[])
+ ORDER BY d.name, d.organization_id NULLS LAST, d.id;
+
+-- name: import_definition
+-- One agent definition an organization may write under, by id (no row when it may not). $1 organization id,
+-- $2 definition id.
+SELECT d.id, d.name
+  FROM agent.definitions AS d
+ WHERE d.id = $2::uuid AND (d.organization_id = $1::uuid OR d.organization_id IS NULL)
+   AND d.definition_kind = 'agent';
+
+-- name: import_people
+-- The members of an organization whose email is one of $2, matched without regard to case. $1 organization
+-- id, $2 emails (text[], lower case).
+SELECT u.id, lower(u.email) AS email
+  FROM public.users AS u
+ WHERE u.organization_id = $1::uuid AND lower(u.email) = ANY($2::text[])
+ ORDER BY lower(u.email), u.id;
+
+-- name: import_person
+-- Whether a user is a member of the organization. $1 organization id, $2 user id.
+SELECT EXISTS (SELECT 1 FROM public.users AS u WHERE u.id = $2::uuid AND u.organization_id = $1::uuid);
+
+-- name: imported_sources
+-- Which of the given file ids the organization imported already (memories_imported_once). $1 organization
+-- id, $2 ids in the file.
+SELECT m.imported_from AS source_id FROM agent.memories AS m
+ WHERE m.organization_id = $1::uuid AND m.imported_from = ANY($2::uuid[]);
+
+-- name: insert_imported_chain
+-- Append every revision of one imported chain in one statement, each superseding the one before (the ids
+-- are made by the importer, so the links are known before the insert; the chain constraints are checked at
+-- the statement's end), with its history kept: its original creation, expiry and (for a tombstone)
+-- forgetting time, no run (an import is no run's write), and the id it had in the file. $1 organization
+-- id, $2 definition id, $3 scope, $4 user id or NULL, $5 scope owner id, $6 subject key; per revision,
+-- oldest first: $7 ids, $8 texts (NULL for a tombstone), $9 subject_refs (JSON text), $10 supersedes ids,
+-- $11 forgotten at, $12 created at, $13 expires at, $14 ids in the file.
+INSERT INTO agent.memories (id, organization_id, definition_id, scope, user_id, scope_owner_id, subject_key, text,
+                            subject_refs, supersedes_id, forgotten_at, created_at, expires_at, imported_from)
+SELECT r.id, $1::uuid, $2::uuid, $3::text, $4::uuid, $5::uuid, $6::text, r.text, r.refs::jsonb, r.supersedes_id,
+       r.forgotten_at, r.created_at, r.expires_at, r.imported_from
+  FROM unnest($7::uuid[], $8::text[], $9::text[], $10::uuid[], $11::timestamptz[], $12::timestamptz[],
+              $13::timestamptz[], $14::uuid[])
+       AS r(id, text, refs, supersedes_id, forgotten_at, created_at, expires_at, imported_from);

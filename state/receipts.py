@@ -42,8 +42,8 @@ __all__ = [
 
 QUERIES = load_queries(__file__)
 
-ReceiptKind = Literal["source", "user", "organization"]
-"""What a receipt removed: one knowledge source, one person's data, or one organization's."""
+ReceiptKind = Literal["source", "user", "organization", "memory_import"]
+"""What a receipt records: a removal of one source, one person's data or one organization's, or a memory import."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -42,8 +42,8 @@ class ReceiptOut(BaseModel):
 
     id: UUID
     """The receipt's id."""
-    kind: Literal["source", "user", "organization"]
-    """What was removed: one knowledge source, one person's data, or one organization's."""
+    kind: Literal["source", "user", "organization", "memory_import"]
+    """What was removed (one knowledge source, one person's data, one organization's), or `memory_import`."""
     organization_id: UUID | None
     """The organization the removal belongs to (null for a platform source)."""
     target_id: UUID

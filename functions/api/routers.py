@@ -10,6 +10,7 @@ from functions.api import (
     knowledge,
     memory,
     memory_pages,
+    memory_transfer,
     operator,
     ops,
     orgs,
@@ -32,6 +33,7 @@ ROUTERS = (
     operator.router,
     memory.router,
     memory_pages.router,
+    memory_transfer.router,
     erasure.router,
     receipts.router,
 )

@@ -1,13 +1,17 @@
-"""`ac-context memory remember|forget|list|sweep`: the memory tools, the live memories and the expiry sweep.
+"""`ac-context memory remember|forget|list|sweep|export|import`: memory's tools, reads, sweep and moves.
 
 `remember` and `forget` call the same tool handlers the HTTP API serves, as a given run of a given agent
 definition (a user run, or a trigger run with `--trigger`); `remember --ttl P30D` or `--expires-at
-2027-03-31T00:00:00Z` sets its expiry. `sweep` runs the hourly expiry sweep once (`memory.expiry`). This
-module must never write memory except through `memory.tools.MemoryTools` and `memory.expiry.sweep_expired`.
+2027-03-31T00:00:00Z` sets its expiry. `sweep` runs the hourly expiry sweep once (`memory.expiry`). `export
+--org ORG [--user U] > f.jsonl` writes the organization's (or the person's) chains as JSONL to stdout, and
+`import f.jsonl --org ORG` rebuilds them in an organization and prints the receipt (`functions.actions
+.memory_transfer`); a refused file is one line with its code and the first bad line. This module must never
+write memory except through `memory.tools.MemoryTools`, `memory.expiry.sweep_expired` and the import act.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 from uuid import UUID
 
@@ -19,11 +23,13 @@ from functions.cli._service import ask_pages
 
 if TYPE_CHECKING:
     from memory.models import ToolInvocation
+    from state.receipts import Receipt
 
 __all__ = ["memory_app"]
 
 memory_app = typer.Typer(
-    help="Remember, forget and list durable memories (through the memory tools).", no_args_is_help=True
+    help="Remember, forget and list durable memories (through the memory tools); export and import them.",
+    no_args_is_help=True,
 )
 
 Org = OrgRequired
@@ -177,3 +183,59 @@ def sweep(
 
     closed = run(main)
     print_json({"tombstoned": closed}) if as_json else console.print(f"closed {closed} expired memory chain(s)")
+
+
+@memory_app.command("export")
+def export_cmd(
+    org: Org,
+    user: Annotated[UUID | None, typer.Option("--user", help="Only this person's user-scope chains.")] = None,
+) -> None:
+    """Write every revision of the organization's (or the person's) memory chains to stdout, one JSON line each."""
+    import sys
+
+    from functions.actions.memory_transfer import export_memories
+    from functions.cli.erase import cli_caller
+
+    async def main() -> int:
+        written = 0
+        async with open_cli_services() as svc:
+            async for line in await export_memories(svc.db, cli_caller(), org, user_id=user):
+                sys.stdout.write(line)
+                written += 1
+        sys.stdout.flush()
+        return written
+
+    written = run(main)
+    typer.echo(f"exported {written} revision(s)", err=True)  # stderr: stdout is the file
+
+
+@memory_app.command("import")
+def import_cmd(
+    path: Annotated[Path, typer.Argument(help="An export (JSONL).", exists=True, dir_okay=False, readable=True)],
+    org: Org,
+    definition: Annotated[
+        UUID | None, typer.Option("--definition", help="Write every chain under this agent definition.")
+    ] = None,
+    user: Annotated[UUID | None, typer.Option("--user", help="Give every user-scope chain to this member.")] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Import an export into the organization: chains rebuilt with new ids; prints the receipt."""
+    from functions.actions.memory_transfer import import_file
+    from functions.cli.erase import cli_caller
+    from memory.transfer import MAX_IMPORT_BYTES, ImportTooLargeError
+
+    if path.stat().st_size > MAX_IMPORT_BYTES:
+        raise ImportTooLargeError(f"the file is larger than the {MAX_IMPORT_BYTES}-byte limit")
+    data = path.read_bytes()
+
+    async def main() -> Receipt:
+        async with open_cli_services() as svc:
+            return await import_file(svc, cli_caller(), org, data, definition_id=definition, user_id=user)
+
+    receipt = run(main)
+    if as_json:
+        print_json(receipt.as_json())
+        return
+    console.print(f"receipt [bold]{receipt.id}[/] (memory_import, {receipt.status}) in organization {org}")
+    counts = ", ".join(f"{safe(k)}: {v}" for k, v in receipt.counts.items()) or "nothing"
+    console.print(f"  {counts}")

@@ -1,9 +1,13 @@
-"""`/console/orgs/{organization}/memories…`: live memories and a chain's history, read only.
+"""`/console/orgs/{organization}/memories…`: live memories and a chain's history, their export and an import.
 
 The list is `functions.actions.memory.memories_page` (the organization's live memories of both scopes, or one
 person's, newest first, a page at a time); a chain's page is `functions.actions.memory.chain` (every revision,
 tombstones and expiry included), which answers 404 `memory_not_found` for a memory of another
-organization. Nothing here remembers or forgets: memory is written by agents through the tools.
+organization. Nothing here remembers or forgets: memory is written by agents through the tools. `…/export`
+downloads the organization's (or the person's) chains as JSONL and the import form (`…/import`, multipart,
+with the session's CSRF token) rebuilds an export's chains here and shows the import's receipt; both call the
+acts the API calls (`functions.actions.memory_transfer`), with the session's caller, so an organization key's
+session moves its own organization's memory only. A refused file is a page with its code and line.
 """
 
 from __future__ import annotations
@@ -11,12 +15,16 @@ from __future__ import annotations
 from typing import Annotated
 from uuid import UUID
 
-from fastapi import APIRouter, Query, Request, Response
+from fastapi import APIRouter, File, Form, Query, Request, Response, UploadFile
+from fastapi.responses import RedirectResponse, StreamingResponse
 
 from functions.actions.memory import chain as memory_chain
 from functions.actions.memory import memories_page
+from functions.actions.memory_transfer import export_memories, import_file
 from functions.console._pages import ConsoleRoute, render
 from functions.console._scope import SessionDep, optional_uuid, organization_of
+from functions.console._session import check_csrf
+from memory.transfer import EXPORT_MEDIA_TYPE, MAX_IMPORT_BYTES, ImportTooLargeError
 
 __all__ = ["router"]
 
@@ -39,6 +47,42 @@ async def memory_list(
     user_id = optional_uuid(person, "person")
     page = await memories_page(svc.db, session.caller, org.id, user_id=user_id, cursor=cursor or None, limit=PAGE_SIZE)
     return render(request, "memories.html", org=org, page=page, person=person)
+
+
+@router.get("/export")
+async def memory_export(
+    request: Request, session: SessionDep, organization_id: UUID, person: Annotated[str, Query(max_length=40)] = ""
+) -> Response:
+    """Download every revision of the organization's (or the person's) chains as JSONL."""
+    svc, org = await organization_of(request, session, organization_id)
+    user_id = optional_uuid(person, "person")
+    lines = await export_memories(svc.db, session.caller, org.id, user_id=user_id)
+    name = f"memory-{org.id}{'' if user_id is None else f'-{user_id}'}.jsonl"
+    headers = {"Content-Disposition": f'attachment; filename="{name}"'}
+    return StreamingResponse(lines, media_type=EXPORT_MEDIA_TYPE, headers=headers)
+
+
+@router.post("/import")
+async def memory_import(
+    request: Request,
+    session: SessionDep,
+    organization_id: UUID,
+    file: Annotated[UploadFile, File()],
+    csrf: Annotated[str, Form(max_length=100)] = "",
+    definition_id: Annotated[str, Form(max_length=40)] = "",
+    user_id: Annotated[str, Form(max_length=40)] = "",
+) -> Response:
+    """Import an export into the organization, then show the import's receipt."""
+    check_csrf(session, csrf)
+    svc, org = await organization_of(request, session, organization_id)
+    data = await file.read(MAX_IMPORT_BYTES + 1)
+    if len(data) > MAX_IMPORT_BYTES:
+        raise ImportTooLargeError(f"the file is larger than the {MAX_IMPORT_BYTES}-byte limit")
+    receipt = await import_file(
+        svc, session.caller, org.id, data,
+        definition_id=optional_uuid(definition_id, "definition_id"), user_id=optional_uuid(user_id, "user_id"),
+    )  # fmt: skip
+    return RedirectResponse(f"/console/orgs/{org.id}/receipts/{receipt.id}", status_code=303)
 
 
 @router.get("/{memory_id}")
