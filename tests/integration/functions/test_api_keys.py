@@ -58,6 +58,18 @@ EXPECTED_SCOPES = {
     ("POST", "/v1/erasures/organizations"): ["operator"],
     ("GET", "/v1/receipts/{receipt_id}"): ["organization"],
     ("GET", "/v1/receipts"): ["organization"],
+    ("POST", "/v1/organizations/{organization_id}/users"): ["organization"],
+    ("GET", "/v1/organizations/{organization_id}/users"): ["organization"],
+    ("DELETE", "/v1/organizations/{organization_id}/users/{user_id}"): ["organization"],
+    ("POST", "/v1/organizations/{organization_id}/agents"): ["organization"],
+    ("GET", "/v1/organizations/{organization_id}/agents"): ["organization"],
+    ("PATCH", "/v1/organizations/{organization_id}/agents/{agent_id}"): ["organization"],
+    ("DELETE", "/v1/organizations/{organization_id}/agents/{agent_id}"): ["organization"],
+    ("POST", "/v1/organizations/{organization_id}/runs"): ["organization"],
+    ("GET", "/v1/organizations/{organization_id}/runs"): ["organization"],
+    ("POST", "/v1/organizations/{organization_id}/runs/{run_id}/finish"): ["organization"],
+    ("GET", "/v1/memory/export"): ["organization"],
+    ("POST", "/v1/memory/imports"): ["organization"],
 }
 
 

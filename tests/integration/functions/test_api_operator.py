@@ -55,6 +55,18 @@ SCOPED: list[tuple[str, str, dict[str, Any]]] = [
     ("POST", "/v1/erasures/organizations", {"json": {"organization_id": UNKNOWN}}),
     ("GET", "/v1/receipts", {"params": {"organization_id": UNKNOWN}}),
     ("GET", "/v1/receipts/{receipt_id}", {"params": {"organization_id": UNKNOWN}}),
+    ("POST", "/v1/organizations/{organization_id}/users", {"json": {"email": "ada@example.test"}}),
+    ("GET", "/v1/organizations/{organization_id}/users", {}),
+    ("DELETE", "/v1/organizations/{organization_id}/users/{user_id}", {}),
+    ("POST", "/v1/organizations/{organization_id}/agents", {"json": {"name": "Assistant"}}),
+    ("GET", "/v1/organizations/{organization_id}/agents", {}),
+    ("PATCH", "/v1/organizations/{organization_id}/agents/{agent_id}", {"json": {"status": "archived"}}),
+    ("DELETE", "/v1/organizations/{organization_id}/agents/{agent_id}", {}),
+    ("POST", "/v1/organizations/{organization_id}/runs", {"json": {"agent_id": SOURCE, "user_id": SOURCE}}),
+    ("GET", "/v1/organizations/{organization_id}/runs", {}),
+    ("POST", "/v1/organizations/{organization_id}/runs/{run_id}/finish", {"json": {}}),
+    ("GET", "/v1/memory/export", {"params": {"organization_id": UNKNOWN}}),
+    ("POST", "/v1/memory/imports", {"files": {"file": ("m.jsonl", b"")}, "data": {"organization_id": UNKNOWN}}),
 ]
 UNSCOPED = {
     ("DELETE", "/v1/keys/{key_id}"),
@@ -86,7 +98,10 @@ async def test_an_unknown_organization_answers_404_on_every_organization_scoped_
     routes = {(method.upper(), path) for path, ops in paths.items() if path.startswith("/v1/") for method in ops}
     assert routes - UNSCOPED == {(m, p) for m, p, _ in SCOPED}, "every organization-scoped route is checked here"
     for method, path, kwargs in SCOPED:
-        url = path.format(source_id=SOURCE, organization_id=UNKNOWN, receipt_id=SOURCE, memory_id=SOURCE)
+        url = path.format(
+            source_id=SOURCE, organization_id=UNKNOWN, receipt_id=SOURCE, memory_id=SOURCE,
+            user_id=SOURCE, agent_id=SOURCE, run_id=SOURCE,
+        )  # fmt: skip
         response = await service.http.request(method, url, headers=service.auth, **kwargs)
         assert response.status_code == 404 and code(response) == "organization_not_found", (method, path, response.text)
         assert UNKNOWN in response.json()["error"]["message"]
