@@ -49,6 +49,10 @@ class World:
     key_id: str
     doomed: UUID
     other: UUID
+    definition: UUID
+    spare_user: UUID
+    spare_agent: UUID
+    running_run: UUID
 
 
 @pytest.fixture
@@ -86,11 +90,21 @@ async def world(service: Service, factory: Factory, routed: ReadRouter) -> World
     return World(
         org=org, user=tenant.user, invocation=invocation, failed_source=sources[0], deleted_source=sources[1],
         memory=UUID(remembered.json()["memory_id"]), key_id=key.key.id, doomed=await factory.organization(),
-        other=await factory.organization(),
+        other=await factory.organization(), definition=definition, spare_user=await factory.user(org),
+        spare_agent=await factory.definition(org),
+        running_run=await factory.run(org, definition_id=definition, user_id=tenant.user, status="running"),
     )  # fmt: skip
 
 
 Call = Callable[[httpx.AsyncClient, dict[str, str], World], Awaitable[httpx.Response]]
+
+
+async def _import_own_export(http: httpx.AsyncClient, auth: dict[str, str], world: World) -> httpx.Response:
+    """Export the organization's memories and import them back: every chain exists, but the receipt is a write."""
+    exported = await http.get("/v1/memory/export", headers=auth, params={"organization_id": str(world.org)})
+    assert exported.status_code == 200, exported.text
+    files = {"file": ("memories.jsonl", exported.content)}
+    return await http.post("/v1/memory/imports", headers=auth, files=files, data={"organization_id": str(world.org)})
 
 
 def _calls() -> dict[tuple[str, str], tuple[Written, Call]]:
@@ -120,6 +134,22 @@ def _calls() -> dict[tuple[str, str], tuple[Written, Call]]:
         ("POST", "/v1/memory/forget"): ("organization", lambda h, a, w: h.post(
             "/v1/memory/forget", headers=a,
             json={"invocation": w.invocation, "arguments": {"memory_id": str(w.memory)}})),
+        ("POST", "/v1/organizations/{organization_id}/users"): ("organization", lambda h, a, w: h.post(
+            f"/v1/organizations/{w.org}/users", headers=a, json={"email": "tokened@example.test"})),
+        ("DELETE", "/v1/organizations/{organization_id}/users/{user_id}"): ("organization", lambda h, a, w: h.delete(
+            f"/v1/organizations/{w.org}/users/{w.spare_user}", headers=a)),
+        ("POST", "/v1/organizations/{organization_id}/agents"): ("organization", lambda h, a, w: h.post(
+            f"/v1/organizations/{w.org}/agents", headers=a, json={"name": "Tokened"})),
+        ("POST", "/v1/organizations/{organization_id}/runs"): ("organization", lambda h, a, w: h.post(
+            f"/v1/organizations/{w.org}/runs", headers=a,
+            json={"agent_id": str(w.definition), "user_id": str(w.user)})),
+        ("POST", "/v1/organizations/{organization_id}/runs/{run_id}/finish"): ("organization", lambda h, a, w: h.post(
+            f"/v1/organizations/{w.org}/runs/{w.running_run}/finish", headers=a, json={})),
+        ("PATCH", "/v1/organizations/{organization_id}/agents/{agent_id}"): ("organization", lambda h, a, w: h.patch(
+            f"/v1/organizations/{w.org}/agents/{w.spare_agent}", headers=a, json={"status": "archived"})),
+        ("DELETE", "/v1/organizations/{organization_id}/agents/{agent_id}"): ("organization", lambda h, a, w: h.delete(
+            f"/v1/organizations/{w.org}/agents/{w.spare_agent}", headers=a)),
+        ("POST", "/v1/memory/imports"): ("organization", _import_own_export),
         ("POST", "/v1/erasures/users"): ("organization", lambda h, a, w: h.post(
             "/v1/erasures/users", headers=a, json={"organization_id": str(w.org), "user_id": str(w.user)})),
         ("POST", "/v1/erasures/organizations"): ("organization", lambda h, a, w: h.post(

@@ -20,13 +20,17 @@ DEEP = b"[" * 100_000 + b"]" * 100_000
 BODY_METHODS = {"POST", "PUT", "PATCH", "DELETE"}
 
 
-def _json_routes(service: Service) -> list[tuple[str, str]]:
-    """(method, path) of every /v1/ operation that may take a body, its path parameters filled with a UUID."""
+def _json_routes(service: Service, *, reading: bool = True) -> list[tuple[str, str]]:
+    """(method, path) of every /v1/ operation that may take a body, its path parameters filled with a UUID:
+    those that may read JSON, or (`reading=False`) those whose declared body is multipart only."""
     found = []
     for template, operations in service.app.openapi()["paths"].items():
         if template.startswith("/v1/"):
             path = re.sub(r"\{[^}]+\}", str(uuid4()), template)
-            found += [(method.upper(), path) for method in operations if method.upper() in BODY_METHODS]
+            for method, operation in operations.items():
+                media = set(operation.get("requestBody", {}).get("content", {"application/json": {}}))
+                if method.upper() in BODY_METHODS and ("application/json" in media) == reading:
+                    found.append((method.upper(), path))
     return found
 
 
@@ -49,6 +53,15 @@ async def test_a_hundred_thousand_nested_arrays_are_a_422_on_every_json_route(se
     }
     wrong = {route: (a.status_code, a.text[:120]) for route, a in answers.items() if not _is_too_deep(a)}
     assert not wrong, wrong
+
+
+async def test_a_route_that_reads_multipart_only_answers_415_to_a_json_body_however_deep(service: Service) -> None:
+    routes = _json_routes(service, reading=False)
+    assert ("POST", "/v1/memory/imports") in routes, routes
+    headers = {**service.auth, "content-type": "application/json"}
+    for method, path in routes:
+        answer = await service.http.request(method, path, content=DEEP, headers=headers)
+        assert answer.status_code == 415 and answer.json()["error"]["code"] == "unsupported_media_type", path
 
 
 async def test_a_brief_with_deep_entities_or_a_depth_reached_in_a_later_chunk_is_a_422(

@@ -78,6 +78,12 @@ def _json_bodies(own: UUID, other: UUID, user: UUID, definition: UUID, run: UUID
         ("POST", "/v1/memory/forget"): {"invocation": invocation, "arguments": {"memory_id": str(uuid4())}},
         ("POST", "/v1/erasures/users"): {"organization_id": o, "user_id": str(user)},
         ("POST", "/v1/erasures/organizations"): {"organization_id": o},
+        ("POST", "/v1/organizations/{organization_id}/users"): {"email": "planted@example.test"},
+        ("POST", "/v1/organizations/{organization_id}/agents"): {"name": "Planted"},
+        ("PATCH", "/v1/organizations/{organization_id}/agents/{agent_id}"): {"status": "archived"},
+        ("POST", "/v1/organizations/{organization_id}/runs"): {"agent_id": str(definition), "user_id": str(user)},
+        ("POST", "/v1/organizations/{organization_id}/runs/{run_id}/finish"): {"status": "failed"},
+        ("POST", "/v1/memory/imports"): {"organization_id": o},
     }
 
 
@@ -163,7 +169,9 @@ async def test_every_body_route_refuses_another_organization_under_every_content
                 headers = dict(world["auth"])
                 if content_type is not None:
                     headers["Content-Type"] = content_type
-                answer = await service.http.request(method, path, content=raw, headers=headers)
+                named = world["other"] if variant == "other" else world["own"]
+                url = path.format(organization_id=named, agent_id=uuid4(), run_id=uuid4())
+                answer = await service.http.request(method, url, content=raw, headers=headers)
                 read = is_json and JSON in accepts
                 as_form = MULTIPART in accepts and (content_type or "").startswith(MULTIPART)
                 if not _expected(scope, read, answer.status_code, read_as_form=as_form):
