@@ -278,6 +278,50 @@ CREATE FUNCTION agent.is_memory_subject_ref(element jsonb) RETURNS boolean
 $$;
 
 --
+-- Name: knowledge_attempt_begin(uuid, uuid, text, text); Type: FUNCTION; Schema: agent; Owner: -
+--
+
+CREATE FUNCTION agent.knowledge_attempt_begin(p_source uuid, p_org uuid, p_model text, p_cause text) RETURNS void
+    LANGUAGE sql
+    AS $$
+    INSERT INTO agent.knowledge_source_attempts (source_id, organization_id, embedding_model, cause)
+    VALUES (p_source, p_org, p_model, p_cause);
+    -- Retention: the latest 100 attempts of a source.
+    DELETE FROM agent.knowledge_source_attempts a
+     WHERE a.source_id = p_source
+       AND a.id <= (SELECT k.id FROM agent.knowledge_source_attempts k WHERE k.source_id = p_source
+                     ORDER BY k.id DESC OFFSET 100 LIMIT 1);
+$$;
+
+--
+-- Name: knowledge_attempt_end(uuid, text, text, text); Type: FUNCTION; Schema: agent; Owner: -
+--
+
+CREATE FUNCTION agent.knowledge_attempt_end(p_source uuid, p_model text, p_outcome text, p_reason text) RETURNS void
+    LANGUAGE sql
+    AS $$
+    UPDATE agent.knowledge_source_attempts a
+       SET finished_at = clock_timestamp(), outcome = p_outcome,
+           ended_by = CASE WHEN agent.knowledge_attempt_setting() = 'sweep' THEN 'sweep' ELSE 'ingestion' END,
+           reason = CASE WHEN p_outcome = 'failed' THEN coalesce(p_reason, 'failed') END
+     WHERE a.source_id = p_source AND a.embedding_model IS NOT DISTINCT FROM p_model AND a.finished_at IS NULL;
+$$;
+
+--
+-- Name: knowledge_attempt_setting(); Type: FUNCTION; Schema: agent; Owner: -
+--
+
+CREATE FUNCTION agent.knowledge_attempt_setting() RETURNS text
+    LANGUAGE sql STABLE
+    AS $$ SELECT nullif(current_setting('ac.attempt_cause', true), '') $$;
+
+--
+-- Name: FUNCTION knowledge_attempt_setting(); Type: COMMENT; Schema: agent; Owner: -
+--
+
+COMMENT ON FUNCTION agent.knowledge_attempt_setting() IS 'The writer''s word for an attempt (batch, sweep, ...), set transaction-locally; NULL when unset.';
+
+--
 -- Name: knowledge_lexical_add_chunks(bigint[]); Type: FUNCTION; Schema: agent; Owner: -
 --
 
@@ -599,6 +643,28 @@ BEGIN
     END IF;
 END
 $$;
+
+--
+-- Name: knowledge_model_attempt_trigger(); Type: FUNCTION; Schema: agent; Owner: -
+--
+
+CREATE FUNCTION agent.knowledge_model_attempt_trigger() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+    source record;
+BEGIN
+    IF NEW.status = 'pending' AND (TG_OP = 'INSERT' OR OLD.status IS DISTINCT FROM 'pending') THEN
+        SELECT s.status, s.organization_id INTO source FROM agent.knowledge_sources s WHERE s.id = NEW.source_id;
+        IF source.status = 'ready' THEN
+            PERFORM agent.knowledge_attempt_begin(NEW.source_id, source.organization_id, NEW.embedding_model,
+                                                  'model_switch');
+        END IF;
+    ELSIF TG_OP = 'UPDATE' AND OLD.status = 'pending' AND NEW.status IN ('ready', 'failed') THEN
+        PERFORM agent.knowledge_attempt_end(NEW.source_id, NEW.embedding_model, NEW.status, NEW.failure_reason);
+    END IF;
+    RETURN NULL;
+END $$;
 
 --
 -- Name: knowledge_model_lock_exclusive(text); Type: FUNCTION; Schema: agent; Owner: -
@@ -1345,6 +1411,28 @@ $_$;
 --
 
 COMMENT ON FUNCTION agent.knowledge_search_openai_text_embedding_3_small_ade2d329(p_query_embedding public.vector, p_scopes integer[], p_candidates integer, p_unused tsquery, p_dense double precision, p_lexical double precision, p_rrf_k double precision, p_limit integer, p_terms text[], p_idf double precision[], p_common text[], p_common_idf double precision[], p_k1 double precision, p_b double precision, p_avg double precision, p_lexical_scopes integer[], p_depth integer, p_fusion text, p_best double precision, p_min_relevance double precision, p_per_source integer, p_walk integer, p_source double precision, p_source_idf double precision[], p_source_avg double precision, p_keep_top integer, p_keep_floor double precision, p_answer_cosine double precision, p_answer_lexical double precision, p_explain boolean) IS 'knowledge_search''s statement for openai/text-embedding-3-small (1536 dimensions), written by agent.write_knowledge_search_function (migrations/0107); call knowledge_search, not this.';
+
+--
+-- Name: knowledge_source_attempt_trigger(); Type: FUNCTION; Schema: agent; Owner: -
+--
+
+CREATE FUNCTION agent.knowledge_source_attempt_trigger() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+    said text := agent.knowledge_attempt_setting();
+BEGIN
+    IF NEW.status = 'pending' AND (TG_OP = 'INSERT' OR OLD.status IS DISTINCT FROM 'pending') THEN
+        PERFORM agent.knowledge_attempt_begin(NEW.id, NEW.organization_id, NULL, CASE
+            WHEN TG_OP = 'UPDATE' THEN 'retry'
+            WHEN NEW.replaces IS NOT NULL THEN 'resync'
+            WHEN said = 'batch' THEN 'batch'
+            ELSE 'upload' END);
+    ELSIF TG_OP = 'UPDATE' AND OLD.status = 'pending' AND NEW.status IN ('ready', 'failed') THEN
+        PERFORM agent.knowledge_attempt_end(NEW.id, NULL, NEW.status, NEW.failure_reason);
+    END IF;
+    RETURN NULL;
+END $$;
 
 --
 -- Name: knowledge_source_stays_deleting(); Type: FUNCTION; Schema: agent; Owner: -
@@ -2590,6 +2678,53 @@ CREATE TABLE agent.knowledge_searchable (
 );
 
 --
+-- Name: knowledge_source_attempts; Type: TABLE; Schema: agent; Owner: -
+--
+
+CREATE TABLE agent.knowledge_source_attempts (
+    id bigint NOT NULL,
+    source_id uuid NOT NULL,
+    organization_id uuid,
+    embedding_model text,
+    cause text NOT NULL,
+    started_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    finished_at timestamp with time zone,
+    outcome text,
+    ended_by text,
+    reason text,
+    CONSTRAINT knowledge_source_attempts_cause_check CHECK ((cause = ANY (ARRAY['upload'::text, 'batch'::text, 'resync'::text, 'retry'::text, 'model_switch'::text]))),
+    CONSTRAINT knowledge_source_attempts_ended_by_check CHECK ((ended_by = ANY (ARRAY['ingestion'::text, 'sweep'::text]))),
+    CONSTRAINT knowledge_source_attempts_failed_has_reason CHECK (((outcome = 'failed'::text) = (reason IS NOT NULL))),
+    CONSTRAINT knowledge_source_attempts_finished_has_outcome CHECK ((((finished_at IS NULL) = (outcome IS NULL)) AND ((outcome IS NULL) = (ended_by IS NULL)))),
+    CONSTRAINT knowledge_source_attempts_outcome_check CHECK ((outcome = ANY (ARRAY['ready'::text, 'failed'::text])))
+);
+
+--
+-- Name: TABLE knowledge_source_attempts; Type: COMMENT; Schema: agent; Owner: -
+--
+
+COMMENT ON TABLE agent.knowledge_source_attempts IS 'Each ingestion attempt of a source (migrations/0120): cause, start, finish, outcome, who ended it, reason.';
+
+--
+-- Name: COLUMN knowledge_source_attempts.embedding_model; Type: COMMENT; Schema: agent; Owner: -
+--
+
+COMMENT ON COLUMN agent.knowledge_source_attempts.embedding_model IS 'NULL: the whole source; a model: a ready source built under one more model (a model switch).';
+
+--
+-- Name: knowledge_source_attempts_id_seq; Type: SEQUENCE; Schema: agent; Owner: -
+--
+
+ALTER TABLE agent.knowledge_source_attempts ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME agent.knowledge_source_attempts_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+--
 -- Name: knowledge_source_models; Type: TABLE; Schema: agent; Owner: -
 --
 
@@ -3408,6 +3543,13 @@ ALTER TABLE ONLY agent.knowledge_searchable
     ADD CONSTRAINT knowledge_searchable_pkey PRIMARY KEY (source_id, embedding_model);
 
 --
+-- Name: knowledge_source_attempts knowledge_source_attempts_pkey; Type: CONSTRAINT; Schema: agent; Owner: -
+--
+
+ALTER TABLE ONLY agent.knowledge_source_attempts
+    ADD CONSTRAINT knowledge_source_attempts_pkey PRIMARY KEY (id);
+
+--
 -- Name: knowledge_source_models knowledge_source_models_pkey; Type: CONSTRAINT; Schema: agent; Owner: -
 --
 
@@ -3750,6 +3892,12 @@ CREATE INDEX knowledge_postings_list_idx ON agent.knowledge_postings USING btree
 --
 
 CREATE INDEX knowledge_searchable_scope_idx ON agent.knowledge_searchable USING btree (scope_id, source_id);
+
+--
+-- Name: knowledge_source_attempts_source; Type: INDEX; Schema: agent; Owner: -
+--
+
+CREATE INDEX knowledge_source_attempts_source ON agent.knowledge_source_attempts USING btree (source_id, id);
 
 --
 -- Name: knowledge_source_models_model_idx; Type: INDEX; Schema: agent; Owner: -
@@ -4118,6 +4266,18 @@ CREATE TRIGGER knowledge_lexical_source_delete AFTER DELETE ON agent.knowledge_s
 CREATE TRIGGER knowledge_lexical_source_update AFTER UPDATE ON agent.knowledge_sources REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION agent.knowledge_lexical_on_source();
 
 --
+-- Name: knowledge_source_models knowledge_model_attempts; Type: TRIGGER; Schema: agent; Owner: -
+--
+
+CREATE TRIGGER knowledge_model_attempts AFTER INSERT OR UPDATE OF status ON agent.knowledge_source_models FOR EACH ROW EXECUTE FUNCTION agent.knowledge_model_attempt_trigger();
+
+--
+-- Name: knowledge_sources knowledge_source_attempts; Type: TRIGGER; Schema: agent; Owner: -
+--
+
+CREATE TRIGGER knowledge_source_attempts AFTER INSERT OR UPDATE OF status ON agent.knowledge_sources FOR EACH ROW EXECUTE FUNCTION agent.knowledge_source_attempt_trigger();
+
+--
 -- Name: knowledge_sources knowledge_source_stays_deleting; Type: TRIGGER; Schema: agent; Owner: -
 --
 
@@ -4231,6 +4391,13 @@ ALTER TABLE ONLY agent.knowledge_chunks
 
 ALTER TABLE ONLY agent.knowledge_chunks
     ADD CONSTRAINT knowledge_chunks_source_id_fkey FOREIGN KEY (source_id) REFERENCES agent.knowledge_sources(id) ON DELETE CASCADE;
+
+--
+-- Name: knowledge_source_attempts knowledge_source_attempts_source_id_fkey; Type: FK CONSTRAINT; Schema: agent; Owner: -
+--
+
+ALTER TABLE ONLY agent.knowledge_source_attempts
+    ADD CONSTRAINT knowledge_source_attempts_source_id_fkey FOREIGN KEY (source_id) REFERENCES agent.knowledge_sources(id) ON DELETE CASCADE;
 
 --
 -- Name: knowledge_source_models knowledge_source_models_embedding_model_fkey; Type: FK CONSTRAINT; Schema: agent; Owner: -
@@ -4757,6 +4924,12 @@ ALTER TABLE agent.knowledge_postings ENABLE ROW LEVEL SECURITY;
 ALTER TABLE agent.knowledge_searchable ENABLE ROW LEVEL SECURITY;
 
 --
+-- Name: knowledge_source_attempts; Type: ROW SECURITY; Schema: agent; Owner: -
+--
+
+ALTER TABLE agent.knowledge_source_attempts ENABLE ROW LEVEL SECURITY;
+
+--
 -- Name: knowledge_source_models; Type: ROW SECURITY; Schema: agent; Owner: -
 --
 
@@ -4863,6 +5036,12 @@ CREATE POLICY tenant_read ON agent.knowledge_postings FOR SELECT TO ac_tenant, a
 CREATE POLICY tenant_read ON agent.knowledge_searchable FOR SELECT TO ac_tenant, authenticated USING ((scope_id IN ( SELECT sc.id
    FROM agent.knowledge_lexical_scopes sc
   WHERE ((sc.organization_id IS NULL) OR (sc.organization_id = ( SELECT public.current_organization_id() AS current_organization_id))))));
+
+--
+-- Name: knowledge_source_attempts tenant_read; Type: POLICY; Schema: agent; Owner: -
+--
+
+CREATE POLICY tenant_read ON agent.knowledge_source_attempts FOR SELECT TO ac_tenant, authenticated USING (((organization_id IS NULL) OR (organization_id = ( SELECT public.current_organization_id() AS current_organization_id))));
 
 --
 -- Name: knowledge_source_models tenant_read; Type: POLICY; Schema: agent; Owner: -
@@ -5378,6 +5557,13 @@ GRANT SELECT ON TABLE agent.knowledge_postings TO authenticated;
 
 GRANT SELECT ON TABLE agent.knowledge_searchable TO ac_tenant;
 GRANT SELECT ON TABLE agent.knowledge_searchable TO authenticated;
+
+--
+-- Name: TABLE knowledge_source_attempts; Type: ACL; Schema: agent; Owner: -
+--
+
+GRANT SELECT ON TABLE agent.knowledge_source_attempts TO ac_tenant;
+GRANT SELECT ON TABLE agent.knowledge_source_attempts TO authenticated;
 
 --
 -- Name: TABLE knowledge_source_models; Type: ACL; Schema: agent; Owner: -

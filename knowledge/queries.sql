@@ -694,13 +694,17 @@ SELECT EXISTS (SELECT 1 FROM agent.knowledge_sources WHERE object_key = $1 AND N
 
 -- name: delete_source_rows
 -- Delete deleting sources (after `lock_source_for_delete`): any chunk a raced write left, their readiness
--- rows, then the rows. $1 source ids uuid[], replacements before the row they replace. Returns the counts.
+-- rows and attempts (migrations/0120), then the rows. $1 source ids uuid[], replacements before the row they
+-- replace. Returns the counts.
 WITH chunks AS (
     DELETE FROM agent.knowledge_chunks c WHERE c.source_id = ANY($1::uuid[]) RETURNING 1
 ), models AS (
     DELETE FROM agent.knowledge_source_models r WHERE r.source_id = ANY($1::uuid[]) RETURNING 1
+), attempts AS (
+    DELETE FROM agent.knowledge_source_attempts a WHERE a.source_id = ANY($1::uuid[]) RETURNING 1
 )
-SELECT (SELECT count(*) FROM chunks)::bigint AS chunks, (SELECT count(*) FROM models)::bigint AS source_models;
+SELECT (SELECT count(*) FROM chunks)::bigint AS chunks, (SELECT count(*) FROM models)::bigint AS source_models,
+       (SELECT count(*) FROM attempts)::bigint AS attempts;
 
 -- name: delete_sources_by_id
 -- The rows themselves, once `delete_source_rows` emptied them. $1 source ids uuid[]. Returns the count.
@@ -926,3 +930,16 @@ SELECT id, source_id, embedding_model, ordinal, text, tokens, embedding IS NOT N
  WHERE source_id = $1 AND embedding_model = $2 AND ordinal > $3
  ORDER BY ordinal
  LIMIT $4;
+
+-- name: say_attempt_cause
+-- Tell the attempt triggers of migrations/0120 what this transaction is (`batch`, `sweep`), for this
+-- transaction only. $1 the word.
+SELECT set_config('ac.attempt_cause', $1, true);
+
+-- name: source_attempts
+-- The latest attempts of one source, newest first (migrations/0120). $1 source id, $2 the most rows.
+SELECT id, source_id, organization_id, embedding_model, cause, started_at, finished_at, outcome, ended_by, reason
+  FROM agent.knowledge_source_attempts
+ WHERE source_id = $1
+ ORDER BY id DESC
+ LIMIT $2;

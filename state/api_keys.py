@@ -38,6 +38,7 @@ __all__ = [
     "KeyScope",
     "MintedKey",
     "authenticate_key",
+    "get_key",
     "mint_key",
     "page_keys",
     "parse_key",
@@ -186,6 +187,18 @@ async def page_keys(
         [_key(r) for r in rows], limit=limit, total=total, listing="keys", scope=scope,
         position=lambda k: (k.created_at, k.id),
     )  # fmt: skip
+
+
+async def get_key(db: Database, key_id: str) -> ApiKey:
+    """One key, without its secret; `ApiKeyNotFoundError` for an unknown or malformed id."""
+    if re.fullmatch(KEY_ID_PATTERN, key_id) is None:
+        raise ApiKeyNotFoundError("no such API key: a key id is 16 lowercase hex characters")
+    with translated_db_errors():
+        async with db.connection() as conn:
+            row = await conn.fetchrow(QUERIES["get_api_key"], key_id)
+    if row is None:
+        raise ApiKeyNotFoundError(f"no API key {key_id}")
+    return _key(row)
 
 
 async def revoke_key(db: Database, key_id: str) -> ApiKey:

@@ -60,6 +60,12 @@ SELECT id, scope, organization_id, secret_sha256, revoked_at
   FROM agent.api_keys
  WHERE id = $1;
 
+-- name: get_api_key
+-- One key as it is listed, never its secret hash (the console's key page). $1 id. No row for an unknown id.
+SELECT id, scope, organization_id, name, created_at, revoked_at
+  FROM agent.api_keys
+ WHERE id = $1;
+
 -- name: count_api_keys
 -- How many keys `page_api_keys` pages over. $1 organization_id (NULL counts every key),
 -- $2 whether revoked keys count too.

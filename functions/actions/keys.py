@@ -10,11 +10,11 @@ from __future__ import annotations
 from uuid import UUID
 
 from functions.actions.scope import Caller, require_operator
-from state.api_keys import ApiKey, MintedKey, mint_key, page_keys, revoke_key
+from state.api_keys import ApiKey, MintedKey, get_key, mint_key, page_keys, revoke_key
 from state.db import Database
 from state.paging import Page
 
-__all__ = ["keys_page", "mint", "revoke"]
+__all__ = ["key", "keys_page", "mint", "revoke"]
 
 
 async def mint(db: Database, caller: Caller, *, organization_id: UUID | None, name: str) -> MintedKey:
@@ -37,6 +37,12 @@ async def keys_page(
     return await page_keys(
         db, organization_id=organization_id, include_revoked=include_revoked, cursor=cursor, limit=limit
     )
+
+
+async def key(db: Database, caller: Caller, key_id: str) -> ApiKey:
+    """One key, never its secret (404 `api_key_not_found` for an unknown id)."""
+    require_operator(caller)
+    return await get_key(db, key_id)
 
 
 async def revoke(db: Database, caller: Caller, key_id: str) -> ApiKey:

@@ -26,6 +26,7 @@ from functions._services import Services
 from functions.actions.scope import Caller, require_operator, require_own
 from functions.errors import SourceNotFailedError
 from knowledge.errors import SourceNotFoundError
+from knowledge.ingestion.attempts import Attempt, source_attempts
 from knowledge.ingestion.core import IngestOutcome, ingest_source
 from knowledge.ingestion.delete import delete_source
 from knowledge.ingestion.registration import (
@@ -60,6 +61,7 @@ __all__ = [
     "RegisteredBatch",
     "Retried",
     "SourceDetail",
+    "attempts",
     "chunks_page",
     "delete",
     "ingest_now",
@@ -196,6 +198,12 @@ async def chunks_page(
     return await db.on_standby(organization_id, lambda: page_chunks(
         db, source_id, organization_id=organization_id, model=model, cursor=cursor, limit=limit,
     ))  # fmt: skip
+
+
+async def attempts(db: Database, caller: Caller, source_id: UUID, *, organization_id: UUID | None) -> list[Attempt]:
+    """A source's latest ingestion attempts, newest first, read on a standby that has them (404 as `source`)."""
+    require_own(caller, organization_id)
+    return await db.on_standby(organization_id, lambda: source_attempts(db, source_id, organization_id=organization_id))
 
 
 async def progress(db: Database, caller: Caller, source_id: UUID, *, organization_id: UUID | None) -> SourceProgress:

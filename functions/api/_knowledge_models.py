@@ -13,6 +13,8 @@ from uuid import UUID
 from pydantic import BaseModel, ConfigDict
 
 __all__ = [
+    "AttemptOut",
+    "AttemptsOut",
     "BatchRegisteredOut",
     "ModelReadinessOut",
     "RegisteredOut",
@@ -156,16 +158,50 @@ class RetryOut(BaseModel):
 
     source_id: UUID
     """The source."""
-    reset: bool
-    """True when a failed source was reset to pending; false when it was already pending."""
-    status: str
-    """Its status now (`pending`)."""
+    reset: Literal[True]
+    """Always true: only a failed source is retried (any other answers 409 `source_not_failed`)."""
+    status: Literal["pending"]
+    """Its status now: `pending`, until its ingestion runs (its attempts say how that went)."""
     event_id: str | None
     """The id of the retry event (its outbox row), or null."""
     event_status: str | None = None
     """`sent`, `queued` (it waits in the outbox; the service sends it when Inngest answers) or `in_process`."""
     event_error: str | None = None
     """Why the send failed, when it was queued."""
+
+
+class AttemptOut(BaseModel):
+    """One ingestion attempt of a source."""
+
+    model_config = _OUT
+
+    id: int
+    """Its order among every attempt (larger: later)."""
+    embedding_model: str | None
+    """Null: the whole source; a model: a ready source built under one more model (a model switch)."""
+    cause: Literal["upload", "batch", "resync", "retry", "model_switch"]
+    """What started it."""
+    started_at: str
+    """When it started (ISO 8601): the source, or its model row, became pending."""
+    finished_at: str | None
+    """When it finished (ISO 8601); null while it runs."""
+    outcome: Literal["ready", "failed"] | None
+    """How it ended; null while it runs."""
+    ended_by: Literal["ingestion", "sweep"] | None
+    """What ended it: the ingestion, or the hourly sweep that failed it stuck; null while it runs."""
+    reason: str | None
+    """Why it failed; null unless failed."""
+
+
+class AttemptsOut(BaseModel):
+    """A source's latest ingestion attempts, newest first (at most 100 are kept)."""
+
+    model_config = _OUT
+
+    source_id: UUID
+    """The source."""
+    attempts: list[AttemptOut]
+    """Its attempts, newest first."""
 
 
 class SearchHitOut(BaseModel):

@@ -26,7 +26,7 @@ from functions.actions import knowledge as knowledge_actions
 from functions.api._body import BodyRoute
 from functions.api._deps import ServicesDep
 from functions.api._http import ERROR_RESPONSES, route_errors
-from functions.api._knowledge_models import RetryOut, SourceDetailOut
+from functions.api._knowledge_models import AttemptsOut, RetryOut, SourceDetailOut
 from functions.api._pages import CURSOR_ERRORS, CursorQuery, limit_query, page_body, scope_of
 from functions.api._params import PlatformScope, ScopeOrganization, SourceIdPath
 from functions.api._scopes import OrganizationCaller
@@ -134,13 +134,32 @@ async def get_progress(
     return progress.as_json()
 
 
+@router.get(
+    "/sources/{source_id}/attempts",
+    tags=["knowledge operations"],
+    response_model=AttemptsOut,
+    responses=route_errors({404: _PAGE_404}),
+)
+async def get_attempts(
+    svc: ServicesDep,
+    caller: OrganizationCaller,
+    source_id: SourceIdPath,
+    organization_id: ScopeOrganization = None,
+    platform: PlatformScope = False,
+) -> dict[str, Any]:
+    """A source's latest ingestion attempts, newest first: when, what started it, how and why it ended."""
+    scope = scope_of(organization_id, platform)
+    found = await knowledge_actions.attempts(svc.db, caller, source_id, organization_id=scope)
+    return {"source_id": str(source_id), "attempts": [a.as_json() for a in found]}
+
+
 @router.post(
     "/sources/{source_id}/retry",
     tags=["knowledge"],
     status_code=202,
-    response_model=None,
+    response_model=RetryOut,
     responses={
-        202: {"model": RetryOut, "description": "The source's retry event is written; `event_status` says if it left."},
+        202: {"description": "The source's retry event is written; `event_status` says if it left."},
         **route_errors({
             404: _ONE_404,
             409: "`source_not_failed`: the source is pending or ready; only a failed source is retried.",

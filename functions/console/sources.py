@@ -59,7 +59,7 @@ async def source_page(
     source_id: UUID,
     cursor: Annotated[str | None, Query(max_length=500)] = None,
 ) -> Response:
-    """One source: metadata, its progress and reason per model, and a page of its chunks in full."""
+    """One source: metadata, its progress and reason per model, its attempts, and a page of its chunks in full."""
     svc, org = await organization_of(request, session, organization_id)
     caller = session.caller
     view = await knowledge.source(svc.db, caller, source_id, organization_id=org.id)
@@ -67,7 +67,8 @@ async def source_page(
     chunks = await knowledge.chunks_page(
         svc.db, caller, source_id, organization_id=org.id, cursor=cursor or None, limit=PAGE_SIZE
     )
-    return render(request, "source.html", org=org, source=view, progress=progress, chunks=chunks)
+    attempts = await knowledge.attempts(svc.db, caller, source_id, organization_id=org.id)
+    return render(request, "source.html", org=org, source=view, progress=progress, chunks=chunks, attempts=attempts)
 
 
 @router.post("/{source_id}/retry")
@@ -78,7 +79,12 @@ async def source_retry(
     source_id: UUID,
     csrf: Annotated[str, Form(max_length=100)] = "",
 ) -> Response:
-    """Retry a failed source (the API's retry), then show the source again."""
+    """Retry a failed source (the API's retry), then show the source again: a GET that reads it fresh.
+
+    The redirect is a new request whose reads see the reset: the source and its attempts are read on the
+    primary or on a standby that replayed this write (the console's POST is noted as a write,
+    `functions.api._consistency`), so the page says `pending` and lists the retry at once.
+    """
     check_csrf(session, csrf)
     svc, org = await organization_of(request, session, organization_id)
     await knowledge.retry(

@@ -50,6 +50,7 @@ CHUNKS = "agent.knowledge_chunks"
 POSTINGS = "agent.knowledge_postings"
 SEARCHABLE = "agent.knowledge_searchable"
 SOURCE_MODELS = "agent.knowledge_source_models"
+ATTEMPTS = "agent.knowledge_source_attempts"
 SOURCES = "agent.knowledge_sources"
 LEXEMES = "agent.knowledge_lexemes"
 SCOPES = "agent.knowledge_lexical_scopes"
@@ -179,7 +180,12 @@ async def _delete_rows(conn: Connection, receipt_id: UUID, ids: list[UUID], obje
         left = await conn.fetchrow(QUERIES["delete_source_rows"], ids)
         assert left is not None
         removed = await conn.fetchval(QUERIES["delete_sources_by_id"], ids)
-        counts = {CHUNKS: left["chunks"], SOURCE_MODELS: left["source_models"], SOURCES: removed}
+        counts = {
+            CHUNKS: left["chunks"],
+            SOURCE_MODELS: left["source_models"],
+            ATTEMPTS: left["attempts"],
+            SOURCES: removed,
+        }
     else:
         counts = {}
     if object_keys:

@@ -31,6 +31,7 @@ from knowledge._sql import QUERIES, translated
 from knowledge.documents.objects import ObjectStore, object_key_for
 from knowledge.errors import KnowledgeInputError, SourceDeletingError, SourceNotFoundError
 from knowledge.ingestion._step_records import RegisteredSource
+from knowledge.ingestion.attempts import say_cause
 from knowledge.ingestion.object_deletes import drain_quietly
 from knowledge.ingestion.review import Review, checked_review
 from state.db import Connection, Database
@@ -152,6 +153,7 @@ async def register_many(
             async with db.connection() as conn, conn.transaction():
                 if organization_id is not None:  # the puts too, under the erasure guard (state.erasure_marks)
                     await guard_writes(conn, organization_id)
+                await say_cause(conn, "batch")  # its sources' first attempts are a batch's (migrations/0120)
                 await asyncio.gather(*(put(keys[index], documents[index]) for index in fresh))
                 inserted = await _insert_fresh(
                     conn, organization_id, fresh, documents, titles=titles, keys=keys, digests=digests, names=names,

@@ -17,6 +17,7 @@ from uuid import UUID
 
 from knowledge._sql import QUERIES, translated
 from knowledge.errors import SourceNotFoundError
+from knowledge.ingestion.attempts import say_cause
 from state.db import Connection, Database
 
 __all__ = [
@@ -77,6 +78,7 @@ async def sweep_pending(
     words = _words(older_than)
     with translated():
         async with db.connection() as conn, conn.transaction():
+            await say_cause(conn, "sweep")  # its attempts end by the sweep (migrations/0120)
             sources = await conn.fetch(QUERIES["sweep_pending_sources"], cutoff, words)
             models = await conn.fetch(QUERIES["sweep_pending_models"], cutoff, words)
     return SweepResult(tuple(r["id"] for r in sources), len(models))

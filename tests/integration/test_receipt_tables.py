@@ -1,7 +1,8 @@
 """A receipt counts every table its removal touched: the row counts of every table of `public` and `agent` are
 read before and after a source delete and an organization erasure, and each table whose count changed must be
-on the receipt with exactly that many rows (the source-level statistics of migrations/0092 and the object
-delete queue of 0098 included). A new table a removal writes and does not count fails here by name."""
+on the receipt with exactly that many rows (the source-level statistics of migrations/0092, the object
+delete queue of 0098 and the source attempts of 0120 included). A new table a removal writes and does not
+count fails here by name."""
 
 from __future__ import annotations
 
@@ -81,6 +82,7 @@ async def test_a_source_delete_counts_every_table_it_touched(db: Database, facto
         receipt = await delete_source(db, kit.store, source, organization_id=org, operator=False, requested_by="t")
         changed = removed(before, await row_counts(db))
         assert {"agent.knowledge_source_terms", "agent.knowledge_lexical_sources"} <= set(changed)
+        assert "agent.knowledge_source_attempts" in changed, "a source's attempts leave with it (migrations/0120)"
         assert counted_tables(receipt) == changed, "the receipt counts every table the delete touched, exactly"
 
 
@@ -108,7 +110,7 @@ async def test_an_organization_erasure_counts_every_table_it_touched(
 ) -> None:
     receipt, changed = await erase_seeded_organization(db, factory, tmp_path)
     statistics = {"agent.knowledge_source_terms", "agent.knowledge_lexical_sources", "agent.knowledge_lexical_chunks"}
-    assert statistics | {"agent.knowledge_object_deletes"} <= set(changed)
+    assert statistics | {"agent.knowledge_object_deletes", "agent.knowledge_source_attempts"} <= set(changed)
     assert counted_tables(receipt) == changed, "the receipt counts every table the erasure touched, exactly"
     cascaded = {"agent.created_organizations", "agent.definitions", "agent.runs", "public.crm_people", "public.users"}
     assert cascaded <= set(counted_tables(receipt)), "the organization row's cascade is counted, table by table"

@@ -40,6 +40,7 @@ SCOPED: list[tuple[str, str, dict[str, Any]]] = [
     ("GET", "/v1/knowledge/sources/{source_id}", {"params": {"organization_id": UNKNOWN}}),
     ("GET", "/v1/knowledge/sources/{source_id}/chunks", {"params": {"organization_id": UNKNOWN}}),
     ("GET", "/v1/knowledge/sources/{source_id}/progress", {"params": {"organization_id": UNKNOWN}}),
+    ("GET", "/v1/knowledge/sources/{source_id}/attempts", {"params": {"organization_id": UNKNOWN}}),
     ("DELETE", "/v1/knowledge/sources/{source_id}", {"params": {"organization_id": UNKNOWN}}),
     ("POST", "/v1/knowledge/search", {"json": {"organization_id": UNKNOWN, "query": "pricing"}}),
     ("GET", "/v1/knowledge/switch", {"params": {"organization_id": UNKNOWN}}),
