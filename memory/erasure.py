@@ -62,8 +62,9 @@ PERSON_KINDS = frozenset({"crm.person", "intelligence.person"})
 """The entity kinds that name a person, the only subjects an erasure of a person takes."""
 MEMORY_COUNT_KEY = "agent.memories"
 """The receipt's count key for the revisions removed."""
-INDEX_COUNT_KEYS = ("agent.memory_postings", "agent.memory_embeddings")
-"""The receipt's count keys for the relevance index rows (migrations/0101) that go with the revisions."""
+INDEX_COUNT_KEYS = ("agent.memory_postings", "agent.memory_embeddings", "agent.brief_citations")
+"""The receipt's count keys for the relevance index rows (migrations/0101) and the brief citations (0122) that
+go with the revisions."""
 MAX_ERASURE_BATCH = 100_000
 """The largest batch (in chains) the database function accepts."""
 
@@ -122,7 +123,7 @@ async def _index_rows(
     with translated_db_errors():
         row = await conn.fetchrow(QUERIES["erasable_index_rows"], scope, organization_id, user_id, subject)
     assert row is not None
-    return dict(zip(INDEX_COUNT_KEYS, (int(row["postings"]), int(row["vectors"])), strict=True))
+    return dict(zip(INDEX_COUNT_KEYS, (int(row["postings"]), int(row["vectors"]), int(row["citations"])), strict=True))
 
 
 async def _erasable(
