@@ -202,3 +202,21 @@ async def test_receipts_past_their_retention_are_pruned(db: Database, factory: F
         await insert_receipts(conn, [cited(org, ("x", "1"), at=old), cited(org, ("x", "2"), at=new)])
     assert await prune_receipts(db, days=30) == 1
     assert [r["refs"] for r in await receipts(db, org)] == [["x:2"]]
+
+
+async def test_a_full_buffer_drops_the_new_receipt_counted_and_closing_writes_what_is_left(
+    db: Database, factory: Factory
+) -> None:
+    from functions._brief_receipts import ReceiptRecorder
+    from functions._metrics import Metrics
+
+    org = await factory.organization()
+    metrics = Metrics()
+    recorder = ReceiptRecorder(db, metrics=metrics, capacity=2, batch=100, interval_s=3600)
+    for n in range(5):
+        recorder.record(cited(org, ("x", str(n))))
+    assert recorder.pending == 2
+    assert 'ac_context_brief_receipts_dropped_total{reason="overflow"} 3.0' in metrics.render().decode()
+    await recorder.aclose()  # the services' shutdown: what the buffer holds is written
+    assert len(await receipts(db, org)) == 2
+    assert "ac_context_brief_receipts_written_total 2.0" in metrics.render().decode()
