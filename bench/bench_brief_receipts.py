@@ -36,7 +36,7 @@ from state.migrate import apply_migrations
 from state.settings import load_settings
 
 TOKEN = "bench-receipts-token-0123456789"
-ROUNDS = 8
+ROUNDS = 12
 CLIENTS = 4
 PER_CLIENT = 25
 WARMUP = 20

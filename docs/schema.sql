@@ -3807,6 +3807,12 @@ CREATE INDEX brief_receipts_age ON agent.brief_receipts USING btree (built_at);
 CREATE INDEX brief_receipts_recent ON agent.brief_receipts USING btree (organization_id, built_at DESC, id DESC);
 
 --
+-- Name: brief_receipts_runs; Type: INDEX; Schema: agent; Owner: -
+--
+
+CREATE INDEX brief_receipts_runs ON agent.brief_receipts USING btree (organization_id, run_id, built_at DESC, id DESC) WHERE (run_id IS NOT NULL);
+
+--
 -- Name: brief_receipts_segments; Type: INDEX; Schema: agent; Owner: -
 --
 

@@ -28,6 +28,7 @@ from uuid import UUID
 
 from memory.errors import InvalidErasureSubjectError, UserNotFoundError
 from state import telemetry
+from state.brief_receipts import erase_person_receipts
 from state.db import Connection, Database
 from state.erasure_marks import clear_person_mark, mark_person_erasing
 from state.errors import translated_db_errors
@@ -230,6 +231,8 @@ async def _erase_user(
     await _erase_scope(db, receipt.id, "user", organization_id, user_id=user_id, batch_size=batch_size)
     if subject_arg is not None:
         await _erase_scope(db, receipt.id, "subject", organization_id, subject=subject_arg, batch_size=batch_size)
+    async with db.connection() as conn, conn.transaction():  # the brief receipts of the runs they started
+        await add_to_receipt(conn, receipt.id, await erase_person_receipts(conn, organization_id, user_id))
     async with db.connection() as conn, conn.transaction():
         await clear_person_mark(conn, receipt.id)
         complete = await finish_receipt(conn, receipt.id)

@@ -12,7 +12,8 @@
 --   "which briefs cited ref X in organization O, newest first" is one index range (brief_citations_ref).
 --
 -- What leaves (docs/operations.md, Brief receipts): an organization erasure deletes its receipts and
--- citations explicitly (state/erasure.py counts them); deleting a knowledge source or a memory revision
+-- citations explicitly (functions/organization_erasure.py counts them), a person's erasure the receipts of
+-- the agent runs they started (memory/erasure.py); deleting a knowledge source or a memory revision
 -- deletes the citations of it through the statement triggers below, whichever path deletes the row, so what
 -- is deleted is gone everywhere. Receipts older than AC_CONTEXT_BRIEF_RECEIPT_DAYS are pruned hourly.
 -- Reads go through row-level security like every other agent table: an organization sees its own receipts,
@@ -39,6 +40,8 @@ COMMENT ON TABLE agent.brief_receipts IS
 
 CREATE INDEX brief_receipts_recent ON agent.brief_receipts (organization_id, built_at DESC, id DESC);
 CREATE INDEX brief_receipts_segments ON agent.brief_receipts (organization_id, built_at DESC, id DESC)
+    WHERE run_id IS NOT NULL;
+CREATE INDEX brief_receipts_runs ON agent.brief_receipts (organization_id, run_id, built_at DESC, id DESC)
     WHERE run_id IS NOT NULL;
 CREATE INDEX brief_receipts_age ON agent.brief_receipts (built_at);
 

@@ -29,6 +29,7 @@ __all__ = [
     "ReceiptRow",
     "SourceCounts",
     "erase_organization_receipts",
+    "erase_person_receipts",
     "insert_receipts",
     "page_citing",
     "page_segments",
@@ -212,4 +213,12 @@ async def erase_organization_receipts(conn: Connection, organization_id: UUID) -
     with translated_db_errors():
         citations = int(await conn.fetchval(QUERIES["erase_organization_brief_citations"], organization_id))
         receipts = int(await conn.fetchval(QUERIES["erase_organization_brief_receipts"], organization_id))
+    return {"agent.brief_citations": citations, "agent.brief_receipts": receipts}
+
+
+async def erase_person_receipts(conn: Connection, organization_id: UUID, user_id: UUID) -> dict[str, int]:
+    """Delete the receipts of the agent runs the person started, with their citations; answers the counts."""
+    with translated_db_errors():
+        citations = int(await conn.fetchval(QUERIES["erase_person_brief_citations"], organization_id, user_id))
+        receipts = int(await conn.fetchval(QUERIES["erase_person_brief_receipts"], organization_id, user_id))
     return {"agent.brief_citations": citations, "agent.brief_receipts": receipts}

@@ -847,3 +847,25 @@ SELECT count(*) FROM gone;
 -- Delete every brief receipt of one organization (its citations first); answers how many. $1 organization id.
 WITH gone AS (DELETE FROM agent.brief_receipts WHERE organization_id = $1::uuid RETURNING 1)
 SELECT count(*) FROM gone;
+
+-- name: erase_person_brief_citations
+-- Delete the citations of the brief receipts of the agent runs one person started; answers how many.
+-- $1 organization id, $2 user id.
+WITH gone AS (
+    DELETE FROM agent.brief_citations AS c USING agent.brief_receipts AS r
+     WHERE c.receipt_id = r.id AND r.organization_id = $1::uuid
+       AND r.run_id IN (SELECT id FROM agent.runs WHERE organization_id = $1::uuid AND user_id = $2::uuid)
+    RETURNING 1
+)
+SELECT count(*) FROM gone;
+
+-- name: erase_person_brief_receipts
+-- Delete the brief receipts of the agent runs one person started (their citations first); answers how many.
+-- $1 organization id, $2 user id.
+WITH gone AS (
+    DELETE FROM agent.brief_receipts AS r
+     WHERE r.organization_id = $1::uuid
+       AND r.run_id IN (SELECT id FROM agent.runs WHERE organization_id = $1::uuid AND user_id = $2::uuid)
+    RETURNING 1
+)
+SELECT count(*) FROM gone;

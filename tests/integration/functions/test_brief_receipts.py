@@ -174,12 +174,23 @@ async def test_deleting_a_source_and_erasing_a_person_remove_their_citations_cou
     async with db.connection() as conn:
         await insert_receipts(conn, [cited(org, ("knowledge_source", str(own)), ("agent.memory", str(memory)))])
 
+    their_run, other_run = await factory.run(org, user_id=person), await factory.run(org)
+    async with db.connection() as conn:
+        for run in (their_run, other_run):
+            segment = BriefReceipt(
+                org, datetime.now(UTC), "segment", "build", "run_snapshot", 9, cited=(("crm.company", "c"),),
+                run_id=run, segment=0,
+            )  # fmt: skip
+            await insert_receipts(conn, [segment])
+
     receipt = await delete_source(db, kit.store, own, organization_id=org, operator=False, requested_by="t")
     assert receipt.counts.get("agent.brief_citations") == 1
     erased = await erase_user(db, org, person, requested_by="t")
-    assert erased.counts.get("agent.brief_citations") == 1
-    [left] = await receipts(db, org)
-    assert left["refs"] == [], "what is deleted is gone from every receipt"
+    assert erased.counts.get("agent.brief_citations") == 2, "the memory's citation and their run's"
+    assert erased.counts.get("agent.brief_receipts") == 1, "the receipt of the run they started"
+    left = await receipts(db, org)
+    assert [r["run_id"] for r in left] == [None, other_run]
+    assert left[0]["refs"] == [], "what is deleted is gone from every receipt"
 
 
 async def test_erasing_a_platform_organization_removes_its_receipts(
