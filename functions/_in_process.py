@@ -105,4 +105,7 @@ async def build_segment_brief(services: Services, entry: OutboxEntry) -> None:
         policy=policy_name(request.policy), run_id=request.run_id, segment=request.segment,
         dedupe_key=f"{kind}:{entry.id}:{request.run_id}:{request.segment}",
     )  # fmt: skip
-    await services.receipts.write_now(receipt)
+    try:  # a receipt is a record, never the brief: a failed write is counted, not a failed delivery
+        await services.receipts.write_now(receipt)
+    except Exception:
+        services.receipts.count_dropped("error", 1)
