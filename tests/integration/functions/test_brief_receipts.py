@@ -231,3 +231,29 @@ async def test_a_full_buffer_drops_the_new_receipt_counted_and_closing_writes_wh
     await recorder.aclose()  # the services' shutdown: what the buffer holds is written
     assert len(await receipts(db, org)) == 2
     assert "ac_context_brief_receipts_written_total 2.0" in metrics.render().decode()
+
+
+async def test_a_cli_brief_leaves_a_receipt_of_the_cli_face(
+    db: Database, db_url: str, factory: Factory, tmp_path: Path, monkeypatch: Any
+) -> None:
+    import asyncio
+
+    from typer.testing import CliRunner
+
+    from functions.cli import app as cli_app
+    from state.settings import get_settings
+
+    org = await factory.organization()
+    monkeypatch.setenv("DATABASE_URL", db_url)
+    monkeypatch.setenv("AC_CONTEXT_DATA_DIR", str(tmp_path / "data"))
+
+    def call() -> Any:
+        get_settings.cache_clear()
+        return CliRunner().invoke(cli_app, ["brief", "--org", str(org), "--query", f"q {SECRET}", "--json"])
+
+    result = await asyncio.to_thread(call)
+    get_settings.cache_clear()
+    assert result.exit_code == 0, result.output
+    [receipt] = await receipts(db, org)  # the CLI's services wrote it as they closed
+    assert (receipt["face"], receipt["kind"], receipt["policy"]) == ("cli", "front_door", "front_door")
+    assert SECRET not in await tables_text(db)
