@@ -205,6 +205,34 @@ END
 $$;
 
 --
+-- Name: forget_cited_memories(); Type: FUNCTION; Schema: agent; Owner: -
+--
+
+CREATE FUNCTION agent.forget_cited_memories() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    DELETE FROM agent.brief_citations AS c USING gone AS g
+     WHERE c.ref_kind = 'agent.memory' AND c.ref_id = g.id::text;
+    RETURN NULL;
+END
+$$;
+
+--
+-- Name: forget_cited_sources(); Type: FUNCTION; Schema: agent; Owner: -
+--
+
+CREATE FUNCTION agent.forget_cited_sources() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    DELETE FROM agent.brief_citations AS c USING gone AS g
+     WHERE c.ref_kind = 'knowledge_source' AND c.ref_id = g.id::text;
+    RETURN NULL;
+END
+$$;
+
+--
 -- Name: guard_organization_write(uuid, uuid, text[]); Type: FUNCTION; Schema: agent; Owner: -
 --
 
@@ -2430,6 +2458,60 @@ CREATE TABLE agent.api_keys (
 );
 
 --
+-- Name: brief_citations; Type: TABLE; Schema: agent; Owner: -
+--
+
+CREATE TABLE agent.brief_citations (
+    receipt_id uuid NOT NULL,
+    organization_id uuid NOT NULL,
+    ref_kind text NOT NULL,
+    ref_id text NOT NULL,
+    built_at timestamp with time zone NOT NULL,
+    CONSTRAINT brief_citations_ref_id_check CHECK (((length(ref_id) >= 1) AND (length(ref_id) <= 200))),
+    CONSTRAINT brief_citations_ref_kind_check CHECK (((length(ref_kind) >= 1) AND (length(ref_kind) <= 100)))
+);
+
+--
+-- Name: TABLE brief_citations; Type: COMMENT; Schema: agent; Owner: -
+--
+
+COMMENT ON TABLE agent.brief_citations IS 'A ref (kind and id only) a brief receipt cited.';
+
+--
+-- Name: brief_receipts; Type: TABLE; Schema: agent; Owner: -
+--
+
+CREATE TABLE agent.brief_receipts (
+    id uuid NOT NULL,
+    organization_id uuid NOT NULL,
+    built_at timestamp with time zone NOT NULL,
+    face text NOT NULL,
+    kind text NOT NULL,
+    policy text NOT NULL,
+    run_id uuid,
+    segment integer,
+    tokens integer NOT NULL,
+    cited integer NOT NULL,
+    sources jsonb DEFAULT '{}'::jsonb NOT NULL,
+    dedupe_key text,
+    CONSTRAINT brief_receipts_cited_check CHECK ((cited >= 0)),
+    CONSTRAINT brief_receipts_dedupe_key_check CHECK ((length(dedupe_key) <= 200)),
+    CONSTRAINT brief_receipts_face_check CHECK ((face = ANY (ARRAY['http'::text, 'cli'::text, 'mcp'::text, 'console'::text, 'segment'::text]))),
+    CONSTRAINT brief_receipts_kind_check CHECK ((kind = ANY (ARRAY['front_door'::text, 'build'::text, 'rebuild'::text, 'memo_hit'::text]))),
+    CONSTRAINT brief_receipts_policy_check CHECK (((length(policy) >= 1) AND (length(policy) <= 200))),
+    CONSTRAINT brief_receipts_segment_check CHECK ((segment >= 0)),
+    CONSTRAINT brief_receipts_segment_has_run CHECK (((kind = 'front_door'::text) = (run_id IS NULL))),
+    CONSTRAINT brief_receipts_sources_check CHECK ((jsonb_typeof(sources) = 'object'::text)),
+    CONSTRAINT brief_receipts_tokens_check CHECK ((tokens >= 0))
+);
+
+--
+-- Name: TABLE brief_receipts; Type: COMMENT; Schema: agent; Owner: -
+--
+
+COMMENT ON TABLE agent.brief_receipts IS 'One brief built or reused: who, when, which policy and run, tokens and per-source counts; never text.';
+
+--
 -- Name: console_sessions; Type: TABLE; Schema: agent; Owner: -
 --
 
@@ -3417,6 +3499,27 @@ ALTER TABLE ONLY agent.api_keys
     ADD CONSTRAINT api_keys_pkey PRIMARY KEY (id);
 
 --
+-- Name: brief_citations brief_citations_pkey; Type: CONSTRAINT; Schema: agent; Owner: -
+--
+
+ALTER TABLE ONLY agent.brief_citations
+    ADD CONSTRAINT brief_citations_pkey PRIMARY KEY (receipt_id, ref_kind, ref_id);
+
+--
+-- Name: brief_receipts brief_receipts_once; Type: CONSTRAINT; Schema: agent; Owner: -
+--
+
+ALTER TABLE ONLY agent.brief_receipts
+    ADD CONSTRAINT brief_receipts_once UNIQUE (organization_id, dedupe_key);
+
+--
+-- Name: brief_receipts brief_receipts_pkey; Type: CONSTRAINT; Schema: agent; Owner: -
+--
+
+ALTER TABLE ONLY agent.brief_receipts
+    ADD CONSTRAINT brief_receipts_pkey PRIMARY KEY (id);
+
+--
 -- Name: console_sessions console_sessions_pkey; Type: CONSTRAINT; Schema: agent; Owner: -
 --
 
@@ -3820,6 +3923,42 @@ ALTER TABLE ONLY public.users
 --
 
 CREATE INDEX api_keys_organization ON agent.api_keys USING btree (organization_id) WHERE (organization_id IS NOT NULL);
+
+--
+-- Name: brief_citations_any_org; Type: INDEX; Schema: agent; Owner: -
+--
+
+CREATE INDEX brief_citations_any_org ON agent.brief_citations USING btree (ref_kind, ref_id);
+
+--
+-- Name: brief_citations_ref; Type: INDEX; Schema: agent; Owner: -
+--
+
+CREATE INDEX brief_citations_ref ON agent.brief_citations USING btree (organization_id, ref_kind, ref_id, built_at DESC, receipt_id DESC);
+
+--
+-- Name: brief_receipts_age; Type: INDEX; Schema: agent; Owner: -
+--
+
+CREATE INDEX brief_receipts_age ON agent.brief_receipts USING btree (built_at);
+
+--
+-- Name: brief_receipts_recent; Type: INDEX; Schema: agent; Owner: -
+--
+
+CREATE INDEX brief_receipts_recent ON agent.brief_receipts USING btree (organization_id, built_at DESC, id DESC);
+
+--
+-- Name: brief_receipts_runs; Type: INDEX; Schema: agent; Owner: -
+--
+
+CREATE INDEX brief_receipts_runs ON agent.brief_receipts USING btree (organization_id, run_id, built_at DESC, id DESC) WHERE (run_id IS NOT NULL);
+
+--
+-- Name: brief_receipts_segments; Type: INDEX; Schema: agent; Owner: -
+--
+
+CREATE INDEX brief_receipts_segments ON agent.brief_receipts USING btree (organization_id, built_at DESC, id DESC) WHERE (run_id IS NOT NULL);
 
 --
 -- Name: console_sessions_expires_at; Type: INDEX; Schema: agent; Owner: -
@@ -4284,6 +4423,12 @@ CREATE TRIGGER knowledge_source_attempts AFTER INSERT OR UPDATE OF status ON age
 CREATE TRIGGER knowledge_source_stays_deleting BEFORE UPDATE OF status ON agent.knowledge_sources FOR EACH ROW WHEN (((old.status = 'deleting'::text) AND (new.status IS DISTINCT FROM 'deleting'::text))) EXECUTE FUNCTION agent.knowledge_source_stays_deleting();
 
 --
+-- Name: knowledge_sources knowledge_sources_forget_citations; Type: TRIGGER; Schema: agent; Owner: -
+--
+
+CREATE TRIGGER knowledge_sources_forget_citations AFTER DELETE ON agent.knowledge_sources REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION agent.forget_cited_sources();
+
+--
 -- Name: knowledge_sources knowledge_sources_queue_object_deletes; Type: TRIGGER; Schema: agent; Owner: -
 --
 
@@ -4300,6 +4445,12 @@ CREATE TRIGGER memories_append_only BEFORE UPDATE ON agent.memories FOR EACH ROW
 --
 
 CREATE TRIGGER memories_erase_only BEFORE DELETE ON agent.memories FOR EACH ROW EXECUTE FUNCTION agent.memories_refuse_delete();
+
+--
+-- Name: memories memories_forget_citations; Type: TRIGGER; Schema: agent; Owner: -
+--
+
+CREATE TRIGGER memories_forget_citations AFTER DELETE ON agent.memories REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION agent.forget_cited_memories();
 
 --
 -- Name: embedding_models memory_embedding_index_on_register; Type: TRIGGER; Schema: agent; Owner: -
@@ -4349,6 +4500,20 @@ CREATE TRIGGER dossier_changed AFTER INSERT OR DELETE OR UPDATE ON public.org_se
 
 ALTER TABLE ONLY agent.api_keys
     ADD CONSTRAINT api_keys_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE;
+
+--
+-- Name: brief_citations brief_citations_receipt_id_fkey; Type: FK CONSTRAINT; Schema: agent; Owner: -
+--
+
+ALTER TABLE ONLY agent.brief_citations
+    ADD CONSTRAINT brief_citations_receipt_id_fkey FOREIGN KEY (receipt_id) REFERENCES agent.brief_receipts(id) ON DELETE CASCADE;
+
+--
+-- Name: brief_receipts brief_receipts_organization_id_fkey; Type: FK CONSTRAINT; Schema: agent; Owner: -
+--
+
+ALTER TABLE ONLY agent.brief_receipts
+    ADD CONSTRAINT brief_receipts_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE;
 
 --
 -- Name: created_organizations created_organizations_organization_id_fkey; Type: FK CONSTRAINT; Schema: agent; Owner: -
@@ -4840,6 +5005,18 @@ ALTER TABLE ONLY public.users
 ALTER TABLE agent.api_keys ENABLE ROW LEVEL SECURITY;
 
 --
+-- Name: brief_citations; Type: ROW SECURITY; Schema: agent; Owner: -
+--
+
+ALTER TABLE agent.brief_citations ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: brief_receipts; Type: ROW SECURITY; Schema: agent; Owner: -
+--
+
+ALTER TABLE agent.brief_receipts ENABLE ROW LEVEL SECURITY;
+
+--
 -- Name: console_sessions; Type: ROW SECURITY; Schema: agent; Owner: -
 --
 
@@ -4976,6 +5153,18 @@ ALTER TABLE agent.removal_receipts ENABLE ROW LEVEL SECURITY;
 --
 
 ALTER TABLE agent.runs ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: brief_citations tenant_read; Type: POLICY; Schema: agent; Owner: -
+--
+
+CREATE POLICY tenant_read ON agent.brief_citations FOR SELECT TO ac_tenant, authenticated USING ((organization_id = ( SELECT public.current_organization_id() AS current_organization_id)));
+
+--
+-- Name: brief_receipts tenant_read; Type: POLICY; Schema: agent; Owner: -
+--
+
+CREATE POLICY tenant_read ON agent.brief_receipts FOR SELECT TO ac_tenant, authenticated USING ((organization_id = ( SELECT public.current_organization_id() AS current_organization_id)));
 
 --
 -- Name: definitions tenant_read; Type: POLICY; Schema: agent; Owner: -
@@ -5362,6 +5551,18 @@ REVOKE ALL ON FUNCTION agent.ensure_memory_embedding_index(p_model_id text) FROM
 REVOKE ALL ON FUNCTION agent.erase_memory_chains(p_scope text, p_organization_id uuid, p_user_id uuid, p_subject text, p_limit integer) FROM PUBLIC;
 
 --
+-- Name: FUNCTION forget_cited_memories(); Type: ACL; Schema: agent; Owner: -
+--
+
+REVOKE ALL ON FUNCTION agent.forget_cited_memories() FROM PUBLIC;
+
+--
+-- Name: FUNCTION forget_cited_sources(); Type: ACL; Schema: agent; Owner: -
+--
+
+REVOKE ALL ON FUNCTION agent.forget_cited_sources() FROM PUBLIC;
+
+--
 -- Name: FUNCTION guard_organization_write(p_organization_id uuid, p_user_id uuid, p_subjects text[]); Type: ACL; Schema: agent; Owner: -
 --
 
@@ -5494,6 +5695,20 @@ REVOKE ALL ON FUNCTION agent.write_knowledge_search_function(p_model_id text) FR
 REVOKE ALL ON FUNCTION public.knowledge_search(p_organization_id uuid, p_query_embedding public.vector, p_query_text text, p_include_platform boolean, p_include_organization boolean, p_limit integer, p_query_model text, p_dense_weight double precision, p_lexical_weight double precision, p_candidates integer, p_rrf_k integer, p_exact_below integer, p_fusion text, p_min_relevance double precision, p_per_source integer, p_lexical_depth integer, p_ef_search integer, p_k1 double precision, p_b double precision, p_source_weight double precision, p_keep_top integer, p_keep_floor double precision, p_explain boolean, p_answer_cosine double precision, p_answer_lexical double precision) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.knowledge_search(p_organization_id uuid, p_query_embedding public.vector, p_query_text text, p_include_platform boolean, p_include_organization boolean, p_limit integer, p_query_model text, p_dense_weight double precision, p_lexical_weight double precision, p_candidates integer, p_rrf_k integer, p_exact_below integer, p_fusion text, p_min_relevance double precision, p_per_source integer, p_lexical_depth integer, p_ef_search integer, p_k1 double precision, p_b double precision, p_source_weight double precision, p_keep_top integer, p_keep_floor double precision, p_explain boolean, p_answer_cosine double precision, p_answer_lexical double precision) TO ac_tenant;
 GRANT ALL ON FUNCTION public.knowledge_search(p_organization_id uuid, p_query_embedding public.vector, p_query_text text, p_include_platform boolean, p_include_organization boolean, p_limit integer, p_query_model text, p_dense_weight double precision, p_lexical_weight double precision, p_candidates integer, p_rrf_k integer, p_exact_below integer, p_fusion text, p_min_relevance double precision, p_per_source integer, p_lexical_depth integer, p_ef_search integer, p_k1 double precision, p_b double precision, p_source_weight double precision, p_keep_top integer, p_keep_floor double precision, p_explain boolean, p_answer_cosine double precision, p_answer_lexical double precision) TO authenticated;
+
+--
+-- Name: TABLE brief_citations; Type: ACL; Schema: agent; Owner: -
+--
+
+GRANT SELECT ON TABLE agent.brief_citations TO ac_tenant;
+GRANT SELECT ON TABLE agent.brief_citations TO authenticated;
+
+--
+-- Name: TABLE brief_receipts; Type: ACL; Schema: agent; Owner: -
+--
+
+GRANT SELECT ON TABLE agent.brief_receipts TO ac_tenant;
+GRANT SELECT ON TABLE agent.brief_receipts TO authenticated;
 
 --
 -- Name: TABLE definitions; Type: ACL; Schema: agent; Owner: -

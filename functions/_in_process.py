@@ -85,12 +85,27 @@ async def reembed_source(services: Services, entry: OutboxEntry) -> None:
 
 async def build_segment_brief(services: Services, entry: OutboxEntry) -> None:
     """A segment's brief, built through the same core as `context-segment-brief` (dev mode keeps no answer)."""
+    from context.models import ContextBrief
     from context.segments import decide_segment
+    from functions._brief_receipts import policy_name, receipt_of
     from functions._briefs import build_brief
     from functions._wire import SegmentBriefInput
+    from state.brief_receipts import BriefKind
 
     request = SegmentBriefInput.model_validate(dict(entry.data))
     decision = decide_segment(request.segment, waited=request.waited, policy=request.policy)
     if decision.builds:
         core, _dropped = request.request.normalized(source="segment event")
-        await build_brief(services.builder, core, request.policy, metrics=services.metrics, route="segment")
+        brief = await build_brief(services.builder, core, request.policy, metrics=services.metrics, route="segment")
+    else:
+        brief = ContextBrief.empty()
+    kind: BriefKind = "build" if decision.builds else "memo_hit"
+    receipt = receipt_of(
+        brief, organization_id=UUID(str(request.request.subject.organization_id)), face="segment", kind=kind,
+        policy=policy_name(request.policy), run_id=request.run_id, segment=request.segment,
+        dedupe_key=f"{kind}:{entry.id}:{request.run_id}:{request.segment}",
+    )  # fmt: skip
+    try:  # a receipt is a record, never the brief: a failed write is counted, not a failed delivery
+        await services.receipts.write_now(receipt)
+    except Exception:
+        services.receipts.count_dropped("error", 1)

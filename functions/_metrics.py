@@ -75,6 +75,17 @@ class Metrics:
             ["source"],
             registry=self.registry,
         )
+        self.brief_receipts_written = Counter(
+            "ac_context_brief_receipts_written",
+            "Brief receipts written by the background flush (functions/_brief_receipts.py).",
+            registry=self.registry,
+        )
+        self.brief_receipts_dropped = Counter(
+            "ac_context_brief_receipts_dropped",
+            "Brief receipts not written, by reason (overflow: the buffer was full; error: a flush failed).",
+            ["reason"],
+            registry=self.registry,
+        )
         self.briefs_overloaded = Counter(
             "ac_context_briefs_overloaded",
             "Briefs refused with 503 overloaded because the process was building its cap of briefs.",

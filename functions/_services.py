@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from context.builder import ContextBuilder, DefaultContextBuilder
 from context.packer import ContextPacker
 from context.registry import ContextSourceRegistry
+from functions._brief_receipts import ReceiptRecorder
 from functions._briefs import LimitedBuilder
 from functions._metrics import Metrics
 from functions.errors import ServiceNotReadyError
@@ -81,6 +82,16 @@ class Services:
         from knowledge.ingestion.core import Ingestion
 
         return Ingestion.configured(self.db, self.object_store, embedders=self.embedders.get, settings=self.settings)
+
+    @cached_property
+    def receipts(self) -> ReceiptRecorder:
+        """The brief receipts' buffer and flush (`functions._brief_receipts`), closed with the services."""
+        recorder = ReceiptRecorder(
+            self.db, metrics=self.metrics, capacity=self.settings.brief_receipt_buffer,
+            enabled=self.settings.brief_receipts,
+        )  # fmt: skip
+        self.closers.append(recorder)
+        return recorder
 
     @cached_property
     def memory(self) -> MemoryService:

@@ -23,6 +23,7 @@ from uuid import UUID
 from knowledge.documents.objects import ObjectStore, organization_prefix
 from knowledge.ingestion.delete import erase_organization_knowledge
 from memory.erasure import erase_organization_memories
+from state.brief_receipts import erase_organization_receipts
 from state.db import Database
 from state.erasure import erase_organization_state
 from state.erasure_marks import clear_organization_mark, mark_organization_erasing
@@ -67,6 +68,8 @@ async def erase_organization(
             conn, "organization", organization_id=organization_id, target_id=organization_id, requested_by=requested_by
         )
     await mark_organization_erasing(db, organization_id, receipt_id=receipt.id)
+    async with db.connection() as conn, conn.transaction():  # first: the halves below then delete none of them
+        await add_to_receipt(conn, receipt.id, await erase_organization_receipts(conn, organization_id))
     await erase_organization_knowledge(db, store, organization_id, receipt_id=receipt.id, batch_size=batch_size)
     await erase_organization_memories(db, organization_id, receipt_id=receipt.id, batch_size=batch_size)
     await erase_organization_state(db, organization_id, receipt_id=receipt.id)

@@ -706,6 +706,12 @@ WITH chunks AS (
 SELECT (SELECT count(*) FROM chunks)::bigint AS chunks, (SELECT count(*) FROM models)::bigint AS source_models,
        (SELECT count(*) FROM attempts)::bigint AS attempts;
 
+-- name: count_source_citations
+-- The brief citations (migration 0122) of these sources, in every organization: the statement trigger on
+-- agent.knowledge_sources deletes them with the rows. $1 source ids uuid[].
+SELECT count(*)::bigint FROM agent.brief_citations
+ WHERE ref_kind = 'knowledge_source' AND ref_id = ANY(SELECT unnest($1::uuid[])::text);
+
 -- name: delete_sources_by_id
 -- The rows themselves, once `delete_source_rows` emptied them. $1 source ids uuid[]. Returns the count.
 WITH gone AS (

@@ -28,6 +28,7 @@ from uuid import UUID
 
 from memory.errors import InvalidErasureSubjectError, UserNotFoundError
 from state import telemetry
+from state.brief_receipts import erase_person_receipts
 from state.db import Connection, Database
 from state.erasure_marks import clear_person_mark, mark_person_erasing
 from state.errors import translated_db_errors
@@ -62,8 +63,9 @@ PERSON_KINDS = frozenset({"crm.person", "intelligence.person"})
 """The entity kinds that name a person, the only subjects an erasure of a person takes."""
 MEMORY_COUNT_KEY = "agent.memories"
 """The receipt's count key for the revisions removed."""
-INDEX_COUNT_KEYS = ("agent.memory_postings", "agent.memory_embeddings")
-"""The receipt's count keys for the relevance index rows (migrations/0101) that go with the revisions."""
+INDEX_COUNT_KEYS = ("agent.memory_postings", "agent.memory_embeddings", "agent.brief_citations")
+"""The receipt's count keys for the relevance index rows (migrations/0101) and the brief citations (0122) that
+go with the revisions."""
 MAX_ERASURE_BATCH = 100_000
 """The largest batch (in chains) the database function accepts."""
 
@@ -122,7 +124,7 @@ async def _index_rows(
     with translated_db_errors():
         row = await conn.fetchrow(QUERIES["erasable_index_rows"], scope, organization_id, user_id, subject)
     assert row is not None
-    return dict(zip(INDEX_COUNT_KEYS, (int(row["postings"]), int(row["vectors"])), strict=True))
+    return dict(zip(INDEX_COUNT_KEYS, (int(row["postings"]), int(row["vectors"]), int(row["citations"])), strict=True))
 
 
 async def _erasable(
@@ -229,6 +231,8 @@ async def _erase_user(
     await _erase_scope(db, receipt.id, "user", organization_id, user_id=user_id, batch_size=batch_size)
     if subject_arg is not None:
         await _erase_scope(db, receipt.id, "subject", organization_id, subject=subject_arg, batch_size=batch_size)
+    async with db.connection() as conn, conn.transaction():  # the brief receipts of the runs they started
+        await add_to_receipt(conn, receipt.id, await erase_person_receipts(conn, organization_id, user_id))
     async with db.connection() as conn, conn.transaction():
         await clear_person_mark(conn, receipt.id)
         complete = await finish_receipt(conn, receipt.id)

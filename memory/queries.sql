@@ -505,8 +505,9 @@ SELECT count(*)::integer AS live,
  WHERE m.organization_id = ANY ($1::uuid[]);
 
 -- name: erasable_index_rows
--- How many relevance index rows (migrations/0101) the revisions still in an erasure scope hold; an erasure
--- batch reads it before and after, so its receipt counts what the cascade removed.
+-- How many relevance index rows (migrations/0101) and brief citations (migration 0122, deleted by a trigger)
+-- the revisions still in an erasure scope hold; an erasure batch reads it before and after, so its receipt
+-- counts what the cascade removed.
 -- $1 scope, $2 organization id, $3 user id or NULL, $4 subject '<kind>:<id>' or NULL.
 WITH erasable AS MATERIALIZED (
     SELECT m.id FROM agent.memories AS m
@@ -514,7 +515,10 @@ WITH erasable AS MATERIALIZED (
        AND agent.memory_erasure_matches(m.scope, m.scope_owner_id, m.subject_key, $1::text, $3::uuid, $4::text)
 )
 SELECT (SELECT count(*) FROM agent.memory_postings AS p WHERE p.memory_id IN (SELECT id FROM erasable)) AS postings,
-       (SELECT count(*) FROM agent.memory_embeddings AS e WHERE e.memory_id IN (SELECT id FROM erasable)) AS vectors;
+       (SELECT count(*) FROM agent.memory_embeddings AS e WHERE e.memory_id IN (SELECT id FROM erasable)) AS vectors,
+       (SELECT count(*) FROM agent.brief_citations AS c
+         WHERE c.organization_id = $2::uuid AND c.ref_kind = 'agent.memory'
+           AND c.ref_id IN (SELECT id::text FROM erasable)) AS citations;
 
 -- name: export_revisions
 -- Every revision of the organization's chains (with $2, only that person's user-scope chains) for an export:

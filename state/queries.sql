@@ -756,3 +756,122 @@ SELECT id, organization_id, definition_id, user_id, status, created_at, updated_
 UPDATE agent.runs SET status = $3, updated_at = now()
  WHERE organization_id = $1 AND id = $2 AND status IN ('queued', 'running', 'waiting')
 RETURNING id, organization_id, definition_id, user_id, status, created_at, updated_at;
+
+-- Brief receipts (migration 0122, state/brief_receipts.py): ids, names and counts of the briefs built here.
+
+-- name: insert_brief_receipts
+-- Write a batch of brief receipts and their citations in one statement. A receipt of an organization that
+-- no longer exists or is being erased is not written; a receipt whose dedupe key is written already is not
+-- written again (a replayed segment); a citation of a knowledge source or memory revision deleted meanwhile
+-- is not written. $1 ids, $2 organization ids, $3 times, $4 faces, $5 kinds, $6 policies, $7 run ids,
+-- $8 segments, $9 tokens, $10 cited counts, $11 per-source counts (jsonb text), $12 dedupe keys;
+-- $13 citation receipt ids, $14 ref kinds, $15 ref ids. Answers the receipts and citations written.
+WITH incoming AS (
+    SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::timestamptz[], $4::text[], $5::text[], $6::text[],
+                         $7::uuid[], $8::integer[], $9::integer[], $10::integer[], $11::text[], $12::text[])
+        AS r(id, organization_id, built_at, face, kind, policy, run_id, segment, tokens, cited, sources, dedupe_key)
+), kept AS (
+    INSERT INTO agent.brief_receipts
+        (id, organization_id, built_at, face, kind, policy, run_id, segment, tokens, cited, sources, dedupe_key)
+    SELECT i.id, i.organization_id, i.built_at, i.face, i.kind, i.policy, i.run_id, i.segment, i.tokens, i.cited,
+           i.sources::jsonb, i.dedupe_key
+      FROM incoming AS i
+     WHERE EXISTS (SELECT 1 FROM public.organizations AS o WHERE o.id = i.organization_id)
+       AND NOT EXISTS (SELECT 1 FROM agent.erasing_organizations AS e WHERE e.organization_id = i.organization_id)
+    ON CONFLICT (organization_id, dedupe_key) DO NOTHING
+    RETURNING id, organization_id, built_at
+), cites AS (
+    INSERT INTO agent.brief_citations (receipt_id, organization_id, ref_kind, ref_id, built_at)
+    SELECT k.id, k.organization_id, c.ref_kind, c.ref_id, k.built_at
+      FROM unnest($13::uuid[], $14::text[], $15::text[]) AS c(receipt_id, ref_kind, ref_id)
+      JOIN kept AS k ON k.id = c.receipt_id
+     WHERE CASE c.ref_kind
+             WHEN 'agent.memory' THEN EXISTS (
+                 SELECT 1 FROM agent.memories AS m
+                  WHERE c.ref_id ~ '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'
+                    AND m.id = c.ref_id::uuid)
+             WHEN 'knowledge_source' THEN EXISTS (
+                 SELECT 1 FROM agent.knowledge_sources AS s
+                  WHERE c.ref_id ~ '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'
+                    AND s.id = c.ref_id::uuid AND s.status <> 'deleting')
+             ELSE true
+           END
+    ON CONFLICT DO NOTHING
+    RETURNING 1
+)
+SELECT (SELECT count(*) FROM kept) AS receipts, (SELECT count(*) FROM cites) AS citations;
+
+-- name: count_citing_receipts
+-- How many receipts of one organization cited any of the refs. $1 organization id, $2 ref kind, $3 ref ids.
+SELECT count(DISTINCT receipt_id)
+  FROM agent.brief_citations
+ WHERE organization_id = $1::uuid AND ref_kind = $2::text AND ref_id = ANY($3::text[]);
+
+-- name: page_citing_receipts
+-- A page of one organization's receipts that cited any of the refs, newest first, through brief_citations_ref.
+-- $1 organization id, $2 ref kind, $3 ref ids, $4 built_at and $5 receipt id the page starts after, $6 rows.
+SELECT r.id, r.built_at, r.face, r.kind, r.policy, r.run_id, r.segment, r.tokens, r.cited, r.sources::text AS sources
+  FROM agent.brief_receipts AS r
+ WHERE r.organization_id = $1::uuid
+   AND r.id IN (SELECT c.receipt_id FROM agent.brief_citations AS c
+                 WHERE c.organization_id = $1::uuid AND c.ref_kind = $2::text AND c.ref_id = ANY($3::text[])
+                   AND (c.built_at, c.receipt_id) < ($4::timestamptz, $5::uuid))
+ ORDER BY r.built_at DESC, r.id DESC
+ LIMIT $6;
+
+-- name: count_segment_receipts
+-- How many segment receipts (builds, rebuilds, memo hits) one organization holds. $1 organization id,
+-- $2 agent run id or NULL for every run.
+SELECT count(*) FROM agent.brief_receipts
+ WHERE organization_id = $1::uuid AND run_id IS NOT NULL AND ($2::uuid IS NULL OR run_id = $2::uuid);
+
+-- name: page_segment_receipts
+-- A page of one organization's segment receipts, newest first, through brief_receipts_segments. $1
+-- organization id, $2 agent run id or NULL, $3 built_at and $4 id the page starts after, $5 rows.
+SELECT id, built_at, face, kind, policy, run_id, segment, tokens, cited, sources::text AS sources
+  FROM agent.brief_receipts
+ WHERE organization_id = $1::uuid AND run_id IS NOT NULL AND ($2::uuid IS NULL OR run_id = $2::uuid)
+   AND (built_at, id) < ($3::timestamptz, $4::uuid)
+ ORDER BY built_at DESC, id DESC
+ LIMIT $5;
+
+-- name: prune_brief_receipts
+-- Delete at most $2 receipts (their citations cascade) built before now minus $1 days; answers how many went.
+WITH old AS (
+    SELECT id FROM agent.brief_receipts WHERE built_at < now() - make_interval(days => $1::integer) LIMIT $2::integer
+), gone AS (
+    DELETE FROM agent.brief_receipts AS r USING old WHERE r.id = old.id RETURNING 1
+)
+SELECT count(*) FROM gone;
+
+-- name: erase_organization_brief_citations
+-- Delete every citation of one organization's brief receipts; answers how many. $1 organization id.
+WITH gone AS (DELETE FROM agent.brief_citations WHERE organization_id = $1::uuid RETURNING 1)
+SELECT count(*) FROM gone;
+
+-- name: erase_organization_brief_receipts
+-- Delete every brief receipt of one organization (its citations first); answers how many. $1 organization id.
+WITH gone AS (DELETE FROM agent.brief_receipts WHERE organization_id = $1::uuid RETURNING 1)
+SELECT count(*) FROM gone;
+
+-- name: erase_person_brief_citations
+-- Delete the citations of the brief receipts of the agent runs one person started; answers how many.
+-- $1 organization id, $2 user id.
+WITH gone AS (
+    DELETE FROM agent.brief_citations AS c USING agent.brief_receipts AS r
+     WHERE c.receipt_id = r.id AND r.organization_id = $1::uuid
+       AND r.run_id IN (SELECT id FROM agent.runs WHERE organization_id = $1::uuid AND user_id = $2::uuid)
+    RETURNING 1
+)
+SELECT count(*) FROM gone;
+
+-- name: erase_person_brief_receipts
+-- Delete the brief receipts of the agent runs one person started (their citations first); answers how many.
+-- $1 organization id, $2 user id.
+WITH gone AS (
+    DELETE FROM agent.brief_receipts AS r
+     WHERE r.organization_id = $1::uuid
+       AND r.run_id IN (SELECT id FROM agent.runs WHERE organization_id = $1::uuid AND user_id = $2::uuid)
+    RETURNING 1
+)
+SELECT count(*) FROM gone;

@@ -107,6 +107,12 @@ class Settings(BaseModel):
     """The origin Inngest reaches this app at (`https://ctx.example.com`); a sync never takes the `Host`."""
     max_concurrent_briefs: int = Field(default=8, ge=1, le=1000)
     """Briefs one process builds at once; above it a brief answers 503 `overloaded` with `Retry-After`."""
+    brief_receipts: bool = True
+    """Whether built briefs leave a receipt (ids and counts, never text): "cited by" and segment builds."""
+    brief_receipt_days: int = Field(default=30, ge=1, le=3650)
+    """Days a brief receipt is kept; older ones are pruned hourly."""
+    brief_receipt_buffer: int = Field(default=10_000, ge=1, le=1_000_000)
+    """Receipts one process holds unwritten at most; past it a receipt is dropped and counted."""
     overload_retry_after_s: int = Field(default=1, ge=1, le=3600)
     """The `Retry-After` an `overloaded` answer carries."""
     database_retry_interval_s: float = Field(default=2.0, gt=0, le=300, allow_inf_nan=False)

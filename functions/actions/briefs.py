@@ -16,6 +16,7 @@ from uuid import UUID
 
 from context.models import BriefExplanation, ContextBrief, ContextRequest, ContextSubject
 from context.policies import FRONT_DOOR, FRONT_DOOR_NAME
+from functions._brief_receipts import FACES, receipt_of
 from functions._briefs import build_brief, build_explained_brief
 from functions._services import Services
 from functions.actions.scope import Caller, require_own
@@ -85,4 +86,9 @@ async def front_door_brief(
         brief = await build_brief(services.builder, request, published, metrics=services.metrics, route=route)
     if dropped:
         brief = brief.model_copy(update={"dropped_entities": len(dropped)})
+    services.receipts.record(  # queued: written after the answer, off the brief's path
+        receipt_of(
+            brief, organization_id=organization_id, face=FACES.get(route, "http"), kind="front_door", policy=name
+        )
+    )
     return FrontDoorBrief(name, brief, dropped, explanation)

@@ -83,7 +83,7 @@ async def brief_page(
     if build:
         answer = await front_door_brief(
             svc, session.caller, org.id, user_id=user_id, query=q,
-            policy=None if policy == FRONT_DOOR_NAME else _policy_json(policy), explain=True,
+            policy=None if policy == FRONT_DOOR_NAME else _policy_json(policy), explain=True, route="console",
         )  # fmt: skip
     explanation = None if answer is None else answer.explanation
     return render(

@@ -26,7 +26,12 @@ def build_functions(client: inngest.Inngest, slot: ServiceSlot) -> list[inngest.
     """The functions the app serves at `/api/inngest`, each sending failures without a stack or a path."""
     install_quiet_failures(client)
     return [
-        make_context_segment_brief(client, builder=lambda: slot.get().builder, metrics=lambda: slot.get().metrics),
+        make_context_segment_brief(
+            client,
+            builder=lambda: slot.get().builder,
+            metrics=lambda: slot.get().metrics,
+            receipts=lambda: slot.get().receipts,
+        ),
         make_knowledge_ingest(client, slot),
         make_knowledge_ingest_batch(client, slot),
         make_knowledge_sweep(client, slot),

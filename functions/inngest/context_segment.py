@@ -22,10 +22,12 @@ function never composes the system block: the runtime does, with `context.segmen
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from datetime import timedelta
 from typing import Any
+from uuid import UUID
 
 import inngest
 from pydantic import ValidationError
@@ -35,6 +37,7 @@ from context.errors import PolicyPublishError
 from context.models import ContextBrief
 from context.registry import ContextSourceRegistry
 from context.segments import decide_segment
+from functions._brief_receipts import ReceiptRecorder, policy_name, receipt_of
 from functions._briefs import build_brief
 from functions._metrics import Metrics
 from functions._wire import SegmentBriefInput, SegmentBriefOutput
@@ -42,9 +45,12 @@ from functions.errors import OverloadedError
 from functions.event_routes import event_triggers
 from functions.events import EVENT_SEGMENT_BRIEF
 from functions.inngest.encryption import undecryptable
+from state.brief_receipts import BriefKind
 from state.replicas import parse_consistency_token, reading_after
 
-__all__ = ["BUILD_STEP", "EVENT", "FUNCTION_ID", "REBUILD_STEP", "RETRIES", "make_context_segment_brief"]
+__all__ = [
+    "BUILD_STEP", "EVENT", "FUNCTION_ID", "REBUILD_STEP", "RETRIES", "make_context_segment_brief",
+]  # fmt: skip
 
 FUNCTION_ID = "context-segment-brief"
 EVENT = EVENT_SEGMENT_BRIEF
@@ -55,6 +61,8 @@ RETRIES = 3
 """Retries of a failed build (a required source that timed out may answer the next time)."""
 MAX_REBUILDS = 2
 """Rebuilds in one run before it fails: a rebuilt memo is encrypted with the current key, so one is enough."""
+logger = logging.getLogger(__name__)
+
 MAX_PROBLEMS = 10
 """Problems of an invalid request named in its failure (the count of the rest follows)."""
 
@@ -91,8 +99,16 @@ def make_context_segment_brief(
     *,
     builder: Callable[[], ContextBuilder],
     metrics: Callable[[], Metrics | None] = lambda: None,
+    receipts: Callable[[], ReceiptRecorder | None] | None = None,
 ) -> inngest.Function[object]:
-    """Create the `context-segment-brief` function; `builder` is called when a segment builds."""
+    """Create the `context-segment-brief` function; `builder` is called when a segment builds.
+
+    With a `receipts` recorder, a segment leaves a receipt (`functions._brief_receipts`): a build or a rebuild
+    records inside its own step, so a replay that reads the memo records nothing; their keys hold the
+    Inngest run id (a dashboard rerun builds again, and records that build). A memo hit (a segment that
+    reuses the stored block) takes no step: its key is the agent run and segment, so it is written once
+    per segment however often the run is replayed.
+    """
     publishing = ContextSourceRegistry.for_publishing()
 
     @client.create_function(
@@ -118,36 +134,62 @@ def make_context_segment_brief(
         answer = SegmentBriefOutput(
             run_id=request.run_id, segment=request.segment, action=decision.action.value, reason=decision.reason
         )
-        if not decision.builds:
+
+        async def record(brief: ContextBrief, kind: BriefKind, key: str) -> None:
+            # A receipt is a record, never the brief: a failure to write one is logged and counted, not raised.
+            recorder = None
+            try:
+                recorder = None if receipts is None else receipts()
+                if recorder is not None:
+                    organization = UUID(str(request.request.subject.organization_id))
+                    await recorder.write_now(receipt_of(
+                        brief, organization_id=organization, face="segment", kind=kind,
+                        policy=policy_name(request.policy), run_id=request.run_id, segment=request.segment,
+                        dedupe_key=key,
+                    ))  # fmt: skip
+            except Exception as exc:
+                logger.warning("could not record a segment brief receipt: %s", type(exc).__name__)
+                if recorder is not None:
+                    recorder.count_dropped("error", 1)
+
+        if not decision.builds:  # a memo hit: recorded once per segment (its key), however often it is replayed
+            await record(ContextBrief.empty(), "memo_hit", f"memo_hit:{request.run_id}:{request.segment}")
             return answer.model_dump(mode="json")
 
-        async def build() -> dict[str, object]:
-            # A malformed entity is dropped (logged with its position, counted in the brief), never the segment.
-            core, dropped = request.request.normalized(source="segment event")
-            after = 0 if request.consistency_token is None else parse_consistency_token(request.consistency_token)
-            try:
-                with reading_after(after):  # the turn's own writes are in its brief (state.replicas)
-                    brief = await build_brief(builder(), core, request.policy, metrics=metrics(), route="segment")
-            except OverloadedError as exc:  # past the process cap: ask Inngest to come back, not to give up
-                raise inngest.RetryAfterError(str(exc), timedelta(seconds=exc.retry_after_s)) from exc
-            if dropped:
-                brief = brief.model_copy(update={"dropped_entities": len(dropped)})
-            return brief.model_dump(mode="json")
+        def build(kind: BriefKind, key: str) -> Callable[[], Awaitable[dict[str, object]]]:
+            async def step() -> dict[str, object]:
+                # A malformed entity is dropped (logged with its position, counted in the brief), never the segment.
+                core, dropped = request.request.normalized(source="segment event")
+                after = 0 if request.consistency_token is None else parse_consistency_token(request.consistency_token)
+                try:
+                    with reading_after(after):  # the turn's own writes are in its brief (state.replicas)
+                        brief = await build_brief(builder(), core, request.policy, metrics=metrics(), route="segment")
+                except OverloadedError as exc:  # past the process cap: ask Inngest to come back, not to give up
+                    raise inngest.RetryAfterError(str(exc), timedelta(seconds=exc.retry_after_s)) from exc
+                if dropped:
+                    brief = brief.model_copy(update={"dropped_entities": len(dropped)})
+                await record(brief, kind, key)  # inside the step: a replay reads the memo and records nothing
+                return brief.model_dump(mode="json")
 
-        def rebuild(reason: str) -> Callable[[], Awaitable[dict[str, object]]]:
-            async def again() -> dict[str, object]:
+            return step
+
+        def rebuild(reason: str, n: int) -> Callable[[], Awaitable[dict[str, object]]]:
+            again = build("rebuild", f"rebuild{n}:{ctx.run_id}:{request.run_id}:{request.segment}")
+
+            async def step() -> dict[str, object]:
                 sink = metrics()
                 if sink is not None:  # counted when the rebuild runs, not on every replay that passes it
                     sink.segment_briefs_rebuilt.labels(reason=reason).inc()
-                return await build()
+                return await again()
 
-            return again
+            return step
 
-        brief, reason = _memo_problem(await ctx.step.run(BUILD_STEP, build))
-        for _ in range(MAX_REBUILDS):
+        first = build("build", f"build:{ctx.run_id}:{request.run_id}:{request.segment}")
+        brief, reason = _memo_problem(await ctx.step.run(BUILD_STEP, first))
+        for n in range(MAX_REBUILDS):
             if brief is not None:
                 break
-            brief, reason = _memo_problem(await ctx.step.run(REBUILD_STEP, rebuild(reason)))
+            brief, reason = _memo_problem(await ctx.step.run(REBUILD_STEP, rebuild(reason, n)))
         if brief is None:
             raise inngest.NonRetriableError(f"the segment's brief could not be read after {MAX_REBUILDS} rebuilds")
         return answer.model_copy(update={"brief": brief}).model_dump(mode="json")

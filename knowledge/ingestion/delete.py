@@ -60,6 +60,7 @@ LEXICAL_CHUNKS = "agent.knowledge_lexical_chunks"
 LEXICAL_SOURCES = "agent.knowledge_lexical_sources"
 SOURCE_TERMS = "agent.knowledge_source_terms"
 OBJECTS = "objects"
+CITATIONS = "agent.brief_citations"
 
 
 def _unsearchable(counts: asyncpg.Record) -> dict[str, int]:
@@ -179,12 +180,14 @@ async def _delete_rows(conn: Connection, receipt_id: UUID, ids: list[UUID], obje
     if ids:
         left = await conn.fetchrow(QUERIES["delete_source_rows"], ids)
         assert left is not None
+        citations = await conn.fetchval(QUERIES["count_source_citations"], ids)
         removed = await conn.fetchval(QUERIES["delete_sources_by_id"], ids)
         counts = {
             CHUNKS: left["chunks"],
             SOURCE_MODELS: left["source_models"],
             ATTEMPTS: left["attempts"],
             SOURCES: removed,
+            CITATIONS: citations,
         }
     else:
         counts = {}

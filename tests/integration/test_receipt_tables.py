@@ -26,6 +26,23 @@ from tests.integration.test_erasure_canary import seed_person
 NOT_REMOVED = {"agent.removal_receipts"}  # the record of the removal itself
 
 
+async def cite_everything(db: Database, org: UUID) -> None:
+    """A brief receipt (migration 0122) of `org` citing each of its memory revisions and knowledge sources, so
+    every removal below has citations to take (and a removal that misses them fails by the table's name)."""
+    from datetime import UTC, datetime
+
+    from state.brief_receipts import BriefReceipt, insert_receipts
+
+    async with db.connection() as conn:
+        memories = await conn.fetch("SELECT id FROM agent.memories WHERE organization_id = $1", org)
+        sources = await conn.fetch("SELECT id FROM agent.knowledge_sources WHERE organization_id = $1", org)
+        cited = tuple(("agent.memory", str(r["id"])) for r in memories) + tuple(
+            ("knowledge_source", str(r["id"])) for r in sources
+        )
+        receipt = BriefReceipt(org, datetime.now(UTC), "http", "front_door", "front_door", 10, cited=cited)
+        assert (await insert_receipts(conn, [receipt]))[1] == len(cited)
+
+
 async def row_counts(db: Database) -> dict[str, int]:
     """The row count of every table of `public` and `agent`, read as the service role."""
     async with db.connection() as conn:
@@ -77,11 +94,14 @@ async def test_a_source_delete_counts_every_table_it_touched(db: Database, facto
     org = await factory.organization()
     await seed_knowledge(kit, org, word="keep")
     upload, synced = await seed_knowledge(kit, org, word="gone")
+    await cite_everything(db, org)
     for source in (upload, synced):
         before = await row_counts(db)
         receipt = await delete_source(db, kit.store, source, organization_id=org, operator=False, requested_by="t")
         changed = removed(before, await row_counts(db))
-        assert {"agent.knowledge_source_terms", "agent.knowledge_lexical_sources"} <= set(changed)
+        assert {"agent.knowledge_source_terms", "agent.knowledge_lexical_sources", "agent.brief_citations"} <= set(
+            changed
+        )
         assert "agent.knowledge_source_attempts" in changed, "a source's attempts leave with it (migrations/0120)"
         assert counted_tables(receipt) == changed, "the receipt counts every table the delete touched, exactly"
 
@@ -100,6 +120,7 @@ async def erase_seeded_organization(db: Database, factory: Factory, tmp_path: Pa
         await seed_knowledge(kit, org, word=f"word{n}")
         definitions = [await factory.definition(org)]
         await seed_person(db, factory, MemoryTools(MemoryService(db)), org=org, definitions=definitions, mark=f"m{n}")
+        await cite_everything(db, org)
     before = await row_counts(db)
     receipt = await erase_organization(db, kit.store, orgs[0], requested_by="t")
     return receipt, removed(before, await row_counts(db))
@@ -110,7 +131,12 @@ async def test_an_organization_erasure_counts_every_table_it_touched(
 ) -> None:
     receipt, changed = await erase_seeded_organization(db, factory, tmp_path)
     statistics = {"agent.knowledge_source_terms", "agent.knowledge_lexical_sources", "agent.knowledge_lexical_chunks"}
-    assert statistics | {"agent.knowledge_object_deletes", "agent.knowledge_source_attempts"} <= set(changed)
+    assert statistics | {
+        "agent.knowledge_object_deletes",
+        "agent.knowledge_source_attempts",
+        "agent.brief_receipts",
+        "agent.brief_citations",
+    } <= set(changed)
     assert counted_tables(receipt) == changed, "the receipt counts every table the erasure touched, exactly"
     cascaded = {"agent.created_organizations", "agent.definitions", "agent.runs", "public.crm_people", "public.users"}
     assert cascaded <= set(counted_tables(receipt)), "the organization row's cascade is counted, table by table"
