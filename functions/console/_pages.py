@@ -32,7 +32,7 @@ from functions.console._session import SignInRequired
 from functions.errors import ApiError, http_status
 from state.errors import CodedError
 
-__all__ = ["CSP", "STATIC_DIR", "ConsoleHeaders", "ConsoleRoute", "error_page", "render", "templates"]
+__all__ = ["BLANK", "CSP", "STATIC_DIR", "ConsoleHeaders", "ConsoleRoute", "error_page", "render", "templates"]
 
 logger = logging.getLogger("functions.console")
 
@@ -52,14 +52,26 @@ _HEADERS = {
     "cache-control": "no-store",
 }
 
-templates = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=True, auto_reload=False)
-"""The console's templates; autoescape is on for every one of them."""
+BLANK = "\u2014"
+"""What a page shows for a value that is not there (Python's `None`): an em dash, never the word None."""
+
+
+def _shown(value: Any) -> Any:
+    """Each `{{ … }}` value as a page shows it: `None` as `BLANK`, anything else as it is (then escaped)."""
+    return BLANK if value is None else value
+
+
+templates = Environment(
+    loader=FileSystemLoader(HERE / "templates"), autoescape=True, auto_reload=False, finalize=_shown
+)
+"""The console's templates; autoescape is on for every one of them, and `None` shows as `BLANK`."""
 
 
 def render(request: Request, name: str, *, status_code: int = 200, **context: Any) -> HTMLResponse:
     """The template `name` rendered with `context` (and the request's session, when it has one)."""
     context.setdefault("session", getattr(request.state, "console_session", None))
     context.setdefault("org", None)
+    context.setdefault("org_counts", getattr(request.state, "org_counts", None))
     return HTMLResponse(templates.get_template(name).render(request=request, **context), status_code=status_code)
 
 
