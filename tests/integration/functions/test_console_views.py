@@ -1,11 +1,13 @@
 """The console's views over real HTTP (httpx ASGI) on the test database: an empty failure reason is not shown
 as a failure, an organization's pages open with its counts strip (read by one act, scoped like the rest),
-and a memory chain shows what each revision changed, escaped."""
+a memory chain shows what each revision changed, escaped; an error page says what happened and what to do, and
+the sign-in page says why a session ended."""
 
 from __future__ import annotations
 
 import re
 from datetime import UTC, datetime
+from uuid import uuid4
 
 import httpx
 import pytest
@@ -13,6 +15,7 @@ import pytest
 from functions.actions.orgs import counts
 from functions.actions.scope import Caller
 from functions.errors import ApiError
+from state.api_keys import mint_key, revoke_key
 from tests.factories import Factory
 from tests.integration.functions.conftest import TOKEN, Service
 from tests.integration.functions.console_seed import World, seed
@@ -93,3 +96,28 @@ async def test_a_memory_chain_shows_what_each_revision_changed_escaped(
     assert "<b>" not in changes, "a revision's text stays text"
     assert "expiry none → 2027-03-01" in changes
     assert changes.count("<tr>") == 1 + 2 and "tombstone</span> forgotten" in changes
+
+
+async def test_an_error_page_says_what_happened_and_what_to_do(service: Service, world: World) -> None:
+    _, console = await sign_in(service.http, world.a_key)
+    assert console is not None
+    page = await console.get(f"/console/orgs/{uuid4()}/sources")
+    assert page.status_code == 404
+    assert re.search(r'<p[^>]*id="error-message">What happened: no organization [0-9a-f-]+\.</p>', page.text)
+    assert '<p id="error-advice">What to do: It may have been deleted' in page.text
+    assert '<code id="error-code">organization_not_found</code>' in page.text
+    operator_page = await console.get("/console/orgs")
+    assert "What to do: Sign in with the operator token" in operator_page.text
+
+
+async def test_a_session_that_ended_says_why_on_the_sign_in_page(service: Service, world: World) -> None:
+    key = await mint_key(service.db, organization_id=world.a, name="ends")
+    _, console = await sign_in(service.http, key.secret)
+    assert console is not None
+    await revoke_key(service.db, key.key.id)
+    sent = await console.get(f"/console/orgs/{world.a}/sources")
+    assert sent.status_code == 303 and sent.headers["location"].endswith("&ended=revoked")
+    page = await service.http.get(sent.headers["location"])
+    assert "Your session ended because its key was revoked. Sign in again" in page.text
+    forged = await service.http.get("/console/sign-in", params={"ended": "<b>you were hacked</b>"})
+    assert "Your session ended" not in forged.text and "hacked" not in forged.text, "never echoes the address"
