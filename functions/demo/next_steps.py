@@ -18,12 +18,12 @@ SERVE_URL: Final = "http://127.0.0.1:8000"
 def next_steps() -> list[str]:
     """The lines `ac-context demo` (and so `make demo`) ends with."""
     return [
-        "Next:",
-        "  make serve    (or .venv/bin/ac-context serve) starts the service on this data, in dev mode; it prints",
-        "                an API token once (set AC_CONTEXT_API_TOKEN to choose it)",
-        f"  open {SERVE_URL}/console and sign in with that token (the operator), or with an organization",
-        "                key from `ac-context keys mint --org <id>` (that organization only)",
-        f"  the demo's organization is {DEMO.organization_id}: its sources, memories and briefs are there",
-        f"  API docs at {SERVE_URL}/docs; the Inngest dev server (optional, else the work runs in-process):",
-        "                npx inngest-cli@latest dev --config inngest.dev.json",
+        "Next steps:",
+        "  1. make serve    starts the service on this data, in dev mode; it prints an",
+        "                   API token once (or set AC_CONTEXT_API_TOKEN to choose it)",
+        f"  2. open {SERVE_URL}/console and sign in with that token",
+        "     (or an organization key: `ac-context keys mint --org <id>`, that organization only)",
+        f"  3. the demo's organization is {DEMO.organization_id}",
+        f"  API docs: {SERVE_URL}/docs; the Inngest dev server is optional (without it the",
+        "  work runs in-process): npx inngest-cli@latest dev --config inngest.dev.json",
     ]

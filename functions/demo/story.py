@@ -113,4 +113,4 @@ async def run_demo(console: Console) -> None:
         await db.close()
     console.rule(f"done in {time.perf_counter() - started:.1f}s")
     for line in next_steps():
-        console.print(line, markup=False, highlight=False)
+        console.print(line, markup=False, highlight=False, soft_wrap=True)

@@ -41,4 +41,5 @@ def test_the_demo_ends_with_what_to_run_next_and_where_the_console_is() -> None:
     assert "make serve" in text and f"{SERVE_URL}/console" in text and "sign in with that token" in text
     assert "keys mint" in text, "how an organization key signs in"
     source = inspect.getsource(run_demo)
-    assert source.rstrip().endswith("console.print(line, markup=False, highlight=False)"), "the demo's last lines"
+    last = "for line in next_steps():\n        console.print(line, markup=False, highlight=False, soft_wrap=True)"
+    assert source.rstrip().endswith(last), "the demo's last lines are the next steps"
