@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import os
 import socket
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +29,7 @@ from state.settings import load_settings
 from tests.factories import Factory
 from tests.integration.functions.conftest import TOKEN, fake_embedders
 from tests.integration.functions.console_layout import assert_layout_whole
-from tests.integration.functions.console_seed import _upload
+from tests.integration.functions.console_seed import PAYLOADS, _upload
 from tests.integration.functions.cutting_source import CuttingKnowledge
 from tests.integration.functions.support import RecordingInngest, new_signing_key
 from tests.integration.functions.test_console_browser import CHROMIUM, FLAGS, Served, sign_in
@@ -49,6 +50,13 @@ async def _visit(browser: Any, path: str, shot: str, *, status: int = 200) -> No
 
 async def test_no_badge_wraps_and_no_cell_breaks_a_word_on_any_console_page_at_1280px(served: Served) -> None:
     w = served.world
+    async with served.db.connection() as conn:  # the chain gets two more revisions: a change, then its tombstone
+        definition = await conn.fetchval("SELECT definition_id FROM agent.memories WHERE id = $1", w.a_memory)
+    later = await raw_memory(
+        served.db, org=w.a, definition=definition, supersedes=w.a_memory, text=f"prefers coffee {PAYLOADS[4]}",
+        expires_at=datetime(2027, 3, 1, tzinfo=UTC),
+    )  # fmt: skip
+    await raw_memory(served.db, org=w.a, definition=definition, supersedes=later, text=None, forgotten=True)
     a = f"/console/orgs/{w.a}"
     brief = f"{a}/brief?build=true&q=What+price+per+seat+did+we+agree&person={w.user}&policy=front_door"
     pages = [
