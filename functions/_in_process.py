@@ -36,28 +36,42 @@ def _source_id(entry: OutboxEntry) -> UUID:
     return UUID(str(entry.data["source_id"]))
 
 
-async def ingest_one(services: Services, entry: OutboxEntry) -> None:
-    """An upload or a sync: `knowledge.ingestion.ingest_source`, as `knowledge-ingest` runs it."""
+async def _ingest_counted(services: Services, source_id: UUID) -> None:
+    """`ingest_source`, counted as `knowledge-ingest` counts it in production (`ac_context_ingestion_outcomes`).
+
+    `ready` when every model it built is ready, `failed` when a step failed the document.
+    """
     from knowledge.ingestion.core import ingest_source
 
-    await ingest_source(services.ingestion, _source_id(entry))
+    outcome = await ingest_source(services.ingestion, source_id)
+    if outcome.status == "failed":
+        services.metrics.ingestion_outcomes.labels(outcome="failed").inc()
+    elif outcome.built and outcome.ready:
+        services.metrics.ingestion_outcomes.labels(outcome="ready").inc()
+
+
+async def ingest_one(services: Services, entry: OutboxEntry) -> None:
+    """An upload or a sync: `knowledge.ingestion.ingest_source`, as `knowledge-ingest` runs (and counts) it."""
+    await _ingest_counted(services, _source_id(entry))
 
 
 async def retry_and_ingest(services: Services, entry: OutboxEntry) -> None:
     """A retry: reset the failed source (a no-op when the sender already did), then ingest it."""
-    from knowledge.ingestion.core import ingest_source
     from knowledge.ingestion.sweep import retry_source
 
     source_id = _source_id(entry)
     await retry_source(services.db, source_id, organization_id=entry.organization_id)
-    await ingest_source(services.ingestion, source_id)
+    await _ingest_counted(services, source_id)
 
 
 async def ingest_batch_of(services: Services, entry: OutboxEntry) -> None:
-    """A batch: `knowledge.ingestion.ingest_batch` over its source ids."""
+    """A batch: `knowledge.ingestion.ingest_batch` over its source ids, counted as `knowledge-ingest-batch` counts."""
     from knowledge.ingestion.core import ingest_batch
 
-    await ingest_batch(services.ingestion, [UUID(str(s)) for s in entry.data["source_ids"]])
+    batch = await ingest_batch(services.ingestion, [UUID(str(s)) for s in entry.data["source_ids"]])
+    outcomes = services.metrics.ingestion_outcomes
+    outcomes.labels(outcome="ready").inc(batch.counts["ready"])
+    outcomes.labels(outcome="failed").inc(batch.counts["failed"])
 
 
 async def switch_model(services: Services, entry: OutboxEntry) -> None:

@@ -3,7 +3,8 @@
 `page_organizations(db, name=..., cursor=..., limit=...)` answers a `Page[OrganizationOverview]`, oldest
 first, filtered by a text the name contains (any case). Each row carries its sources by status, overdue
 sources, the chunks search can serve (summed from the readiness rows' counts under the organization's live
-model, never by scanning chunks), its live memories and when a source last became ready. The counts are read
+model, never by scanning chunks), its live memories and when a source last became ready.
+`organization_counts(db, organization_id)` reads one organization's counts strip in one statement. The counts are read
 for the page's rows only, so a page costs the same however many organizations there are. This module must
 never write.
 """
@@ -22,7 +23,7 @@ from state.errors import translated_db_errors
 from state.paging import FIRST_ASC, Page, fingerprint, page_of, page_size, start
 from state.queries import load_queries
 
-__all__ = ["OrganizationOverview", "page_organizations"]
+__all__ = ["OrganizationCounts", "OrganizationOverview", "organization_counts", "page_organizations"]
 
 QUERIES = load_queries(__file__)
 _LIST = "organizations"
@@ -93,3 +94,39 @@ async def page_organizations(
         [_row(r) for r in rows], limit=limit, total=total, listing=_LIST, scope=scope,
         position=lambda o: (o.created_at, o.id),
     )  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class OrganizationCounts:
+    """One organization's counts strip."""
+
+    sources_by_status: dict[str, int]
+    """Its knowledge sources per status; a status it has none of is absent."""
+    chunks: int
+    """Chunks search can serve: its ready sources' chunks under its live model."""
+    memories: int
+    """Its live memories (every scope)."""
+    receipts: int
+    """Its removal receipts (deletes, erasures, imports)."""
+    outbox_pending: int
+    """Its outbox rows not sent yet."""
+
+    @property
+    def sources(self) -> int:
+        """Its sources of every status."""
+        return sum(self.sources_by_status.values())
+
+
+async def organization_counts(db: Database, organization_id: UUID) -> OrganizationCounts:
+    """The counts strip of `organization_id` (zeros for one that holds nothing), in one statement."""
+    with translated_db_errors():
+        async with db.connection() as conn:
+            r = await conn.fetchrow(QUERIES["organization_counts"], organization_id)
+    assert r is not None  # a statement of scalar subqueries always answers one row
+    return OrganizationCounts(
+        sources_by_status={str(k): int(v) for k, v in (r["sources_by_status"] or {}).items()},
+        chunks=int(r["chunks"]),
+        memories=int(r["memories"]),
+        receipts=int(r["receipts"]),
+        outbox_pending=int(r["outbox_pending"]),
+    )

@@ -582,6 +582,32 @@ SELECT p.id, p.name, p.created_at,
   LEFT JOIN mem ON mem.organization_id = p.id
  ORDER BY p.created_at, p.id;
 
+-- name: organization_counts
+-- One organization's counts strip: its sources by status, the chunks search can serve (its ready sources'
+-- readiness rows under its live model, never a scan of chunks), its live memories, its removal receipts and
+-- its outbox rows not sent yet, in one statement. $1 organization_id.
+WITH live AS (
+    SELECT (SELECT ks.active_embedding_model
+              FROM public.knowledge_settings ks
+             WHERE ks.organization_id = $1 OR ks.organization_id IS NULL
+             ORDER BY ks.organization_id NULLS LAST
+             LIMIT 1) AS model
+)
+SELECT coalesce((SELECT jsonb_object_agg(g.status, g.n)
+                   FROM (SELECT s.status, count(*)::int AS n
+                           FROM agent.knowledge_sources s
+                          WHERE s.organization_id = $1
+                          GROUP BY s.status) g), '{}'::jsonb) AS sources_by_status,
+       coalesce((SELECT sum(r.chunk_count)
+                   FROM agent.knowledge_sources s
+                   JOIN agent.knowledge_source_models r ON r.source_id = s.id
+                   JOIN live l ON r.embedding_model = l.model
+                  WHERE s.organization_id = $1 AND s.status = 'ready' AND r.status = 'ready'), 0)::bigint AS chunks,
+       (SELECT count(*) FROM agent.live_memories m WHERE m.organization_id = $1)::int AS memories,
+       (SELECT count(*) FROM agent.removal_receipts rr WHERE rr.organization_id = $1)::int AS receipts,
+       (SELECT count(*) FROM agent.event_outbox e WHERE e.organization_id = $1 AND e.sent_at IS NULL)::int
+           AS outbox_pending;
+
 -- name: page_api_keys
 -- A page of keys, oldest first, never their secret hashes. $1 organization_id (NULL: every key), $2 whether
 -- revoked keys are listed too, $3 created_at and $4 id the page starts after, $5 the most rows.

@@ -11,11 +11,16 @@ from uuid import UUID
 
 from functions.actions.scope import Caller, check_organization, require_operator
 from state.db import Database
-from state.organization_overview import OrganizationOverview, page_organizations
+from state.organization_overview import (
+    OrganizationCounts,
+    OrganizationOverview,
+    organization_counts,
+    page_organizations,
+)
 from state.organizations import Organization, create_organization, get_organization
 from state.paging import Page
 
-__all__ = ["create", "organization", "organizations_page"]
+__all__ = ["counts", "create", "organization", "organizations_page"]
 
 
 async def create(db: Database, caller: Caller, name: str, *, per_minute: int | None = None) -> Organization:
@@ -36,3 +41,12 @@ async def organization(db: Database, caller: Caller, organization_id: UUID) -> O
     """One organization the caller may name, or its refusal (404 `organization_not_found`)."""
     await check_organization(db, caller, organization_id)
     return await get_organization(db, organization_id)
+
+
+async def counts(db: Database, caller: Caller, organization_id: UUID) -> OrganizationCounts:
+    """One organization's counts strip (sources by status, chunks, memories, receipts, outbox rows waiting).
+
+    The one read behind the strip, so its source can change (counters kept by triggers) without its callers.
+    """
+    await check_organization(db, caller, organization_id)
+    return await organization_counts(db, organization_id)

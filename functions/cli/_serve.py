@@ -32,8 +32,21 @@ from functions.errors import InngestConfigError
 from functions.inngest.encryption import parse_keys
 from state.settings import load_settings
 
-__all__ = ["BACKLOG", "KEEP_ALIVE_S", "ServePlan", "announced", "plan_serve"]
+__all__ = [
+    "BACKLOG",
+    "DEFAULT_PORT",
+    "INNGEST_CONFIG",
+    "KEEP_ALIVE_S",
+    "ServePlan",
+    "announced",
+    "inngest_line",
+    "plan_serve",
+]
 
+DEFAULT_PORT: Final = 8000
+"""`serve`'s port unless `--port` names another; `inngest.dev.json`'s `sdk-url` names the same (a test checks)."""
+INNGEST_CONFIG: Final = "inngest.dev.json"
+"""The Inngest dev server's config file at the project's root, pointing at `DEFAULT_PORT`."""
 KEEP_ALIVE_S: Final = 75
 """uvicorn's `timeout_keep_alive` (docs/decisions.md, "Which uvicorn settings serve an overload?").
 
@@ -93,12 +106,21 @@ def plan_serve(environ: Mapping[str, str], *, host: str, port: int) -> ServePlan
     else:
         plan.lines.append("API token: AC_CONTEXT_API_TOKEN from the environment")
     plan.lines.append(
-        f"dev mode: open http://{host}:{port}/docs and Authorize with the token; "
-        f"Inngest dev server: npx inngest-cli@latest dev -u http://{host}:{port}/api/inngest"
+        f"dev mode: open http://{host}:{port}/docs and Authorize with the token; {inngest_line(host, port)}"
     )
     plan.lines.append(f"console: http://{host}:{port}/console (sign in with the token or an API key)")
     plan.lines.append(functions_line(environ))
     return plan
+
+
+def inngest_line(host: str, port: int) -> str:
+    """How to start the Inngest dev server against this service: `inngest.dev.json` when it names this port."""
+    if port == DEFAULT_PORT and host in ("127.0.0.1", "localhost"):
+        return f"Inngest dev server: npx inngest-cli@latest dev --config {INNGEST_CONFIG}"
+    return (
+        f"Inngest dev server: npx inngest-cli@latest dev -u http://{host}:{port}/api/inngest "
+        f"({INNGEST_CONFIG} names port {DEFAULT_PORT})"
+    )
 
 
 def functions_line(environ: Mapping[str, str]) -> str:

@@ -5,7 +5,8 @@ a filename, a chunk, a memory, a failure reason or a query shows as text. Every 
 carries a strict Content-Security-Policy (`default-src 'self'`, no inline script or style,
 `frame-ancestors 'none'`), `X-Frame-Options: DENY`, `nosniff`, no referrer and no caching. A page
 route's refusal (an error of the core, an `ApiError`, a malformed path) is a page with its status and
-code, never a traceback or JSON; a request without a session is sent to the sign-in page.
+code, what happened and what to do, never a traceback or JSON; a request without a session is sent to the
+sign-in page, which says why a session the browser held ended.
 
 This module must never mark text safe that came from a request or the database.
 """
@@ -28,11 +29,12 @@ from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from functions._outages import is_database_outage
+from functions.console._advice import HEADINGS, what_to_do
 from functions.console._session import SignInRequired
 from functions.errors import ApiError, http_status
 from state.errors import CodedError
 
-__all__ = ["CSP", "STATIC_DIR", "ConsoleHeaders", "ConsoleRoute", "error_page", "render", "templates"]
+__all__ = ["BLANK", "CSP", "STATIC_DIR", "ConsoleHeaders", "ConsoleRoute", "error_page", "render", "templates"]
 
 logger = logging.getLogger("functions.console")
 
@@ -52,20 +54,35 @@ _HEADERS = {
     "cache-control": "no-store",
 }
 
-templates = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=True, auto_reload=False)
-"""The console's templates; autoescape is on for every one of them."""
+BLANK = "\u2014"
+"""What a page shows for a value that is not there (Python's `None`): an em dash, never the word None."""
+
+
+def _shown(value: Any) -> Any:
+    """Each `{{ … }}` value as a page shows it: `None` as `BLANK`, anything else as it is (then escaped)."""
+    return BLANK if value is None else value
+
+
+templates = Environment(
+    loader=FileSystemLoader(HERE / "templates"), autoescape=True, auto_reload=False, finalize=_shown
+)
+"""The console's templates; autoescape is on for every one of them, and `None` shows as `BLANK`."""
 
 
 def render(request: Request, name: str, *, status_code: int = 200, **context: Any) -> HTMLResponse:
     """The template `name` rendered with `context` (and the request's session, when it has one)."""
     context.setdefault("session", getattr(request.state, "console_session", None))
     context.setdefault("org", None)
+    context.setdefault("org_counts", getattr(request.state, "org_counts", None))
     return HTMLResponse(templates.get_template(name).render(request=request, **context), status_code=status_code)
 
 
 def error_page(request: Request, status: int, code: str, message: str) -> HTMLResponse:
-    """A refusal as a page: its status, its code and one sentence."""
-    return render(request, "error.html", status_code=status, code=code, message=message)
+    """A refusal as a page: what happened (its message), what to do (`what_to_do`), and its code."""
+    return render(
+        request, "error.html", status_code=status, code=code, message=message, advice=what_to_do(status, code),
+        heading=HEADINGS.get(status, "Refused" if status < 500 else "The console failed"),
+    )  # fmt: skip
 
 
 def _validation(request: Request, exc: RequestValidationError) -> HTMLResponse:
@@ -86,9 +103,10 @@ class ConsoleRoute(APIRoute):
         async def page(request: Request) -> Response:
             try:
                 return await handler(request)
-            except SignInRequired:
+            except SignInRequired as exc:
                 target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
-                return RedirectResponse(f"/console/sign-in?next={quote(target, safe='')}", status_code=303)
+                ended = f"&ended={exc.reason}" if exc.reason else ""  # the sign-in page says why, in a sentence
+                return RedirectResponse(f"/console/sign-in?next={quote(target, safe='')}{ended}", status_code=303)
             except RequestValidationError as exc:
                 return _validation(request, exc)
             except ValidationError as exc:  # a body the page builds for a route's function (a brief's query)

@@ -20,6 +20,7 @@ from fastapi import Depends, Request
 
 from functions._request import services
 from functions._services import Services
+from functions.actions.orgs import counts
 from functions.actions.scope import check_organization, require_operator
 from functions.console._session import ConsoleSession, read
 from functions.errors import ApiError
@@ -88,4 +89,5 @@ async def organization_of(
             raise _not_found(organization_id) from None
         return svc, ConsoleOrg(organization_id, "", erased=True)
     request.state.console_org = org
+    request.state.org_counts = await counts(svc.db, session.caller, org.id)  # the strip atop every org page
     return svc, ConsoleOrg(org.id, org.name)

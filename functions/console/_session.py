@@ -27,7 +27,7 @@ from typing import Any
 from uuid import UUID
 
 from fastapi import Request, Response
-from itsdangerous import BadSignature, URLSafeTimedSerializer
+from itsdangerous import BadSignature, SignatureExpired, URLSafeTimedSerializer
 
 from functions.actions.scope import Caller
 from functions.errors import ApiError
@@ -35,6 +35,7 @@ from state.console_sessions import open_session, revoke_session, session_holder
 
 __all__ = [
     "COOKIE",
+    "ENDED_REASONS",
     "PRE_COOKIE",
     "PRE_MAX_AGE_S",
     "SESSION_MAX_AGE_S",
@@ -62,7 +63,24 @@ _SALT = "ac-context console session"
 
 
 class SignInRequired(Exception):
-    """The request carries no valid session: the console answers with the sign-in page."""
+    """The request carries no valid session: the console answers with the sign-in page.
+
+    `reason` says why a session the browser held ended (`ENDED_REASONS`), or is None when it held none.
+    """
+
+    def __init__(self, reason: str | None = None) -> None:
+        super().__init__(reason or "no session")
+        self.reason = reason
+
+
+ENDED_REASONS = {
+    "expired": "it reached its 8-hour limit",
+    "ended": "it was signed out, it expired, or its key is gone",
+    "revoked": "its key was revoked",
+    "invalid": "its cookie could not be checked (the service's token changed, or the cookie was altered)",
+    "no_token": "the service no longer has the operator token it was signed in with",
+}
+"""Why a session ended, as the sign-in page says it ("Your session ended because …")."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,20 +155,22 @@ async def read(request: Request) -> ConsoleSession:
         raise SignInRequired
     try:
         payload: Any = _serializer(request).loads(raw, max_age=SESSION_MAX_AGE_S)
+    except SignatureExpired:
+        raise SignInRequired("expired") from None
     except BadSignature:
-        raise SignInRequired from None
+        raise SignInRequired("invalid") from None
     if not isinstance(payload, dict) or not all(isinstance(payload.get(k), str) and payload[k] for k in ("s", "c")):
-        raise SignInRequired
+        raise SignInRequired("invalid")
     session_id, csrf = payload["s"], payload["c"]
     holder = await session_holder(request.app.state.slot.get().db, session_id)
     if holder is None:
-        raise SignInRequired
+        raise SignInRequired("ended")
     if holder.key is None:
         if not request.app.state.api_token:
-            raise SignInRequired
+            raise SignInRequired("no_token")
         return ConsoleSession(Caller(organization_id=None), csrf, session_id)
     if holder.key.revoked:
-        raise SignInRequired
+        raise SignInRequired("revoked")
     org = None if holder.key.organization_id is None else UUID(str(holder.key.organization_id))
     return ConsoleSession(Caller(organization_id=org, key_id=holder.key.id), csrf, session_id)
 

@@ -8,6 +8,7 @@ service's own Prometheus registry, the text `/metrics` serves, summed per family
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Form, Query, Request, Response
@@ -22,24 +23,42 @@ from functions.console._pages import ConsoleRoute, render
 from functions.console._scope import SessionDep, operator_only, optional_uuid, organization_of
 from functions.console._session import check_csrf
 
-__all__ = ["metrics_summary", "router"]
+__all__ = ["MetricRow", "metrics_summary", "router"]
 
 router = APIRouter(prefix="/console/health", route_class=ConsoleRoute, include_in_schema=False)
 
 
-def metrics_summary(text: str) -> list[tuple[str, str, float]]:
-    """Each metric family of a Prometheus text as (name, help, the sum of its counters or gauges)."""
-    out: list[tuple[str, str, float]] = []
+@dataclass(frozen=True, slots=True)
+class MetricRow:
+    """One metric family as the health page shows it: what it counts, never a count beside a sum."""
+
+    name: str
+    """The family's name."""
+    help: str
+    """What it measures."""
+    kind: str
+    """`counter`, `gauge` or `histogram`."""
+    value: float
+    """A counter's total, a gauge's current level (summed over labels), a histogram's observations."""
+    sum: float | None = None
+    """A histogram's sum of what it observed (seconds, tokens); None for the others."""
+
+
+def metrics_summary(text: str) -> list[MetricRow]:
+    """Each counter, gauge and histogram family of a Prometheus text as one row (no creation times)."""
+    out: list[MetricRow] = []
     for family in text_string_to_metric_families(text):
         if family.name.endswith("_created"):  # the creation time of a counter: not a count
             continue
+        total: float | None = None
         if family.type in ("counter", "gauge"):
             values = [s.value for s in family.samples if not s.name.endswith("_created")]
         elif family.type == "histogram":
             values = [s.value for s in family.samples if s.name.endswith("_count")]
+            total = float(sum(s.value for s in family.samples if s.name.endswith("_sum")))
         else:
             continue
-        out.append((family.name, family.documentation, float(sum(values))))
+        out.append(MetricRow(family.name, family.documentation, family.type, float(sum(values)), total))
     return out
 
 
@@ -59,7 +78,7 @@ async def health_page(
     summary = metrics_summary(request.app.state.metrics.render().decode())
     return render(
         request, "health.html", ready=ready, switch=switch, metrics=summary, organization_id=scope,
-        sweeps=[m for m in summary if "sweep" in m[0]],
+        sweeps=[m for m in summary if "sweep" in m.name],
     )  # fmt: skip
 
 

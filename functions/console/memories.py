@@ -21,6 +21,7 @@ from fastapi.responses import RedirectResponse, StreamingResponse
 from functions.actions.memory import chain as memory_chain
 from functions.actions.memory import memories_page
 from functions.actions.memory_transfer import export_memories, import_file
+from functions.console._chain_diff import chain_steps
 from functions.console._pages import ConsoleRoute, render
 from functions.console._scope import SessionDep, optional_uuid, organization_of
 from functions.console._session import check_csrf
@@ -87,7 +88,7 @@ async def memory_import(
 
 @router.get("/{memory_id}")
 async def memory_page(request: Request, session: SessionDep, organization_id: UUID, memory_id: UUID) -> Response:
-    """A chain's every revision, oldest first: which one is live, tombstones, expiry."""
+    """A chain's every revision, oldest first (which one is live, tombstones, expiry), and what each changed."""
     svc, org = await organization_of(request, session, organization_id)
     chain = await memory_chain(svc.db, session.caller, org.id, memory_id)
-    return render(request, "memory.html", org=org, chain=chain)
+    return render(request, "memory.html", org=org, chain=chain, steps=chain_steps(chain))

@@ -24,7 +24,15 @@ from functions._request import services
 from functions.actions.auth import authenticate
 from functions.console._pages import ConsoleRoute, render
 from functions.console._scope import SessionDep
-from functions.console._session import PRE_COOKIE, check_csrf, clear_pre_session, end, set_pre_session, start
+from functions.console._session import (
+    ENDED_REASONS,
+    PRE_COOKIE,
+    check_csrf,
+    clear_pre_session,
+    end,
+    set_pre_session,
+    start,
+)
 from functions.errors import ApiError
 
 __all__ = ["router"]
@@ -53,7 +61,7 @@ def _form(request: Request, *, status: int = 200, code: str | None = None, messa
     token = secrets.token_urlsafe(32)
     response = render(
         request, "sign_in.html", status_code=status, csrf=token, code=code, message=message,
-        next=_next(request.query_params.get("next")),
+        next=_next(request.query_params.get("next")), ended=ENDED_REASONS.get(request.query_params.get("ended", "")),
     )  # fmt: skip
     set_pre_session(request, response, token)
     return response

@@ -6,7 +6,8 @@
 4. memory: remember, supersede, refuse and forget through the memory tools;
 5. application state: briefs from the sources over application rows;
 6. the final brief: the front door policy through the process registry (every source but the two outreach
-   classes, which only the Outreach planner policy holds: chapter 5 shows them), with its accounting.
+   classes, which only the Outreach planner policy holds: chapter 5 shows them), with its accounting;
+then what to run next (`functions.demo.next_steps`): `make serve`, the console's address, how to sign in.
 
 Every chapter is idempotent. This module must never write outside the demo tenant (and the platform
 documents of the knowledge chapter), and it tells the story through the same core the service runs.
@@ -27,6 +28,7 @@ from context.policies import FRONT_DOOR
 from context.sources import default_registry
 from functions.demo.knowledge import demo_knowledge
 from functions.demo.memory import demo_memory
+from functions.demo.next_steps import next_steps
 from functions.demo.sources import demo_brief, demo_request
 from state.db import Database, resolve_database_url
 from state.demo_tenant import DEMO, seed_demo_tenant
@@ -110,3 +112,5 @@ async def run_demo(console: Console) -> None:
     finally:
         await db.close()
     console.rule(f"done in {time.perf_counter() - started:.1f}s")
+    for line in next_steps():
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
