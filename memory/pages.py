@@ -145,7 +145,10 @@ async def page_memories(
     args = (organization_id, user_id, definition_id)
     with translated_db_errors():
         async with db.connection() as conn:
-            total = int(await conn.fetchval(QUERIES["count_listed_memories"], *args))
+            if user_id is None and definition_id is None:  # kept by triggers (migration 0117): no count
+                total = int(await conn.fetchval(QUERIES["count_organization_live_memories"], organization_id))
+            else:
+                total = int(await conn.fetchval(QUERIES["count_listed_memories"], *args))
             rows = await conn.fetch(QUERIES["page_live_memories"], *args, *after, page_size(limit) + 1)
     items = [
         MemoryRow(

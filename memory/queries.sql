@@ -150,6 +150,16 @@ WHERE organization_id = $1::uuid
   AND ($2::uuid IS NULL OR (scope = 'user' AND user_id = $2::uuid))
   AND ($3::uuid IS NULL OR definition_id = $3::uuid);
 
+-- name: count_organization_live_memories
+-- How many live memories an organization holds, without counting them: the open chains the triggers of
+-- migration 0117 keep in agent.organization_counts, less the open heads whose expiry has passed (through
+-- memories_expiry_idx: the sweep removes them, so few). $1 organization id.
+SELECT coalesce((SELECT memories_open FROM agent.organization_counts WHERE organization_id = $1::uuid), 0)
+     - (SELECT count(*)
+          FROM agent.memories AS m
+         WHERE m.expires_at <= now() AND m.forgotten_at IS NULL AND m.organization_id = $1::uuid
+           AND NOT EXISTS (SELECT 1 FROM agent.memories AS c WHERE c.supersedes_id = m.id));
+
 -- name: page_live_memories
 -- A page of live memories, newest first, with their expiry, through memories_live_recent_idx. $1
 -- organization id, $2 a person or NULL, $3 definition id or NULL, $4 created_at and $5 id the page starts
