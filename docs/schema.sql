@@ -3945,6 +3945,12 @@ CREATE INDEX knowledge_sources_review_idx ON agent.knowledge_sources USING btree
 CREATE INDEX knowledge_sources_scope_idx ON agent.knowledge_sources USING btree (organization_id, status, created_at DESC);
 
 --
+-- Name: knowledge_sources_title_idx; Type: INDEX; Schema: agent; Owner: -
+--
+
+CREATE INDEX knowledge_sources_title_idx ON agent.knowledge_sources USING btree (organization_id, title, id);
+
+--
 -- Name: knowledge_switches_one_running; Type: INDEX; Schema: agent; Owner: -
 --
 
@@ -3979,6 +3985,12 @@ CREATE INDEX memories_live_definition_recent_idx ON agent.memories USING btree (
 --
 
 CREATE INDEX memories_live_recent_idx ON agent.memories USING btree (organization_id, created_at DESC, id DESC) WHERE (forgotten_at IS NULL);
+
+--
+-- Name: memories_live_subject_idx; Type: INDEX; Schema: agent; Owner: -
+--
+
+CREATE INDEX memories_live_subject_idx ON agent.memories USING btree (organization_id, subject_key, id) WHERE (forgotten_at IS NULL);
 
 --
 -- Name: memories_one_root_per_chain; Type: INDEX; Schema: agent; Owner: -
@@ -4159,6 +4171,12 @@ CREATE INDEX org_services_org_idx ON public.org_services USING btree (organizati
 --
 
 CREATE INDEX organizations_created_at ON public.organizations USING btree (created_at);
+
+--
+-- Name: organizations_name_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX organizations_name_idx ON public.organizations USING btree (name, id);
 
 --
 -- Name: outreach_enrollments_person_idx; Type: INDEX; Schema: public; Owner: -

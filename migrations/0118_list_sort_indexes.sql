@@ -1,0 +1,11 @@
+-- Sorting the operator's lists by their columns (issue 47, item 1): every column a list sorts by is read
+-- through an index, in both directions, with the cursor's keyset (no OFFSET).
+--
+-- * memories by subject: memories_live_subject_idx (the live list's rows are not forgotten, as in
+--   memories_live_recent_idx, which serves the sort by when written).
+-- * sources by title: knowledge_sources_title_idx (by when created: knowledge_sources_scope_idx and the
+--   organization's created_at index already serve it).
+-- * organizations by name: organizations_name_idx.
+CREATE INDEX memories_live_subject_idx ON agent.memories (organization_id, subject_key, id) WHERE forgotten_at IS NULL;
+CREATE INDEX knowledge_sources_title_idx ON agent.knowledge_sources (organization_id, title, id);
+CREATE INDEX organizations_name_idx ON public.organizations (name, id);
