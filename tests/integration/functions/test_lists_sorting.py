@@ -109,8 +109,9 @@ async def test_an_unknown_sort_and_a_cursor_of_another_sort_are_refused(service:
         answer = await _api(service, world["org"], **params)
         assert (answer.status_code, answer.json()["error"]["code"]) == (422, "unknown_sort"), params
     by_subject = (await _api(service, world["org"], sort="subject", limit="2")).json()
-    other = await _api(service, world["org"], sort="written", cursor=by_subject["next_cursor"])
-    assert (other.status_code, other.json()["error"]["code"]) == (422, "invalid_cursor")
+    for sort, direction in (("written", "desc"), ("subject", "desc")):  # the same shape, another direction too
+        other = await _api(service, world["org"], sort=sort, dir=direction, cursor=by_subject["next_cursor"])
+        assert (other.status_code, other.json()["error"]["code"]) == (422, "invalid_cursor"), (sort, direction)
     old = (await _api(service, world["org"], limit="2")).json()  # the default order: no sort, as before
     assert (await _api(service, world["org"], sort="written", dir="desc", cursor=old["next_cursor"])).status_code == 200
 
