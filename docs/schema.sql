@@ -3948,7 +3948,7 @@ CREATE INDEX knowledge_sources_scope_idx ON agent.knowledge_sources USING btree 
 -- Name: knowledge_sources_title_idx; Type: INDEX; Schema: agent; Owner: -
 --
 
-CREATE INDEX knowledge_sources_title_idx ON agent.knowledge_sources USING btree (organization_id, title, id);
+CREATE INDEX knowledge_sources_title_idx ON agent.knowledge_sources USING btree (COALESCE(organization_id, '00000000-0000-0000-0000-000000000000'::uuid), title, id);
 
 --
 -- Name: knowledge_switches_one_running; Type: INDEX; Schema: agent; Owner: -

@@ -3,9 +3,10 @@
 --
 -- * memories by subject: memories_live_subject_idx (the live list's rows are not forgotten, as in
 --   memories_live_recent_idx, which serves the sort by when written).
--- * sources by title: knowledge_sources_title_idx (by when created: knowledge_sources_scope_idx and the
---   organization's created_at index already serve it).
+-- * sources by title: knowledge_sources_title_idx, on the scope expression of knowledge_sources_page_idx
+--   (0102, which serves the sort by when created); organizations by when created: their created_at index.
 -- * organizations by name: organizations_name_idx.
 CREATE INDEX memories_live_subject_idx ON agent.memories (organization_id, subject_key, id) WHERE forgotten_at IS NULL;
-CREATE INDEX knowledge_sources_title_idx ON agent.knowledge_sources (organization_id, title, id);
+CREATE INDEX knowledge_sources_title_idx ON agent.knowledge_sources (
+    (coalesce(organization_id, '00000000-0000-0000-0000-000000000000'::uuid)), title, id);
 CREATE INDEX organizations_name_idx ON public.organizations (name, id);

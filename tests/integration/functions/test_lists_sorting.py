@@ -20,9 +20,11 @@ from uuid import UUID
 import httpx
 import pytest
 
+from knowledge.ingestion.core import Ingestion, ingest_source
+from knowledge.ingestion.registration import register_upload
 from state.api_keys import mint_key
 from tests.factories import Factory
-from tests.integration.functions.conftest import Service
+from tests.integration.functions.conftest import Service, fake_embedders
 from tests.integration.functions.test_console import code_of, sign_in
 from tests.integration.memory.helpers import raw_memory
 
@@ -183,3 +185,56 @@ async def test_the_console_sorts_by_its_headers_and_pages_first_previous_next(
     filtered = await console.get(base, person="ADA")
     assert _memory_ids(filtered) == [str(world["ada"])]
     assert _memory_ids(await console.get(base, subject=f"person:{world['about']}")) == [str(world["about_mem"])]
+
+
+async def _walk_api(service: Service, path: str, params: dict[str, str]) -> tuple[list[str], list[str]]:
+    """Ids of a list walked by next cursors, then walked back by previous cursors from the last page."""
+    pages: list[dict[str, Any]] = []
+    cursor = None
+    for _ in range(50):
+        extra = {"cursor": cursor} if cursor else {}
+        answer = await service.http.get(path, params={**params, "limit": "2", **extra}, headers=service.auth)
+        assert answer.status_code == 200, answer.text
+        pages.append(answer.json())
+        cursor = pages[-1]["next_cursor"]
+        if cursor is None:
+            break
+    forward = [r["id"] for p in pages for r in p["items"]]
+    back = [r["id"] for r in pages[-1]["items"]]
+    cursor = pages[-1]["prev_cursor"]
+    while cursor is not None:
+        body = (
+            await service.http.get(path, params={**params, "limit": "2", "cursor": cursor}, headers=service.auth)
+        ).json()
+        back = [r["id"] for r in body["items"]] + back
+        cursor = body["prev_cursor"]
+    return forward, back
+
+
+async def test_sources_sort_by_title_and_created_and_chunks_page_both_ways(service: Service, factory: Factory) -> None:
+
+    org = await factory.organization("Shelves")
+    store = service.services.object_store
+    for name in ("pear", "Apple", "quince", "banana", "cherry"):
+        await register_upload(service.db, store, organization_id=org, data=f"# {name}\n\n{name}".encode(),
+                              filename=f"{name}.md")  # fmt: skip
+    long = "\n\n".join(f"## Part {i}\n\n" + " ".join(f"word{i}x{j}" for j in range(60)) for i in range(9))
+    manual = await register_upload(service.db, store, organization_id=org, data=long.encode(), filename="manual.md")
+    await ingest_source(Ingestion(service.db, store, fake_embedders().get), manual.source_id)
+    path = "/v1/knowledge/sources"
+    orders = [("title", "asc", "title", False), ("title", "desc", "title", True),
+              ("created", "asc", "created_at", False), ("created", "desc", "created_at", True)]  # fmt: skip
+    for sort, direction, key, reverse in orders:
+        params = {"organization_id": str(org), "sort": sort, "dir": direction}
+        full = (await service.http.get(path, params={**params, "limit": "1000"}, headers=service.auth)).json()["items"]
+        assert [(r[key], r["id"]) for r in full] == sorted(((r[key], r["id"]) for r in full), reverse=reverse)
+        forward, back = await _walk_api(service, path, params)
+        assert forward == back == [r["id"] for r in full], (sort, direction)
+    refused = await service.http.get(path, params={"organization_id": str(org), "sort": "owner"}, headers=service.auth)
+    assert (refused.status_code, refused.json()["error"]["code"]) == (422, "unknown_sort")
+    chunks = f"/v1/knowledge/sources/{manual.source_id}/chunks"
+    params = {"organization_id": str(org)}
+    full = (await service.http.get(chunks, params={**params, "limit": "1000"}, headers=service.auth)).json()["items"]
+    assert len(full) > 4
+    forward, back = await _walk_api(service, chunks, params)
+    assert forward == back == [c["id"] for c in full], "chunks page forward and back in ordinal order"
