@@ -527,14 +527,16 @@ SELECT count(*)
 -- live memories (the counted open chains less the open heads whose expiry has passed), and when a source
 -- last became ready. Each count is one grouped read over the page's
 -- organizations (never one read per organization). $1 text the name contains (any case) or NULL,
--- $2 created_at and $3 id the page starts after, $4 the most rows.
+-- $2 the most rows, $3 created_at and $4 id the page starts after. `page_organizations`
+-- (state/organization_overview.py) swaps the keyset line and both ORDER BYs for another sort or the previous
+-- page (from code, never from request text).
 WITH page AS (
     SELECT o.id, o.name, o.created_at
       FROM public.organizations o
      WHERE ($1::text IS NULL OR strpos(lower(o.name), lower($1)) > 0)
-       AND (o.created_at, o.id) > ($2::timestamptz, $3::uuid)
+       AND (o.created_at, o.id) > ($3::timestamptz, $4::uuid)
      ORDER BY o.created_at, o.id
-     LIMIT $4
+     LIMIT $2
 ), live AS (
     SELECT p.id AS organization_id,
            (SELECT ks.active_embedding_model

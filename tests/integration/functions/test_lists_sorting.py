@@ -238,3 +238,20 @@ async def test_sources_sort_by_title_and_created_and_chunks_page_both_ways(servi
     assert len(full) > 4
     forward, back = await _walk_api(service, chunks, params)
     assert forward == back == [c["id"] for c in full], "chunks page forward and back in ordinal order"
+
+
+async def test_organizations_sort_by_name_and_created_and_page_both_ways(service: Service, factory: Factory) -> None:
+    for name in ("Zeta lists", "alpha lists", "Mango lists", "beta lists", "Kilo lists"):
+        await factory.organization(name)
+    orders = [("name", "asc", "name", False), ("name", "desc", "name", True),
+              ("created", "asc", "created_at", False), ("created", "desc", "created_at", True)]  # fmt: skip
+    for sort, direction, key, reverse in orders:
+        params = {"name": "lists", "sort": sort, "dir": direction}
+        answer = await service.http.get("/v1/organizations", params={**params, "limit": "1000"}, headers=service.auth)
+        full = answer.json()["items"]
+        assert len(full) == 5
+        assert [(o[key], o["id"]) for o in full] == sorted(((o[key], o["id"]) for o in full), reverse=reverse)
+        forward, back = await _walk_api(service, "/v1/organizations", params)
+        assert forward == back == [o["id"] for o in full], (sort, direction)
+    refused = await service.http.get("/v1/organizations", params={"sort": "chunks"}, headers=service.auth)
+    assert (refused.status_code, refused.json()["error"]["code"]) == (422, "unknown_sort")
