@@ -3993,6 +3993,12 @@ CREATE INDEX memories_live_recent_idx ON agent.memories USING btree (organizatio
 CREATE INDEX memories_live_subject_idx ON agent.memories USING btree (organization_id, subject_key, id) WHERE (forgotten_at IS NULL);
 
 --
+-- Name: memories_live_subject_refs_idx; Type: INDEX; Schema: agent; Owner: -
+--
+
+CREATE INDEX memories_live_subject_refs_idx ON agent.memories USING gin (subject_refs jsonb_path_ops) WHERE (forgotten_at IS NULL);
+
+--
 -- Name: memories_one_root_per_chain; Type: INDEX; Schema: agent; Owner: -
 --
 

@@ -22,7 +22,7 @@ from state.errors import translated_db_errors
 from state.paging import Order, Page, SortKey, keyset_sql, order_of, page_both, page_size, read_cursor
 from state.queries import load_queries
 
-__all__ = ["OrganizationOverview", "page_organizations"]
+__all__ = ["ORGANIZATION_SORTS", "OrganizationOverview", "page_organizations"]
 
 QUERIES = load_queries(__file__)
 _LIST = "organizations"

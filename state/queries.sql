@@ -595,15 +595,16 @@ SELECT id, scope, organization_id, name, created_at, revoked_at
  LIMIT $5;
 
 -- name: page_removal_receipts
--- A page of receipts, newest first. $1 organization id or NULL for all, $2 started_at and $3 id the page
--- starts after, $4 the most rows.
+-- A page of receipts, newest first. $1 organization id or NULL for all, $2 the most rows, $3 started_at and
+-- $4 id the page starts after. `page_receipts` (state/receipts.py) swaps the keyset line and the ORDER BY
+-- for the oldest-first order or the previous page (from code, never from request text).
 SELECT id, kind, organization_id, target_id, subject, requested_by, status, counts, object_keys, versions, resumed,
        physical, started_at, finished_at
   FROM agent.removal_receipts
  WHERE ($1::uuid IS NULL OR organization_id = $1)
-   AND (started_at, id) < ($2::timestamptz, $3::uuid)
+   AND (started_at, id) < ($3::timestamptz, $4::uuid)
  ORDER BY started_at DESC, id DESC
- LIMIT $4;
+ LIMIT $2;
 
 -- Users, agent definitions and runs for a deployment without the platform (state.users, state.agents).
 

@@ -43,6 +43,7 @@ from state.paging import (
 )
 
 __all__ = [
+    "SOURCE_SORTS",
     "ChunkView",
     "SourceProgress",
     "SourceRow",

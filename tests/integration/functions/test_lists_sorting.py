@@ -15,7 +15,7 @@ import html
 import re
 from datetime import UTC, datetime, timedelta
 from typing import Any
-from uuid import UUID
+from uuid import UUID, uuid4
 
 import httpx
 import pytest
@@ -255,3 +255,22 @@ async def test_organizations_sort_by_name_and_created_and_page_both_ways(service
         assert forward == back == [o["id"] for o in full], (sort, direction)
     refused = await service.http.get("/v1/organizations", params={"sort": "chunks"}, headers=service.auth)
     assert (refused.status_code, refused.json()["error"]["code"]) == (422, "unknown_sort")
+
+
+async def test_receipts_page_both_ways_in_either_order(service: Service, factory: Factory) -> None:
+    from state.receipts import begin_receipt, finish_receipt
+
+    org = await factory.organization("Receipted")
+    async with service.db.connection() as conn:
+        for _ in range(5):
+            receipt = await begin_receipt(conn, "user", organization_id=org, target_id=uuid4(), requested_by="test")
+            await finish_receipt(conn, receipt.id)
+    for direction in ("desc", "asc"):
+        params = {"organization_id": str(org), "sort": "started", "dir": direction}
+        answer = await service.http.get("/v1/receipts", params={**params, "limit": "1000"}, headers=service.auth)
+        full = answer.json()["items"]
+        assert len(full) == 5
+        keys = [(r["started_at"], r["id"]) for r in full]
+        assert keys == sorted(keys, reverse=direction == "desc")
+        forward, back = await _walk_api(service, "/v1/receipts", params)
+        assert forward == back == [r["id"] for r in full], direction
