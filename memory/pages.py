@@ -155,17 +155,36 @@ MEMORY_SORTS: dict[str, SortKey] = {
 }
 """The columns the memories list sorts by, each through an index; `written` newest first is the default."""
 
-_PAGE_SQL = """
+_FILTERS = """
+ WHERE organization_id = $1::uuid
+   AND {people}
+   AND {definition}
+   AND {subject}"""
+_PAGE_SQL = (
+    """
 SELECT id, organization_id, definition_id, scope, user_id, subject_key, text, subject_refs, proposed_by_run_id,
        supersedes_id, created_at, expires_at
-  FROM agent.live_memories
- WHERE organization_id = $1::uuid
-   AND ($2::uuid[] IS NULL OR (scope = 'user' AND user_id = ANY ($2::uuid[])))
-   AND ($3::uuid IS NULL OR definition_id = $3::uuid)
-   AND ($4::text IS NULL OR subject_refs @> $4::text::jsonb)
+  FROM agent.live_memories"""
+    + _FILTERS
+    + """
    AND {keyset}
  ORDER BY {order}
  LIMIT $5"""
+)
+_COUNT_SQL = "SELECT count(*) FROM agent.live_memories" + _FILTERS
+
+
+def _filters(users: list[UUID] | None, definition_id: UUID | None, refs: str | None) -> dict[str, str]:
+    """Each filter's condition, or a typed no-op for one not given.
+
+    One statement per shape of filters, so a generic plan never keeps an `$n IS NULL OR ...` that hides an
+    index (the subject's GIN index above all).
+    """
+    return {
+        "people": "$2::uuid[] IS NULL" if users is None else "(scope = 'user' AND user_id = ANY ($2::uuid[]))",
+        "definition": "$3::uuid IS NULL" if definition_id is None else "definition_id = $3::uuid",
+        "subject": "$4::text IS NULL" if refs is None else "subject_refs @> $4::text::jsonb",
+    }
 
 
 def subject_filter(subject: str | None) -> str | None:
@@ -219,14 +238,15 @@ async def page_memories(
         found = await people_matching(db, organization_id=organization_id, text=who)
         users = [u for u in found if user_id is None or u == user_id]
     keyset, ordering = keyset_sql(order, backward=backward, value=6)
-    statement = _PAGE_SQL.format(keyset=keyset if position is not None else "true", order=ordering)
+    conditions = _filters(users, definition_id, refs)
+    statement = _PAGE_SQL.format(keyset=keyset if position is not None else "true", order=ordering, **conditions)
     args = (organization_id, users, definition_id, refs)
     with translated_db_errors():
         async with db.connection() as conn:
             if users is None and definition_id is None and refs is None:  # kept by triggers (migration 0117)
                 total = int(await conn.fetchval(QUERIES["count_organization_live_memories"], organization_id))
             else:
-                total = int(await conn.fetchval(QUERIES["count_listed_memories"], *args))
+                total = int(await conn.fetchval(_COUNT_SQL.format(**conditions), *args))
             rows = await conn.fetch(statement, *args, page_size(limit) + 1, *(position or ()))
     items = [
         MemoryRow(

@@ -141,17 +141,6 @@ SELECT EXISTS (
 -- Paged reads (memory/pages.py, state/paging.py): a page starts after a keyset position and fetches one row
 -- more than it shows; the first page starts from a sentinel beyond every row.
 
--- name: count_listed_memories
--- How many rows the memories list pages through under a filter. $1 organization id, $2 people (their
--- user-scope memories) or NULL (every live memory of the organization, both scopes), $3 definition id or
--- NULL, $4 a subject ref as jsonb `[{"kind": ..., "id": ...}]` the memory is about, or NULL.
-SELECT count(*)
-FROM agent.live_memories
-WHERE organization_id = $1::uuid
-  AND ($2::uuid[] IS NULL OR (scope = 'user' AND user_id = ANY ($2::uuid[])))
-  AND ($3::uuid IS NULL OR definition_id = $3::uuid)
-  AND ($4::text IS NULL OR subject_refs @> $4::text::jsonb);
-
 -- name: people_matching
 -- The people of an organization whose email or display name contains a text (any case): the memories
 -- list's person filter. $1 organization id, $2 the text.

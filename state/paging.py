@@ -175,9 +175,11 @@ def order_of(sorts: dict[str, SortKey], sort: str | None, direction: str | None,
     """The order a caller asks for; `UnknownSortError` for a column `sorts` does not hold or a bad direction."""
     name = sort or default
     if name not in sorts:
-        raise UnknownSortError(f"this list sorts by {', '.join(sorted(sorts))}, not {name[:40]!r}")
+        raise UnknownSortError(
+            f"this list sorts by {', '.join(sorted(sorts))}, not {name[:40]!r}: sort by one of those (a column header)"
+        )
     if direction not in (None, "", "asc", "desc"):
-        raise UnknownSortError("dir is asc or desc")
+        raise UnknownSortError("the sort direction is asc or desc: pick one, or leave it out for the usual one")
     key = sorts[name]
     descending = key.descending if not direction else direction == "desc"
     return Order(name, key, descending, name == default and descending == sorts[default].descending)
