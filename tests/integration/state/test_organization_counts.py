@@ -107,14 +107,14 @@ async def test_source_totals_stay_exact_through_status_changes_and_deletes(
 
 
 async def _remember_many(db: Database, world: World, prefix: str, n: int, gate: asyncio.Event) -> None:
-    """`n` memories in one transaction of its own connection, held open until `gate` opens."""
+    """`n` memories in one statement of its own transaction, held open until `gate` opens (one statement, so a
+    trigger that recounted under its statement's snapshot instead of adding a delta would miss the other's)."""
     async with db.connection() as conn, conn.transaction():
-        for i in range(n):
-            await conn.execute(
-                "INSERT INTO agent.memories (organization_id, definition_id, scope, scope_owner_id, subject_key, text)"
-                " VALUES ($1, $2, 'organization', $1, $3, 'x')",
-                world.org, world.definition, f"organization:{world.org}:observation.{prefix}{i}",
-            )  # fmt: skip
+        await conn.execute(
+            "INSERT INTO agent.memories (organization_id, definition_id, scope, scope_owner_id, subject_key, text)"
+            " SELECT $1, $2, 'organization', $1, $3 || g, 'x' FROM generate_series(1, $4) AS g",
+            world.org, world.definition, f"organization:{world.org}:observation.{prefix}", n,
+        )  # fmt: skip
         await gate.wait()
 
 
