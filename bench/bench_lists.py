@@ -8,7 +8,11 @@ organization, so its counts sit on the organizations list's first page. Each lis
 function the API, the CLI and the console call (`state.paging`), `ROUNDS` times: the first page (`PAGE`
 rows) and a deep page (its cursor reached by walking the list first), with the `total` the list reports.
 The goal beside each figure is the console's whole page budget (issue 34: 150 ms of server time at the
-100,000-chunk tenant). Nothing here asserts a timing; medians and p95s are reported.
+100,000-chunk tenant; issue 47 item 5: every list within it). Issue 47 adds the sorted orders (organizations
+by name, sources by title, memories by subject), the previous page read back from each deep page (lists
+that page both ways), and the memory filters (a person by email text, a subject ref). The totals of the
+unfiltered memories list and the organizations' counts come from the trigger-kept counters of migration
+0117. Nothing here asserts a timing; medians and p95s are reported.
 """
 
 from __future__ import annotations
@@ -257,14 +261,29 @@ async def _measure(db: Database, shape: dict[str, Any]) -> dict[str, Any]:
         "memories of one person": (
             lambda c, n: page_memories(db, organization_id=big, user_id=person, cursor=c, limit=n), 1_800),
         "receipts": (lambda c, n: page_receipts(db, organization_id=big, cursor=c, limit=n), 2_800),
+        "organizations by name": (lambda c, n: page_organizations(db, sort="name", cursor=c, limit=n), 1_000),
+        "sources by title": (lambda c, n: page_sources(db, big, sort="title", cursor=c, limit=n), 3_500),
+        "memories by subject": (
+            lambda c, n: page_memories(db, organization_id=big, sort="subject", cursor=c, limit=n), 18_000),
+        "memories of a person named by email text": (
+            lambda c, n: page_memories(db, organization_id=big, person="PERSON@bench", cursor=c, limit=n), 1_800),
+        "memories about a subject ref": (
+            lambda c, n: page_memories(db, organization_id=big, subject=f"person:{person}", cursor=c, limit=n), 0),
     }  # fmt: skip
     out: dict[str, Any] = {}
     for name, (fetch, depth) in lists.items():
         first, page = await _timed(lambda f=fetch: f(None, PAGE))  # type: ignore[misc]
         out[f"{name}: first page"] = {**first, "total": page.total, "rows": len(page.items)}
+        if depth == 0:
+            _say(f"{name}: first {first}, total {page.total}")
+            continue
         cursor = await _cursor_at(fetch, depth)
         deep, page = await _timed(lambda f=fetch, c=cursor: f(c, PAGE))  # type: ignore[misc]
         out[f"{name}: page after row {depth}"] = {**deep, "total": page.total, "rows": len(page.items)}
+        if page.prev_cursor is not None:
+            back, before = await _timed(lambda f=fetch, c=page.prev_cursor: f(c, PAGE))  # type: ignore[misc]
+            out[f"{name}: previous page from row {depth}"] = {**back, "total": before.total, "rows": len(before.items)}
+            _say(f"{name}: back {back}")
         _say(f"{name}: first {first}, deep {deep}, total {page.total}")
     progress, answer = await _timed(lambda: source_progress(db, manual, organization_id=big))
     out["progress of the 2,000-chunk source"] = {**progress, "total": answer.chunks_total, "rows": 1}

@@ -1836,6 +1836,119 @@ END
 $_$;
 
 --
+-- Name: organization_counts_add_sources(jsonb); Type: FUNCTION; Schema: agent; Owner: -
+--
+
+CREATE FUNCTION agent.organization_counts_add_sources(p_delta jsonb) RETURNS void
+    LANGUAGE sql SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+    WITH d AS (
+        SELECT (e ->> 'o')::uuid AS organization_id,
+               coalesce(sum((e ->> 'n')::bigint) FILTER (WHERE e ->> 's' = 'pending'), 0) AS pending,
+               coalesce(sum((e ->> 'n')::bigint) FILTER (WHERE e ->> 's' = 'ready'), 0) AS ready,
+               coalesce(sum((e ->> 'n')::bigint) FILTER (WHERE e ->> 's' = 'failed'), 0) AS failed,
+               coalesce(sum((e ->> 'n')::bigint) FILTER (WHERE e ->> 's' = 'deleting'), 0) AS deleting
+          FROM jsonb_array_elements(p_delta) AS e
+         GROUP BY 1
+    )
+    UPDATE agent.organization_counts AS c
+       SET sources_pending = c.sources_pending + d.pending,
+           sources_ready = c.sources_ready + d.ready,
+           sources_failed = c.sources_failed + d.failed,
+           sources_deleting = c.sources_deleting + d.deleting
+      FROM d
+     WHERE c.organization_id = d.organization_id
+       AND (d.pending, d.ready, d.failed, d.deleting) <> (0::bigint, 0::bigint, 0::bigint, 0::bigint)
+$$;
+
+--
+-- Name: organization_counts_on_memories(); Type: FUNCTION; Schema: agent; Owner: -
+--
+
+CREATE FUNCTION agent.organization_counts_on_memories() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+BEGIN
+    IF TG_OP = 'INSERT' THEN
+        UPDATE agent.organization_counts AS c
+           SET memories_open = c.memories_open + d.n
+          FROM (SELECT n.organization_id,
+                       count(*) FILTER (WHERE n.forgotten_at IS NULL)
+                       - count(*) FILTER (WHERE n.supersedes_id IS NOT NULL AND EXISTS (
+                             SELECT 1 FROM agent.memories AS p
+                              WHERE p.id = n.supersedes_id AND p.forgotten_at IS NULL)) AS n
+                  FROM new_rows AS n
+                 GROUP BY 1) AS d
+         WHERE c.organization_id = d.organization_id AND d.n <> 0;
+    ELSE
+        UPDATE agent.organization_counts AS c
+           SET memories_open = c.memories_open - d.n
+          FROM (SELECT o.organization_id, count(*) AS n
+                  FROM old_rows AS o
+                 WHERE o.forgotten_at IS NULL
+                   AND NOT EXISTS (SELECT 1 FROM old_rows AS k WHERE k.supersedes_id = o.id)
+                 GROUP BY 1) AS d
+         WHERE c.organization_id = d.organization_id;
+    END IF;
+    RETURN NULL;
+END
+$$;
+
+--
+-- Name: organization_counts_on_organization(); Type: FUNCTION; Schema: agent; Owner: -
+--
+
+CREATE FUNCTION agent.organization_counts_on_organization() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+BEGIN
+    INSERT INTO agent.organization_counts (organization_id)
+    SELECT n.id FROM new_rows AS n ORDER BY 1
+    ON CONFLICT (organization_id) DO NOTHING;
+    RETURN NULL;
+END
+$$;
+
+--
+-- Name: organization_counts_on_sources(); Type: FUNCTION; Schema: agent; Owner: -
+--
+
+CREATE FUNCTION agent.organization_counts_on_sources() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog'
+    AS $$
+DECLARE
+    v_delta jsonb;
+BEGIN
+    IF TG_OP = 'INSERT' THEN
+        SELECT jsonb_agg(jsonb_build_object('o', organization_id, 's', status, 'n', n) ORDER BY organization_id)
+          INTO v_delta
+          FROM (SELECT organization_id, status, count(*) AS n FROM new_rows GROUP BY 1, 2) AS g;
+    ELSIF TG_OP = 'DELETE' THEN
+        SELECT jsonb_agg(jsonb_build_object('o', organization_id, 's', status, 'n', -n) ORDER BY organization_id)
+          INTO v_delta
+          FROM (SELECT organization_id, status, count(*) AS n FROM old_rows GROUP BY 1, 2) AS g;
+    ELSE
+        SELECT jsonb_agg(jsonb_build_object('o', organization_id, 's', status, 'n', n) ORDER BY organization_id)
+          INTO v_delta
+          FROM (SELECT organization_id, status, sum(n) AS n
+                  FROM (SELECT organization_id, status, 1 AS n FROM new_rows
+                        UNION ALL
+                        SELECT organization_id, status, -1 FROM old_rows) AS u
+                 GROUP BY 1, 2
+                HAVING sum(n) <> 0) AS g;
+    END IF;
+    IF v_delta IS NOT NULL THEN
+        PERFORM agent.organization_counts_add_sources(v_delta);
+    END IF;
+    RETURN NULL;
+END
+$$;
+
+--
 -- Name: removal_receipt_add(uuid, jsonb, text[]); Type: FUNCTION; Schema: agent; Owner: -
 --
 
@@ -3069,6 +3182,25 @@ CREATE TABLE agent.memory_postings (
 );
 
 --
+-- Name: organization_counts; Type: TABLE; Schema: agent; Owner: -
+--
+
+CREATE TABLE agent.organization_counts (
+    organization_id uuid NOT NULL,
+    sources_pending bigint DEFAULT 0 NOT NULL,
+    sources_ready bigint DEFAULT 0 NOT NULL,
+    sources_failed bigint DEFAULT 0 NOT NULL,
+    sources_deleting bigint DEFAULT 0 NOT NULL,
+    memories_open bigint DEFAULT 0 NOT NULL
+);
+
+--
+-- Name: TABLE organization_counts; Type: COMMENT; Schema: agent; Owner: -
+--
+
+COMMENT ON TABLE agent.organization_counts IS 'Per organization, kept by triggers: sources per status and open memory chains (migration 0117).';
+
+--
 -- Name: removal_receipts; Type: TABLE; Schema: agent; Owner: -
 --
 
@@ -3716,6 +3848,13 @@ ALTER TABLE ONLY agent.memory_postings
     ADD CONSTRAINT memory_postings_pkey PRIMARY KEY (organization_id, scope_owner_id, lexeme, memory_id);
 
 --
+-- Name: organization_counts organization_counts_pkey; Type: CONSTRAINT; Schema: agent; Owner: -
+--
+
+ALTER TABLE ONLY agent.organization_counts
+    ADD CONSTRAINT organization_counts_pkey PRIMARY KEY (organization_id);
+
+--
 -- Name: removal_receipts removal_receipts_pkey; Type: CONSTRAINT; Schema: agent; Owner: -
 --
 
@@ -4093,6 +4232,12 @@ CREATE INDEX knowledge_sources_review_idx ON agent.knowledge_sources USING btree
 CREATE INDEX knowledge_sources_scope_idx ON agent.knowledge_sources USING btree (organization_id, status, created_at DESC);
 
 --
+-- Name: knowledge_sources_title_idx; Type: INDEX; Schema: agent; Owner: -
+--
+
+CREATE INDEX knowledge_sources_title_idx ON agent.knowledge_sources USING btree (COALESCE(organization_id, '00000000-0000-0000-0000-000000000000'::uuid), title, id);
+
+--
 -- Name: knowledge_switches_one_running; Type: INDEX; Schema: agent; Owner: -
 --
 
@@ -4127,6 +4272,18 @@ CREATE INDEX memories_live_definition_recent_idx ON agent.memories USING btree (
 --
 
 CREATE INDEX memories_live_recent_idx ON agent.memories USING btree (organization_id, created_at DESC, id DESC) WHERE (forgotten_at IS NULL);
+
+--
+-- Name: memories_live_subject_idx; Type: INDEX; Schema: agent; Owner: -
+--
+
+CREATE INDEX memories_live_subject_idx ON agent.memories USING btree (organization_id, subject_key, id) WHERE (forgotten_at IS NULL);
+
+--
+-- Name: memories_live_subject_refs_idx; Type: INDEX; Schema: agent; Owner: -
+--
+
+CREATE INDEX memories_live_subject_refs_idx ON agent.memories USING gin (subject_refs jsonb_path_ops) WHERE (forgotten_at IS NULL);
 
 --
 -- Name: memories_one_root_per_chain; Type: INDEX; Schema: agent; Owner: -
@@ -4309,6 +4466,12 @@ CREATE INDEX org_services_org_idx ON public.org_services USING btree (organizati
 CREATE INDEX organizations_created_at ON public.organizations USING btree (created_at);
 
 --
+-- Name: organizations_name_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX organizations_name_idx ON public.organizations USING btree (name, id);
+
+--
 -- Name: outreach_enrollments_person_idx; Type: INDEX; Schema: public; Owner: -
 --
 
@@ -4465,6 +4628,36 @@ CREATE TRIGGER memory_embedding_index_on_register AFTER INSERT ON agent.embeddin
 CREATE TRIGGER memory_postings_on_insert AFTER INSERT ON agent.memories REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION agent.memory_postings_on_insert();
 
 --
+-- Name: memories organization_counts_memories_delete; Type: TRIGGER; Schema: agent; Owner: -
+--
+
+CREATE TRIGGER organization_counts_memories_delete AFTER DELETE ON agent.memories REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION agent.organization_counts_on_memories();
+
+--
+-- Name: memories organization_counts_memories_insert; Type: TRIGGER; Schema: agent; Owner: -
+--
+
+CREATE TRIGGER organization_counts_memories_insert AFTER INSERT ON agent.memories REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION agent.organization_counts_on_memories();
+
+--
+-- Name: knowledge_sources organization_counts_sources_delete; Type: TRIGGER; Schema: agent; Owner: -
+--
+
+CREATE TRIGGER organization_counts_sources_delete AFTER DELETE ON agent.knowledge_sources REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION agent.organization_counts_on_sources();
+
+--
+-- Name: knowledge_sources organization_counts_sources_insert; Type: TRIGGER; Schema: agent; Owner: -
+--
+
+CREATE TRIGGER organization_counts_sources_insert AFTER INSERT ON agent.knowledge_sources REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION agent.organization_counts_on_sources();
+
+--
+-- Name: knowledge_sources organization_counts_sources_update; Type: TRIGGER; Schema: agent; Owner: -
+--
+
+CREATE TRIGGER organization_counts_sources_update AFTER UPDATE ON agent.knowledge_sources REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION agent.organization_counts_on_sources();
+
+--
 -- Name: org_company_profiles dossier_changed; Type: TRIGGER; Schema: public; Owner: -
 --
 
@@ -4493,6 +4686,12 @@ CREATE TRIGGER dossier_changed AFTER INSERT OR DELETE OR UPDATE ON public.org_of
 --
 
 CREATE TRIGGER dossier_changed AFTER INSERT OR DELETE OR UPDATE ON public.org_services FOR EACH ROW EXECUTE FUNCTION public.notify_dossier_changed();
+
+--
+-- Name: organizations organization_counts_on_organization; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER organization_counts_on_organization AFTER INSERT ON public.organizations REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION agent.organization_counts_on_organization();
 
 --
 -- Name: api_keys api_keys_organization_id_fkey; Type: FK CONSTRAINT; Schema: agent; Owner: -
@@ -4668,6 +4867,13 @@ ALTER TABLE ONLY agent.memory_embeddings
 
 ALTER TABLE ONLY agent.memory_postings
     ADD CONSTRAINT memory_postings_memory_id_fkey FOREIGN KEY (memory_id) REFERENCES agent.memories(id) ON DELETE CASCADE;
+
+--
+-- Name: organization_counts organization_counts_organization_id_fkey; Type: FK CONSTRAINT; Schema: agent; Owner: -
+--
+
+ALTER TABLE ONLY agent.organization_counts
+    ADD CONSTRAINT organization_counts_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE;
 
 --
 -- Name: runs runs_definition_id_fkey; Type: FK CONSTRAINT; Schema: agent; Owner: -
@@ -5141,6 +5347,12 @@ ALTER TABLE agent.memory_embeddings ENABLE ROW LEVEL SECURITY;
 --
 
 ALTER TABLE agent.memory_postings ENABLE ROW LEVEL SECURITY;
+
+--
+-- Name: organization_counts; Type: ROW SECURITY; Schema: agent; Owner: -
+--
+
+ALTER TABLE agent.organization_counts ENABLE ROW LEVEL SECURITY;
 
 --
 -- Name: removal_receipts; Type: ROW SECURITY; Schema: agent; Owner: -
@@ -5669,6 +5881,30 @@ REVOKE ALL ON FUNCTION agent.memory_postings_on_insert() FROM PUBLIC;
 --
 
 REVOKE ALL ON FUNCTION agent.organization_cascade_counts(p_organization_id uuid) FROM PUBLIC;
+
+--
+-- Name: FUNCTION organization_counts_add_sources(p_delta jsonb); Type: ACL; Schema: agent; Owner: -
+--
+
+REVOKE ALL ON FUNCTION agent.organization_counts_add_sources(p_delta jsonb) FROM PUBLIC;
+
+--
+-- Name: FUNCTION organization_counts_on_memories(); Type: ACL; Schema: agent; Owner: -
+--
+
+REVOKE ALL ON FUNCTION agent.organization_counts_on_memories() FROM PUBLIC;
+
+--
+-- Name: FUNCTION organization_counts_on_organization(); Type: ACL; Schema: agent; Owner: -
+--
+
+REVOKE ALL ON FUNCTION agent.organization_counts_on_organization() FROM PUBLIC;
+
+--
+-- Name: FUNCTION organization_counts_on_sources(); Type: ACL; Schema: agent; Owner: -
+--
+
+REVOKE ALL ON FUNCTION agent.organization_counts_on_sources() FROM PUBLIC;
 
 --
 -- Name: FUNCTION removal_receipt_add(p_id uuid, p_counts jsonb, p_object_keys text[]); Type: ACL; Schema: agent; Owner: -

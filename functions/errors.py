@@ -192,6 +192,8 @@ CODE_STATUS: Mapping[str, int] = MappingProxyType(
         "api_key_not_found": 404,
         "receipt_not_found": 404,
         "invalid_cursor": 422,
+        "unknown_sort": 422,
+        "invalid_filter": 422,
         "rate_limited": 429,
         # functions
         "service_not_ready": 503,

@@ -879,7 +879,9 @@ SELECT count(*)
 -- A page of one scope's sources, newest first, each with the model it is shown under (its scope's live
 -- model when it is wanted under it, else the newest model it is wanted under) and its chunk counts there.
 -- $1 organization_id (NULL = platform), $2 only overdue, $3 status or NULL, $4 title text or NULL,
--- $5 created_at and $6 id the page starts after, $7 the most rows.
+-- $5 the most rows, $6 created_at and $7 id the page starts after. `page_sources` (knowledge/ingestion/
+-- source_pages.py) swaps the keyset line and the ORDER BY for another sort or the previous page (both from
+-- code, never from request text; its indexes are named there).
 WITH live AS (
     SELECT ks.active_embedding_model AS model
       FROM public.knowledge_settings ks
@@ -903,9 +905,9 @@ SELECT s.id, s.organization_id, s.kind, s.title, s.uri, s.status, s.failure_reas
    AND (NOT $2::boolean OR (s.review_by < (now() AT TIME ZONE 'UTC')::date AND s.status <> 'deleting'))
    AND ($3::text IS NULL OR s.status = $3)
    AND ($4::text IS NULL OR strpos(lower(s.title), lower($4)) > 0)
-   AND (s.created_at, s.id) < ($5::timestamptz, $6::uuid)
+   AND (s.created_at, s.id) < ($6::timestamptz, $7::uuid)
  ORDER BY s.created_at DESC, s.id DESC
- LIMIT $7;
+ LIMIT $5;
 
 -- name: source_shown_model
 -- The model a source is shown under: its scope's live model when the source is wanted under it, else the
@@ -949,3 +951,12 @@ SELECT id, source_id, organization_id, embedding_model, cause, started_at, finis
  WHERE source_id = $1
  ORDER BY id DESC
  LIMIT $2;
+
+-- name: page_source_chunks_before
+-- The previous page of a source's chunks: those before an ordinal, nearest first (the caller shows them in
+-- ordinal order). $1 source id, $2 embedding model, $3 the ordinal the page ends before, $4 the most rows.
+SELECT id, source_id, embedding_model, ordinal, text, tokens, embedding IS NOT NULL AS embedded
+  FROM agent.knowledge_chunks
+ WHERE source_id = $1 AND embedding_model = $2 AND ordinal < $3
+ ORDER BY ordinal DESC
+ LIMIT $4;

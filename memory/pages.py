@@ -15,6 +15,7 @@ guard) is not this. This module must never write memory.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -25,9 +26,27 @@ from memory.models import AgentMemory, attribute_of, parse_stored_refs
 from memory.repository import QUERIES
 from state.db import Database
 from state.errors import translated_db_errors
-from state.paging import FIRST_DESC, Page, fingerprint, page_of, page_size, start
+from state.paging import (
+    InvalidListFilterError,
+    Page,
+    SortKey,
+    keyset_sql,
+    order_of,
+    page_both,
+    page_size,
+    read_cursor,
+)
 
-__all__ = ["ChainRevision", "MemoryChain", "MemoryRow", "memory_chain", "page_memories"]
+__all__ = [
+    "MEMORY_SORTS",
+    "ChainRevision",
+    "MemoryChain",
+    "MemoryRow",
+    "memory_chain",
+    "page_memories",
+    "people_matching",
+    "subject_filter",
+]
 
 
 def _refs(stored: object) -> list[dict[str, Any]]:
@@ -130,23 +149,105 @@ class MemoryChain:
         }
 
 
+MEMORY_SORTS: dict[str, SortKey] = {
+    "written": SortKey("created_at", datetime, descending=True),  # memories_live_recent_idx
+    "subject": SortKey("subject_key", str),  # memories_live_subject_idx (migration 0118)
+}
+"""The columns the memories list sorts by, each through an index; `written` newest first is the default."""
+
+_FILTERS = """
+ WHERE organization_id = $1::uuid
+   AND {people}
+   AND {definition}
+   AND {subject}"""
+_PAGE_SQL = (
+    """
+SELECT id, organization_id, definition_id, scope, user_id, subject_key, text, subject_refs, proposed_by_run_id,
+       supersedes_id, created_at, expires_at
+  FROM agent.live_memories"""
+    + _FILTERS
+    + """
+   AND {keyset}
+ ORDER BY {order}
+ LIMIT $5"""
+)
+_COUNT_SQL = "SELECT count(*) FROM agent.live_memories" + _FILTERS
+
+
+def _filters(users: list[UUID] | None, definition_id: UUID | None, refs: str | None) -> dict[str, str]:
+    """Each filter's condition, or a typed no-op for one not given.
+
+    One statement per shape of filters, so a generic plan never keeps an `$n IS NULL OR ...` that hides an
+    index (the subject's GIN index above all).
+    """
+    return {
+        "people": "$2::uuid[] IS NULL" if users is None else "(scope = 'user' AND user_id = ANY ($2::uuid[]))",
+        "definition": "$3::uuid IS NULL" if definition_id is None else "definition_id = $3::uuid",
+        "subject": "$4::text IS NULL" if refs is None else "subject_refs @> $4::text::jsonb",
+    }
+
+
+def subject_filter(subject: str | None) -> str | None:
+    """The jsonb containment a subject filter `kind:id` reads (`[{"kind": ..., "id": ...}]`), or None.
+
+    `InvalidListFilterError` (`invalid_filter`) for text that is not `kind:id`.
+    """
+    text = (subject or "").strip()
+    if not text:
+        return None
+    kind, sep, ident = text.partition(":")
+    if not sep or not kind.strip() or not ident.strip() or "\x00" in text:
+        raise InvalidListFilterError("subject is a ref kind:id, e.g. person:<uuid>")
+    return json.dumps([{"kind": kind.strip(), "id": ident.strip()}])
+
+
+async def people_matching(db: Database, *, organization_id: UUID, text: str) -> list[UUID]:
+    """The organization's people whose email or name contains `text` (any case): the person filter's ids."""
+    with translated_db_errors():
+        rows = await db.fetch(QUERIES["people_matching"], organization_id, text.strip())
+    return [r["id"] for r in rows]
+
+
 async def page_memories(
     db: Database,
     *,
     organization_id: UUID,
     user_id: UUID | None = None,
     definition_id: UUID | None = None,
+    person: str | None = None,
+    subject: str | None = None,
+    sort: str | None = None,
+    direction: str | None = None,
     cursor: str | None = None,
     limit: int = 100,
 ) -> Page[MemoryRow]:
-    """A page of live memories, newest first: the organization's (both scopes), or one person's."""
-    scope = fingerprint(organization_id, user_id, definition_id)
-    after = start(cursor, "memories", scope, FIRST_DESC, (datetime, UUID))
-    args = (organization_id, user_id, definition_id)
+    """A page of live memories in the order asked (newest first by default): the organization's, or people's.
+
+    `user_id` narrows to one person's user-scope memories; `person` to those of every person of the
+    organization whose email or name contains the text (any case); `subject` to memories about a ref
+    `kind:id`; `sort` is a key of `MEMORY_SORTS`, `direction` `asc` or `desc`. A `prev_cursor` reads back.
+    """
+    order = order_of(MEMORY_SORTS, sort, direction, "written")
+    who = (person or "").strip() or None
+    refs = subject_filter(subject)
+    scope = order.scope(organization_id, user_id, definition_id, *(() if who is None and refs is None else (who, refs)))
+    shape = (order.key.kind, UUID)
+    position, backward = read_cursor(cursor, "memories", scope, shape)
+    users: list[UUID] | None = None if user_id is None else [user_id]
+    if who is not None:
+        found = await people_matching(db, organization_id=organization_id, text=who)
+        users = [u for u in found if user_id is None or u == user_id]
+    keyset, ordering = keyset_sql(order, backward=backward, value=6)
+    conditions = _filters(users, definition_id, refs)
+    statement = _PAGE_SQL.format(keyset=keyset if position is not None else "true", order=ordering, **conditions)
+    args = (organization_id, users, definition_id, refs)
     with translated_db_errors():
         async with db.connection() as conn:
-            total = int(await conn.fetchval(QUERIES["count_listed_memories"], *args))
-            rows = await conn.fetch(QUERIES["page_live_memories"], *args, *after, page_size(limit) + 1)
+            if users is None and definition_id is None and refs is None:  # kept by triggers (migration 0117)
+                total = int(await conn.fetchval(QUERIES["count_organization_live_memories"], organization_id))
+            else:
+                total = int(await conn.fetchval(_COUNT_SQL.format(**conditions), *args))
+            rows = await conn.fetch(statement, *args, page_size(limit) + 1, *(position or ()))
     items = [
         MemoryRow(
             r["id"],
@@ -162,9 +263,11 @@ async def page_memories(
         )
         for r in rows
     ]
-    return page_of(
-        items, limit=limit, total=total, listing="memories", scope=scope, position=lambda m: (m.created_at, m.id)
-    )
+    column = "created_at" if order.name == "written" else "subject_key"
+    return page_both(
+        items, limit=limit, total=total, listing="memories", scope=scope,
+        position=lambda m: (getattr(m, column), m.id), cursor_given=position is not None, backward=backward,
+    )  # fmt: skip
 
 
 async def memory_chain(db: Database, *, organization_id: UUID, memory_id: UUID) -> MemoryChain:

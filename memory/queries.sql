@@ -141,28 +141,25 @@ SELECT EXISTS (
 -- Paged reads (memory/pages.py, state/paging.py): a page starts after a keyset position and fetches one row
 -- more than it shows; the first page starts from a sentinel beyond every row.
 
--- name: count_listed_memories
--- How many rows `page_live_memories` pages through. $1 organization id, $2 a person (their user-scope
--- memories) or NULL (every live memory of the organization, both scopes), $3 definition id or NULL.
-SELECT count(*)
-FROM agent.live_memories
+-- name: people_matching
+-- The people of an organization whose email or display name contains a text (any case): the memories
+-- list's person filter. $1 organization id, $2 the text.
+SELECT id
+FROM public.users
 WHERE organization_id = $1::uuid
-  AND ($2::uuid IS NULL OR (scope = 'user' AND user_id = $2::uuid))
-  AND ($3::uuid IS NULL OR definition_id = $3::uuid);
+  AND (strpos(lower(email), lower($2::text)) > 0 OR strpos(lower(coalesce(display_name, '')), lower($2::text)) > 0)
+ORDER BY id
+LIMIT 1000;
 
--- name: page_live_memories
--- A page of live memories, newest first, with their expiry, through memories_live_recent_idx. $1
--- organization id, $2 a person or NULL, $3 definition id or NULL, $4 created_at and $5 id the page starts
--- after, $6 the most rows.
-SELECT id, organization_id, definition_id, scope, user_id, subject_key, text, subject_refs, proposed_by_run_id,
-       supersedes_id, created_at, expires_at
-FROM agent.live_memories
-WHERE organization_id = $1::uuid
-  AND ($2::uuid IS NULL OR (scope = 'user' AND user_id = $2::uuid))
-  AND ($3::uuid IS NULL OR definition_id = $3::uuid)
-  AND (created_at, id) < ($4::timestamptz, $5::uuid)
-ORDER BY created_at DESC, id DESC
-LIMIT $6;
+-- name: count_organization_live_memories
+-- How many live memories an organization holds, without counting them: the open chains the triggers of
+-- migration 0117 keep in agent.organization_counts, less the open heads whose expiry has passed (through
+-- memories_expiry_idx: the sweep removes them, so few). $1 organization id.
+SELECT coalesce((SELECT memories_open FROM agent.organization_counts WHERE organization_id = $1::uuid), 0)
+     - (SELECT count(*)
+          FROM agent.memories AS m
+         WHERE m.expires_at <= now() AND m.forgotten_at IS NULL AND m.organization_id = $1::uuid
+           AND NOT EXISTS (SELECT 1 FROM agent.memories AS c WHERE c.supersedes_id = m.id));
 
 -- name: memory_chain
 -- Every revision of the chain a memory belongs to, oldest first, tombstones and expired revisions

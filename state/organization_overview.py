@@ -11,7 +11,7 @@ never write.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 from uuid import UUID
@@ -20,10 +20,16 @@ import asyncpg
 
 from state.db import Database
 from state.errors import translated_db_errors
-from state.paging import FIRST_ASC, Page, fingerprint, page_of, page_size, start
+from state.paging import Order, Page, SortKey, keyset_sql, order_of, page_both, page_size, read_cursor
 from state.queries import load_queries
 
-__all__ = ["OrganizationCounts", "OrganizationOverview", "organization_counts", "page_organizations"]
+__all__ = [
+    "ORGANIZATION_SORTS",
+    "OrganizationCounts",
+    "OrganizationOverview",
+    "organization_counts",
+    "page_organizations",
+]
 
 QUERIES = load_queries(__file__)
 _LIST = "organizations"
@@ -79,20 +85,59 @@ def _row(r: asyncpg.Record) -> OrganizationOverview:
     )
 
 
+ORGANIZATION_SORTS: dict[str, SortKey] = {
+    "created": SortKey("created_at", datetime),  # organizations' created_at index
+    "name": SortKey("name", str),  # organizations_name_idx (migration 0118)
+}
+"""The columns the organizations list sorts by, each through an index; `created` oldest first is the default."""
+
+_KEYSET_LINE = "(o.created_at, o.id) > ($3::timestamptz, $4::uuid)"
+_PAGE_ORDER = "ORDER BY o.created_at, o.id"
+_FINAL_ORDER = "ORDER BY p.created_at, p.id"
+
+
+def _statement(order: Order, *, backward: bool, first: bool) -> str:
+    """`page_organizations` under `order`, reading after (or, `backward`, before) a position, or from the start."""
+    base = QUERIES["page_organizations"]
+    if any(line not in base for line in (_KEYSET_LINE, _PAGE_ORDER, _FINAL_ORDER)):
+        raise RuntimeError("page_organizations changed: update its sorted variants")
+    at = {alias: replace(order, key=replace(order.key, column=f"{alias}.{order.key.column}")) for alias in "op"}
+    keyset, page_order = keyset_sql(at["o"], backward=backward, value=3, tie="o.id")
+    _, final_order = keyset_sql(at["p"], backward=backward, value=3, tie="p.id")
+    return (
+        base.replace(_KEYSET_LINE, "true" if first else keyset)
+        .replace(_PAGE_ORDER, f"ORDER BY {page_order}")
+        .replace(_FINAL_ORDER, f"ORDER BY {final_order}")
+    )
+
+
 async def page_organizations(
-    db: Database, *, name: str | None = None, cursor: str | None = None, limit: int = 100
+    db: Database,
+    *,
+    name: str | None = None,
+    sort: str | None = None,
+    direction: str | None = None,
+    cursor: str | None = None,
+    limit: int = 100,
 ) -> Page[OrganizationOverview]:
-    """A page of organizations, oldest first, with their counts; `name`: only those whose name contains it."""
+    """A page of organizations, oldest first unless sorted, with their counts; `name`: those whose name has it.
+
+    `sort` is a key of `ORGANIZATION_SORTS`; the page's `prev_cursor` reads the page before.
+    """
+    order = order_of(ORGANIZATION_SORTS, sort, direction, "created")
     text = name.strip() if name and name.strip() else None
-    scope = fingerprint(text)
-    after = start(cursor, _LIST, scope, FIRST_ASC, (datetime, UUID))
+    scope = order.scope(text)
+    position, backward = read_cursor(cursor, _LIST, scope, (order.key.kind, UUID))
+    statement = _statement(order, backward=backward, first=position is None)
     with translated_db_errors():
         async with db.connection() as conn:
             total = int(await conn.fetchval(QUERIES["count_organizations_named"], text))
-            rows = await conn.fetch(QUERIES["page_organizations"], text, *after, page_size(limit) + 1)
-    return page_of(
+            rows = await conn.fetch(statement, text, page_size(limit) + 1, *(position or ()))
+    by_name = order.name == "name"
+    return page_both(
         [_row(r) for r in rows], limit=limit, total=total, listing=_LIST, scope=scope,
-        position=lambda o: (o.created_at, o.id),
+        position=lambda o: (o.name if by_name else o.created_at, o.id),
+        cursor_given=position is not None, backward=backward,
     )  # fmt: skip
 
 

@@ -31,7 +31,14 @@ The paged reads, each answering a `Page` (names stable; the console, the API and
 
 The first page starts from a sentinel position beyond every row (`FIRST_DESC`, `FIRST_ASC`), so each list
 is one statement whose keyset condition always applies (a generic plan keeps using the index).
-This module must never read the database.
+
+Sorting and paging both ways (issue 47): a list that sorts names its sortable columns (`SortKey`, each
+backed by an index), and `order_of` turns a caller's `sort` and `dir` into an `Order`, refusing a column
+the list does not sort (`UnknownSortError`, `unknown_sort`). A cursor then carries its direction: a next
+cursor reads the rows after its position, a previous cursor (`Page.prev_cursor`) the rows before it, both
+through the same index (`keyset_sql` writes the comparison and the ORDER BY from the `SortKey`'s column,
+never from request text). A list's default order keeps its old fingerprint, so cursors given out before
+still read. This module must never read the database.
 """
 
 from __future__ import annotations
@@ -55,13 +62,21 @@ __all__ = [
     "MAX_PAGE",
     "Int4",
     "InvalidCursorError",
+    "InvalidListFilterError",
     "Keyset",
+    "Order",
     "Page",
+    "SortKey",
+    "UnknownSortError",
     "decode_cursor",
     "encode_cursor",
     "fingerprint",
+    "keyset_sql",
+    "order_of",
+    "page_both",
     "page_of",
     "page_size",
+    "read_cursor",
     "start",
 ]
 
@@ -95,6 +110,18 @@ class InvalidCursorError(StateError, ValueError):
     code = "invalid_cursor"
 
 
+class UnknownSortError(StateError, ValueError):
+    """The list does not sort by that column (or the direction is not `asc` or `desc`)."""
+
+    code = "unknown_sort"
+
+
+class InvalidListFilterError(StateError, ValueError):
+    """A list's filter is not one it reads (e.g. a subject that is not `kind:id`)."""
+
+    code = "invalid_filter"
+
+
 @dataclass(frozen=True, slots=True)
 class Page(Generic[T]):
     """One page of a list."""
@@ -105,6 +132,69 @@ class Page(Generic[T]):
     """How many rows match the list's scope and filters, over every page."""
     next_cursor: str | None
     """The cursor of the next page, or None when this page is the last."""
+    prev_cursor: str | None = None
+    """The cursor of the previous page, or None on the first page (lists that page both ways set it)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SortKey:
+    """A column a list sorts by: its SQL column (a name in code, never request text) and its cursor type."""
+
+    column: str
+    """The column (or expression) the list's index orders by."""
+    kind: type
+    """The type of its value in a cursor (`datetime`, `str`, `int`, `Int4`, `UUID`)."""
+    descending: bool = False
+    """Its direction when the caller names none."""
+
+
+@dataclass(frozen=True, slots=True)
+class Order:
+    """A list's order: which column, which direction, and whether it is the list's default."""
+
+    name: str
+    """The column's name as callers send it (`?sort=`)."""
+    key: SortKey
+    """The column."""
+    descending: bool
+    """Newest, largest or last first."""
+    default: bool
+    """The list's default order (its cursors keep the fingerprint they had before sorting existed)."""
+
+    @property
+    def dir(self) -> str:
+        """`asc` or `desc`."""
+        return "desc" if self.descending else "asc"
+
+    def scope(self, *parts: object) -> str:
+        """The fingerprint of the list's filters under this order."""
+        return fingerprint(*parts) if self.default else fingerprint(*parts, "sort", self.name, self.dir)
+
+
+def order_of(sorts: dict[str, SortKey], sort: str | None, direction: str | None, default: str) -> Order:
+    """The order a caller asks for; `UnknownSortError` for a column `sorts` does not hold or a bad direction."""
+    name = sort or default
+    if name not in sorts:
+        raise UnknownSortError(
+            f"this list sorts by {', '.join(sorted(sorts))}, not {name[:40]!r}: sort by one of those (a column header)"
+        )
+    if direction not in (None, "", "asc", "desc"):
+        raise UnknownSortError("the sort direction is asc or desc: pick one, or leave it out for the usual one")
+    key = sorts[name]
+    descending = key.descending if not direction else direction == "desc"
+    return Order(name, key, descending, name == default and descending == sorts[default].descending)
+
+
+def keyset_sql(order: Order, *, backward: bool, value: int, tie: str = "id") -> tuple[str, str]:
+    """The keyset comparison (`$value` the column, `$value+1` the tie) and the ORDER BY of a page.
+
+    A backward page reads the rows before the position in the opposite order (the caller reverses them).
+    """
+    descending = order.descending != backward
+    op = "<" if descending else ">"
+    way = "DESC" if descending else "ASC"
+    column = order.key.column
+    return f"({column}, {tie}) {op} (${value}, ${value + 1})", f"{column} {way}, {tie} {way}"
 
 
 Keyset = tuple[Any, ...]
@@ -200,6 +290,48 @@ def decode_cursor(cursor: str, listing: str, scope: str, shape: Sequence[type]) 
         return tuple(_READERS[kind](item) for kind, item in zip(shape, value[2:], strict=True))
     except (ValueError, TypeError) as exc:
         raise InvalidCursorError("the cursor is malformed: pass the next_cursor a list answered") from exc
+
+
+_BACK = "<"
+
+
+def read_cursor(cursor: str | None, listing: str, scope: str, shape: Sequence[type]) -> tuple[Keyset | None, bool]:
+    """A cursor's position and whether it reads backward (a previous cursor); `(None, False)` for no cursor."""
+    if cursor is None:
+        return None, False
+    try:
+        return decode_cursor(cursor, _BACK + listing, scope, shape), True
+    except InvalidCursorError:
+        return decode_cursor(cursor, listing, scope, shape), False
+
+
+def page_both(
+    rows: Sequence[T],
+    *,
+    limit: int,
+    total: int,
+    listing: str,
+    scope: str,
+    position: Callable[[T], Keyset],
+    cursor_given: bool,
+    backward: bool,
+) -> Page[T]:
+    """A page from `limit + 1` rows read in the page's direction, with its next and previous cursors."""
+    items = list(rows[:limit])
+    more = len(rows) > limit
+    if backward:
+        items.reverse()
+        before = more
+        after = bool(items)
+    else:
+        before = cursor_given and bool(items)
+        after = more and bool(items)
+    return Page(
+        items,
+        total,
+        encode_cursor(listing, scope, position(items[-1])) if after else None,
+        encode_cursor(_BACK + listing, scope, position(items[0])) if before else None,
+    )
 
 
 def page_size(limit: int) -> int:

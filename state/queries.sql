@@ -528,18 +528,21 @@ SELECT count(*)
 
 -- name: page_organizations
 -- A page of organizations, oldest first, each with the counts of the operator's overview: sources by
--- status, overdue sources (review date before today in UTC, not deleting), chunks search can serve (ready
+-- status (kept by triggers in agent.organization_counts, migration 0117), overdue sources (review date before today in UTC, not deleting), chunks search can serve (ready
 -- sources under the organization's live model, from the readiness rows' counts, never a scan of chunks),
--- live memories, and when a source last became ready. Each count is one grouped read over the page's
+-- live memories (the counted open chains less the open heads whose expiry has passed), and when a source
+-- last became ready. Each count is one grouped read over the page's
 -- organizations (never one read per organization). $1 text the name contains (any case) or NULL,
--- $2 created_at and $3 id the page starts after, $4 the most rows.
+-- $2 the most rows, $3 created_at and $4 id the page starts after. `page_organizations`
+-- (state/organization_overview.py) swaps the keyset line and both ORDER BYs for another sort or the previous
+-- page (from code, never from request text).
 WITH page AS (
     SELECT o.id, o.name, o.created_at
       FROM public.organizations o
      WHERE ($1::text IS NULL OR strpos(lower(o.name), lower($1)) > 0)
-       AND (o.created_at, o.id) > ($2::timestamptz, $3::uuid)
+       AND (o.created_at, o.id) > ($3::timestamptz, $4::uuid)
      ORDER BY o.created_at, o.id
-     LIMIT $4
+     LIMIT $2
 ), live AS (
     SELECT p.id AS organization_id,
            (SELECT ks.active_embedding_model
@@ -548,13 +551,12 @@ WITH page AS (
              ORDER BY ks.organization_id NULLS LAST
              LIMIT 1) AS model
       FROM page p
-), src AS (
-    SELECT s.organization_id, s.status, count(*)::int AS n,
-           count(*) FILTER (WHERE s.review_by < (now() AT TIME ZONE 'UTC')::date AND s.status <> 'deleting')::int
-               AS overdue
+), overdue AS (
+    SELECT s.organization_id, count(*)::int AS n
       FROM agent.knowledge_sources s
      WHERE s.organization_id IN (SELECT id FROM page)
-     GROUP BY s.organization_id, s.status
+       AND s.review_by < (now() AT TIME ZONE 'UTC')::date AND s.status <> 'deleting'
+     GROUP BY s.organization_id
 ), rd AS (
     SELECT s.organization_id,
            sum(r.chunk_count) FILTER (
@@ -564,22 +566,27 @@ WITH page AS (
       JOIN live l ON l.organization_id = s.organization_id
       JOIN agent.knowledge_source_models r ON r.source_id = s.id
      GROUP BY s.organization_id
-), mem AS (
-    SELECT m.organization_id, count(*)::int AS memories
-      FROM agent.live_memories m
-     WHERE m.organization_id IN (SELECT id FROM page)
+), expired AS (
+    SELECT m.organization_id, count(*)::int AS n
+      FROM agent.memories m
+     WHERE m.expires_at <= now() AND m.forgotten_at IS NULL
+       AND m.organization_id IN (SELECT id FROM page)
+       AND NOT EXISTS (SELECT 1 FROM agent.memories c WHERE c.supersedes_id = m.id)
      GROUP BY m.organization_id
 )
 SELECT p.id, p.name, p.created_at,
-       coalesce((SELECT jsonb_object_agg(src.status, src.n) FROM src WHERE src.organization_id = p.id),
-                '{}'::jsonb) AS sources_by_status,
-       coalesce((SELECT sum(src.overdue) FROM src WHERE src.organization_id = p.id), 0)::int AS overdue_sources,
+       jsonb_strip_nulls(jsonb_build_object(
+           'pending', nullif(k.sources_pending, 0), 'ready', nullif(k.sources_ready, 0),
+           'failed', nullif(k.sources_failed, 0), 'deleting', nullif(k.sources_deleting, 0))) AS sources_by_status,
+       coalesce(od.n, 0) AS overdue_sources,
        coalesce(rd.chunks, 0) AS chunks,
        rd.last_ingested_at,
-       coalesce(mem.memories, 0) AS memories
+       (coalesce(k.memories_open, 0) - coalesce(ex.n, 0))::int AS memories
   FROM page p
+  LEFT JOIN agent.organization_counts k ON k.organization_id = p.id
+  LEFT JOIN overdue od ON od.organization_id = p.id
   LEFT JOIN rd ON rd.organization_id = p.id
-  LEFT JOIN mem ON mem.organization_id = p.id
+  LEFT JOIN expired ex ON ex.organization_id = p.id
  ORDER BY p.created_at, p.id;
 
 -- name: organization_counts
@@ -620,15 +627,16 @@ SELECT id, scope, organization_id, name, created_at, revoked_at
  LIMIT $5;
 
 -- name: page_removal_receipts
--- A page of receipts, newest first. $1 organization id or NULL for all, $2 started_at and $3 id the page
--- starts after, $4 the most rows.
+-- A page of receipts, newest first. $1 organization id or NULL for all, $2 the most rows, $3 started_at and
+-- $4 id the page starts after. `page_receipts` (state/receipts.py) swaps the keyset line and the ORDER BY
+-- for the oldest-first order or the previous page (from code, never from request text).
 SELECT id, kind, organization_id, target_id, subject, requested_by, status, counts, object_keys, versions, resumed,
        physical, started_at, finished_at
   FROM agent.removal_receipts
  WHERE ($1::uuid IS NULL OR organization_id = $1)
-   AND (started_at, id) < ($2::timestamptz, $3::uuid)
+   AND (started_at, id) < ($3::timestamptz, $4::uuid)
  ORDER BY started_at DESC, id DESC
- LIMIT $4;
+ LIMIT $2;
 
 -- Users, agent definitions and runs for a deployment without the platform (state.users, state.agents).
 

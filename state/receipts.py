@@ -22,10 +22,11 @@ from state.db import Connection, Database
 if TYPE_CHECKING:
     import asyncpg
 from state.errors import ReceiptNotFoundError, translated_db_errors
-from state.paging import FIRST_DESC, Page, fingerprint, page_of, page_size, start
+from state.paging import Page, SortKey, keyset_sql, order_of, page_both, page_size, read_cursor
 from state.queries import load_queries
 
 __all__ = [
+    "RECEIPT_SORTS",
     "Receipt",
     "ReceiptKind",
     "add_to_receipt",
@@ -217,17 +218,43 @@ async def organization_erased(db: Database, organization_id: UUID) -> bool:
     return receipt is not None and receipt.status == "complete"
 
 
+RECEIPT_SORTS: dict[str, SortKey] = {
+    "started": SortKey("started_at", datetime, descending=True),  # removal_receipts_organization (0080)
+}
+"""The columns the receipts list sorts by; `started` newest first is the default."""
+
+_KEYSET_LINE = "(started_at, id) < ($3::timestamptz, $4::uuid)"
+_ORDER_LINE = "ORDER BY started_at DESC, id DESC"
+
+
 async def page_receipts(
-    db: Database, *, organization_id: UUID | None = None, cursor: str | None = None, limit: int = 100
+    db: Database,
+    *,
+    organization_id: UUID | None = None,
+    sort: str | None = None,
+    direction: str | None = None,
+    cursor: str | None = None,
+    limit: int = 100,
 ) -> Page[Receipt]:
-    """A page of receipts (of one organization, or all), newest first (`state.paging`)."""
-    scope = fingerprint(organization_id)
-    after = start(cursor, "receipts", scope, FIRST_DESC, (datetime, UUID))
+    """A page of receipts (of one organization, or all), newest first unless `direction` is `asc`.
+
+    Pages both ways (`state.paging`): the page's `prev_cursor` reads the page before.
+    """
+    order = order_of(RECEIPT_SORTS, sort, direction, "started")
+    scope = order.scope(organization_id)
+    position, backward = read_cursor(cursor, "receipts", scope, (datetime, UUID))
+    base = QUERIES["page_removal_receipts"]
+    if _KEYSET_LINE not in base or _ORDER_LINE not in base:
+        raise RuntimeError("page_removal_receipts changed: update its sorted variants")
+    keyset, ordering = keyset_sql(order, backward=backward, value=3)
+    statement = base.replace(_KEYSET_LINE, "true" if position is None else keyset).replace(
+        _ORDER_LINE, f"ORDER BY {ordering}"
+    )
     with translated_db_errors():
         async with db.connection() as conn:
             total = int(await conn.fetchval(QUERIES["count_removal_receipts"], organization_id))
-            rows = await conn.fetch(QUERIES["page_removal_receipts"], organization_id, *after, page_size(limit) + 1)
-    return page_of(
+            rows = await conn.fetch(statement, organization_id, page_size(limit) + 1, *(position or ()))
+    return page_both(
         [Receipt.from_row(r) for r in rows], limit=limit, total=total, listing="receipts", scope=scope,
-        position=lambda r: (r.started_at, r.id),
+        position=lambda r: (r.started_at, r.id), cursor_given=position is not None, backward=backward,
     )  # fmt: skip

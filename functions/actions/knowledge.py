@@ -167,13 +167,16 @@ async def sources_page(
     status: str | None = None,
     overdue: bool = False,
     title: str | None = None,
+    sort: str | None = None,
+    direction: str | None = None,
     cursor: str | None = None,
     limit: int = 100,
 ) -> Page[SourceRow]:
-    """A page of one scope's sources (None: the platform's), newest first, read on a standby that has them."""
+    """A page of one scope's sources (None: the platform's), newest first unless sorted, read on a standby."""
     require_own(caller, organization_id)
     return await db.on_standby(organization_id, lambda: page_sources(
-        db, organization_id, status=status, overdue=overdue, title=title, cursor=cursor, limit=limit,
+        db, organization_id, status=status, overdue=overdue, title=title, sort=sort, direction=direction,
+        cursor=cursor, limit=limit,
     ))  # fmt: skip
 
 

@@ -52,14 +52,22 @@ async def memories_page(
     *,
     user_id: UUID | None = None,
     definition_id: UUID | None = None,
+    person: str | None = None,
+    subject: str | None = None,
+    sort: str | None = None,
+    direction: str | None = None,
     cursor: str | None = None,
     limit: int = 100,
 ) -> Page[MemoryRow]:
-    """A page of live memories, newest first: the organization's (both scopes), or one person's."""
+    """A page of live memories, newest first unless sorted: the organization's, or one person's.
+
+    `person` narrows to the people whose email or name contains it, `subject` to memories about `kind:id`.
+    """
     require_own(caller, organization_id)
     return await page_memories(
-        db, organization_id=organization_id, user_id=user_id, definition_id=definition_id, cursor=cursor, limit=limit
-    )
+        db, organization_id=organization_id, user_id=user_id, definition_id=definition_id, person=person,
+        subject=subject, sort=sort, direction=direction, cursor=cursor, limit=limit,
+    )  # fmt: skip
 
 
 async def chain(db: Database, caller: Caller, organization_id: UUID, memory_id: UUID) -> MemoryChain:

@@ -30,11 +30,18 @@ async def create(db: Database, caller: Caller, name: str, *, per_minute: int | N
 
 
 async def organizations_page(
-    db: Database, caller: Caller, *, name: str | None, cursor: str | None, limit: int
+    db: Database,
+    caller: Caller,
+    *,
+    name: str | None,
+    cursor: str | None,
+    limit: int,
+    sort: str | None = None,
+    direction: str | None = None,
 ) -> Page[OrganizationOverview]:
-    """A page of organizations, oldest first, each with its counts; `name` filters by a text the name contains."""
+    """A page of organizations, oldest first unless sorted, each with its counts; `name` filters by its text."""
     require_operator(caller)
-    return await page_organizations(db, name=name, cursor=cursor, limit=limit)
+    return await page_organizations(db, name=name, sort=sort, direction=direction, cursor=cursor, limit=limit)
 
 
 async def organization(db: Database, caller: Caller, organization_id: UUID) -> Organization:

@@ -35,9 +35,11 @@ async def receipts_page(
     caller: Caller,
     *,
     organization_id: UUID | None = None,
+    sort: str | None = None,
+    direction: str | None = None,
     cursor: str | None = None,
     limit: int = 100,
 ) -> Page[Receipt]:
-    """A page of receipts, newest first: the caller's organization's (an operator: of `organization_id`, or all)."""
+    """A page of receipts, newest first unless sorted: the caller's organization's (an operator: any or all)."""
     scope = caller.organization_id or organization_id
-    return await page_receipts(db, organization_id=scope, cursor=cursor, limit=limit)
+    return await page_receipts(db, organization_id=scope, sort=sort, direction=direction, cursor=cursor, limit=limit)

@@ -19,17 +19,44 @@ from pydantic import BaseModel, ConfigDict
 from functions.errors import ApiError
 from state.paging import MAX_PAGE, Page
 
-__all__ = ["CURSOR_ERRORS", "CursorQuery", "PageOut", "limit_query", "page_body", "scope_of"]
+__all__ = [
+    "CURSOR_ERRORS",
+    "SORT_ERRORS",
+    "CursorQuery",
+    "DirQuery",
+    "PageOut",
+    "limit_query",
+    "page_body",
+    "scope_of",
+    "sort_query",
+]
 
 T = TypeVar("T")
 
 CursorQuery = Annotated[
     str | None,
-    Query(max_length=1000, description="The `next_cursor` of the previous page; omit it for the first page."),
+    Query(
+        max_length=1000,
+        description="The `next_cursor` (or `prev_cursor`) of a page the list answered; omit it for the first page.",
+    ),
 ]
 """The `cursor` parameter of a paged list."""
 
 CURSOR_ERRORS = "`invalid_cursor`: the cursor is malformed, or another list's, scope's or filters'."
+
+SORT_ERRORS = "`unknown_sort`: the list does not sort by that column, or `dir` is not asc or desc."
+"""What a sortable list's 422 adds."""
+
+
+def sort_query(columns: list[str], default: str) -> Any:
+    """The `sort` parameter of a list that sorts by `columns` (server-side, each through an index)."""
+    return Query(max_length=40, description=f"The column to sort by: {', '.join(columns)} (default {default}).")
+
+
+DirQuery = Annotated[
+    str | None, Query(max_length=10, description="`asc` or `desc`; omit it for the column's usual direction.")
+]
+"""The `dir` parameter of a sortable list."""
 """What a paged list's 422 adds to `invalid_request`."""
 
 
@@ -47,11 +74,15 @@ class PageOut(BaseModel):
     """How many rows the list's scope and filters match, over every page."""
     next_cursor: str | None
     """Pass it as `cursor` for the next page; null on the last page."""
+    prev_cursor: str | None = None
+    """Pass it as `cursor` for the previous page; null on the first page (lists that page both ways)."""
 
 
 def page_body(page: Page[T], rows: list[Any], *, legacy: str | None = None) -> dict[str, Any]:
     """A page as the API answers it: `items`, `total`, `next_cursor` (and the rows under `legacy` too)."""
-    body: dict[str, Any] = {"items": rows, "total": page.total, "next_cursor": page.next_cursor}
+    body: dict[str, Any] = {
+        "items": rows, "total": page.total, "next_cursor": page.next_cursor, "prev_cursor": page.prev_cursor,
+    }  # fmt: skip
     if legacy is not None:
         body[legacy] = rows
     return body

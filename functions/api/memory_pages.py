@@ -19,8 +19,18 @@ from functions.actions import memory as memory_actions
 from functions.api._body import BodyRoute
 from functions.api._deps import ServicesDep
 from functions.api._http import ERROR_RESPONSES, route_errors
-from functions.api._pages import CURSOR_ERRORS, CursorQuery, PageOut, limit_query, page_body
+from functions.api._pages import (
+    CURSOR_ERRORS,
+    SORT_ERRORS,
+    CursorQuery,
+    DirQuery,
+    PageOut,
+    limit_query,
+    page_body,
+    sort_query,
+)
 from functions.api._scopes import OrganizationCaller
+from memory.pages import MEMORY_SORTS
 from state.ids import CanonicalUuid, OrganizationId
 
 __all__ = ["MemoryChainOut", "MemoryPage", "MemoryRowOut", "RevisionOut", "router"]
@@ -122,7 +132,9 @@ class MemoryChainOut(BaseModel):
 @router.get(
     "/memories",
     response_model=MemoryPage,
-    responses=route_errors({404: _ORG_404, 422: CURSOR_ERRORS}),
+    responses=route_errors(
+        {404: _ORG_404, 422: f"{CURSOR_ERRORS} {SORT_ERRORS} `invalid_filter`: subject not kind:id."}
+    ),
 )
 async def list_memories(
     svc: ServicesDep,
@@ -132,13 +144,27 @@ async def list_memories(
         CanonicalUuid | None, Query(description="Only this person's user-scope memories; omit it for every one.")
     ] = None,
     definition_id: Annotated[CanonicalUuid | None, Query(description="Only this agent definition's.")] = None,
+    person: Annotated[
+        str | None,
+        Query(
+            max_length=200,
+            description="Only the user-scope memories of the organization's people whose email "
+            "or name contains this text (any case).",
+        ),
+    ] = None,
+    subject: Annotated[
+        str | None, Query(max_length=200, description="Only memories about this subject ref, `kind:id`.")
+    ] = None,
+    sort: Annotated[str | None, sort_query(sorted(MEMORY_SORTS), "written")] = None,
+    dir: DirQuery = None,
     cursor: CursorQuery = None,
     limit: Annotated[int, limit_query("memories")] = 100,
 ) -> dict[str, Any]:
-    """A page of live memories, newest first: the organization's (both scopes), or one person's."""
+    """A page of live memories (newest first unless sorted): the organization's, or people's, or a subject's."""
     page = await memory_actions.memories_page(
-        svc.db, caller, organization_id, user_id=user_id, definition_id=definition_id, cursor=cursor, limit=limit
-    )
+        svc.db, caller, organization_id, user_id=user_id, definition_id=definition_id, person=person,
+        subject=subject, sort=sort, direction=dir, cursor=cursor, limit=limit,
+    )  # fmt: skip
     return page_body(page, [m.as_json() for m in page.items])
 
 

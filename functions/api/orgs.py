@@ -27,9 +27,19 @@ from functions.actions import orgs
 from functions.api._body import BodyRoute
 from functions.api._deps import ServicesDep
 from functions.api._http import ERROR_RESPONSES, route_errors
-from functions.api._pages import CURSOR_ERRORS, CursorQuery, PageOut, limit_query, page_body
+from functions.api._pages import (
+    CURSOR_ERRORS,
+    SORT_ERRORS,
+    CursorQuery,
+    DirQuery,
+    PageOut,
+    limit_query,
+    page_body,
+    sort_query,
+)
 from functions.api._scopes import OperatorCaller, OrganizationCaller
 from state.ids import OrganizationId
+from state.organization_overview import ORGANIZATION_SORTS
 from state.organizations import (
     MAX_ORGANIZATION_NAME,
     Organization,
@@ -101,18 +111,22 @@ async def create(body: OrganizationIn, svc: ServicesDep, caller: OperatorCaller)
     return _out(await orgs.create(svc.db, caller, body.name, per_minute=svc.settings.organizations_per_minute))
 
 
-@router.get("", response_model=OrganizationList, responses=route_errors({422: CURSOR_ERRORS}))
+@router.get("", response_model=OrganizationList, responses=route_errors({422: f"{CURSOR_ERRORS} {SORT_ERRORS}"}))
 async def list_all(
     svc: ServicesDep,
     caller: OperatorCaller,
     name: Annotated[
         str | None, Query(max_length=MAX_ORGANIZATION_NAME, description="Only those whose name contains this text.")
     ] = None,
+    sort: Annotated[str | None, sort_query(sorted(ORGANIZATION_SORTS), "created")] = None,
+    dir: DirQuery = None,
     cursor: CursorQuery = None,
     limit: Annotated[int, limit_query("organizations")] = 100,
 ) -> dict[str, Any]:
-    """A page of organizations, oldest first, each with its counts; `total` counts every match of `name`."""
-    page = await orgs.organizations_page(svc.db, caller, name=name, cursor=cursor, limit=limit)
+    """A page of organizations, oldest first unless sorted, each with its counts; `total` counts every match."""
+    page = await orgs.organizations_page(
+        svc.db, caller, name=name, sort=sort, direction=dir, cursor=cursor, limit=limit
+    )
     return page_body(page, [o.as_json() for o in page.items], legacy="organizations")
 
 

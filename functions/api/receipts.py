@@ -22,10 +22,10 @@ from functions.actions.scope import Caller
 from functions.api._body import BodyRoute
 from functions.api._deps import ServicesDep
 from functions.api._http import ERROR_RESPONSES, ErrorEnvelope, route_errors
-from functions.api._pages import CURSOR_ERRORS, CursorQuery, PageOut, limit_query
+from functions.api._pages import CURSOR_ERRORS, SORT_ERRORS, CursorQuery, DirQuery, PageOut, limit_query, sort_query
 from functions.api._params import NamedOrganization, ReceiptIdPath
 from functions.api._scopes import organization_scope
-from state.receipts import Receipt
+from state.receipts import RECEIPT_SORTS, Receipt
 
 __all__ = ["ReceiptList", "ReceiptOut", "receipt_out", "router"]
 
@@ -106,17 +106,23 @@ async def show(
     "",
     responses={
         404: {"model": ErrorEnvelope, "description": "`organization_not_found`."},
-        **route_errors({422: CURSOR_ERRORS}),
+        **route_errors({422: f"{CURSOR_ERRORS} {SORT_ERRORS}"}),
     },
 )
 async def list_all(
     caller: _ReceiptsCaller,
     svc: ServicesDep,
     organization_id: NamedOrganization = None,
+    sort: Annotated[str | None, sort_query(sorted(RECEIPT_SORTS), "started")] = None,
+    dir: DirQuery = None,
     cursor: CursorQuery = None,
     limit: Annotated[int, limit_query("receipts")] = 100,
 ) -> ReceiptList:
     """A page of receipts of one organization (an organization key: its own), or of all for an operator."""
-    page = await receipts_page(svc.db, caller, organization_id=organization_id, cursor=cursor, limit=limit)
+    page = await receipts_page(
+        svc.db, caller, organization_id=organization_id, sort=sort, direction=dir, cursor=cursor, limit=limit
+    )
     rows = [receipt_out(r) for r in page.items]
-    return ReceiptList(items=rows, receipts=rows, total=page.total, next_cursor=page.next_cursor)
+    return ReceiptList(
+        items=rows, receipts=rows, total=page.total, next_cursor=page.next_cursor, prev_cursor=page.prev_cursor
+    )

@@ -19,9 +19,20 @@ from functions.api._body import BodyRoute
 from functions.api._deps import ServicesDep
 from functions.api._http import ERROR_RESPONSES, route_errors
 from functions.api._knowledge_models import SourceListItemOut
-from functions.api._pages import CURSOR_ERRORS, CursorQuery, PageOut, limit_query, page_body, scope_of
+from functions.api._pages import (
+    CURSOR_ERRORS,
+    SORT_ERRORS,
+    CursorQuery,
+    DirQuery,
+    PageOut,
+    limit_query,
+    page_body,
+    scope_of,
+    sort_query,
+)
 from functions.api._params import PlatformScope, ScopeOrganization
 from functions.api._scopes import OrganizationCaller
+from knowledge.ingestion.source_pages import SOURCE_SORTS
 
 __all__ = ["ChunkOut", "ChunkPage", "ProgressOut", "SourcePage", "router"]
 
@@ -117,7 +128,7 @@ _Status = Literal["pending", "ready", "failed", "deleting"]
 @router.get(
     "/sources",
     response_model=SourcePage,
-    responses=route_errors({404: _ORG_404, 422: CURSOR_ERRORS}),
+    responses=route_errors({404: _ORG_404, 422: f"{CURSOR_ERRORS} {SORT_ERRORS}"}),
 )
 async def get_sources(
     svc: ServicesDep,
@@ -129,12 +140,15 @@ async def get_sources(
     title: Annotated[
         str | None, Query(max_length=500, description="Only those whose title contains this text.")
     ] = None,
+    sort: Annotated[str | None, sort_query(sorted(SOURCE_SORTS), "created")] = None,
+    dir: DirQuery = None,
     cursor: CursorQuery = None,
     limit: Annotated[int, limit_query("sources")] = 100,
 ) -> dict[str, Any]:
     """A page of one scope's sources, newest first, with status, reason, owner, review date, model and chunks."""
     scope = scope_of(organization_id, platform)
     page = await sources_page(
-        svc.db, caller, scope, status=status, overdue=overdue, title=title, cursor=cursor, limit=limit
-    )
+        svc.db, caller, scope, status=status, overdue=overdue, title=title, sort=sort, direction=dir, cursor=cursor,
+        limit=limit,
+    )  # fmt: skip
     return page_body(page, [r.as_json() for r in page.items], legacy="sources")

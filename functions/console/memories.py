@@ -25,7 +25,9 @@ from functions.console._chain_diff import chain_steps
 from functions.console._pages import ConsoleRoute, render
 from functions.console._scope import SessionDep, optional_uuid, organization_of
 from functions.console._session import check_csrf
+from memory.pages import MEMORY_SORTS
 from memory.transfer import EXPORT_MEDIA_TYPE, MAX_IMPORT_BYTES, ImportTooLargeError
+from state.paging import order_of
 
 __all__ = ["router"]
 
@@ -40,14 +42,34 @@ async def memory_list(
     request: Request,
     session: SessionDep,
     organization_id: UUID,
-    person: Annotated[str, Query(max_length=40)] = "",
-    cursor: Annotated[str | None, Query(max_length=500)] = None,
+    person: Annotated[str, Query(max_length=200)] = "",
+    subject: Annotated[str, Query(max_length=200)] = "",
+    sort: Annotated[str, Query(max_length=40)] = "",
+    dir: Annotated[str, Query(max_length=10)] = "",
+    cursor: Annotated[str | None, Query(max_length=1000)] = None,
 ) -> Response:
-    """The live memories of the organization, or of one person."""
+    """The live memories of the organization, or of people, or about a subject, sorted, paged both ways.
+
+    `person` is a user id (the people page's links) or text of a name or email; `subject` is `kind:id`.
+    """
     svc, org = await organization_of(request, session, organization_id)
-    user_id = optional_uuid(person, "person")
-    page = await memories_page(svc.db, session.caller, org.id, user_id=user_id, cursor=cursor or None, limit=PAGE_SIZE)
-    return render(request, "memories.html", org=org, page=page, person=person)
+    user_id = _user_id(person)
+    page = await memories_page(
+        svc.db, session.caller, org.id, user_id=user_id, person=None if user_id else person, subject=subject,
+        sort=sort or None, direction=dir or None, cursor=cursor or None, limit=PAGE_SIZE,
+    )  # fmt: skip
+    order = order_of(MEMORY_SORTS, sort or None, dir or None, "written")
+    query = {"person": person.strip(), "subject": subject.strip(), "sort": sort, "dir": dir}
+    return render(request, "memories.html", org=org, page=page, person=person, subject=subject, order=order,
+                  query=query)  # fmt: skip
+
+
+def _user_id(person: str) -> UUID | None:
+    """A person filter that is a user id (the links the people page makes), or None: text of a name or email."""
+    try:
+        return UUID(person.strip())
+    except ValueError:
+        return None
 
 
 @router.get("/export")

@@ -23,6 +23,8 @@ from functions.console._pages import ConsoleRoute, render
 from functions.console._scope import ConsoleOrg, SessionDep, operator_only, organization_of
 from functions.console._session import check_csrf
 from functions.errors import ApiError
+from state.paging import order_of
+from state.receipts import RECEIPT_SORTS
 
 __all__ = ["router"]
 
@@ -37,12 +39,19 @@ async def receipt_list(
     request: Request,
     session: SessionDep,
     organization_id: UUID,
-    cursor: Annotated[str | None, Query(max_length=500)] = None,
+    sort: Annotated[str, Query(max_length=40)] = "",
+    dir: Annotated[str, Query(max_length=10)] = "",
+    cursor: Annotated[str | None, Query(max_length=1000)] = None,
 ) -> Response:
-    """The organization's receipts, newest first, a page at a time, and the erasure forms."""
+    """The organization's receipts, newest first unless the Started header sorts them, paged both ways."""
     svc, org = await organization_of(request, session, organization_id, erased=True)
-    page = await receipts_page(svc.db, session.caller, organization_id=org.id, cursor=cursor or None, limit=PAGE_SIZE)
-    return render(request, "receipts.html", org=org, page=page)
+    page = await receipts_page(
+        svc.db, session.caller, organization_id=org.id, sort=sort or None, direction=dir or None,
+        cursor=cursor or None, limit=PAGE_SIZE,
+    )  # fmt: skip
+    order = order_of(RECEIPT_SORTS, sort or None, dir or None, "started")
+    query = {"sort": sort, "dir": dir}
+    return render(request, "receipts.html", org=org, page=page, order=order, query=query)
 
 
 @router.get("/receipts/{receipt_id}")

@@ -19,6 +19,8 @@ from functions.actions import knowledge
 from functions.console._pages import ConsoleRoute, render
 from functions.console._scope import SessionDep, organization_of
 from functions.console._session import check_csrf
+from knowledge.ingestion.source_pages import SOURCE_SORTS
+from state.paging import order_of
 
 __all__ = ["PAGE_SIZE", "router"]
 
@@ -37,17 +39,21 @@ async def source_list(
     status: Annotated[Status, Query()] = "",
     overdue: Annotated[bool, Query()] = False,
     q: Annotated[str, Query(max_length=200)] = "",
-    cursor: Annotated[str | None, Query(max_length=500)] = None,
+    sort: Annotated[str, Query(max_length=40)] = "",
+    dir: Annotated[str, Query(max_length=10)] = "",
+    cursor: Annotated[str | None, Query(max_length=1000)] = None,
 ) -> Response:
-    """The organization's sources, newest first, a page at a time, filtered by status, overdue and title."""
+    """The organization's sources, newest first unless a header sorts them, paged both ways, filtered."""
     svc, org = await organization_of(request, session, organization_id)
     page = await knowledge.sources_page(
-        svc.db, session.caller, org.id, status=status or None, overdue=overdue, title=q, cursor=cursor or None,
-        limit=PAGE_SIZE,
+        svc.db, session.caller, org.id, status=status or None, overdue=overdue, title=q, sort=sort or None,
+        direction=dir or None, cursor=cursor or None, limit=PAGE_SIZE,
     )  # fmt: skip
+    order = order_of(SOURCE_SORTS, sort or None, dir or None, "created")
+    query = {"status": status, "overdue": "true" if overdue else "", "q": q, "sort": sort, "dir": dir}
     return render(
-        request, "sources.html", org=org, rows=page.items, total=page.total, status=status, overdue=overdue,
-        q=q, next_cursor=page.next_cursor,
+        request, "sources.html", org=org, page=page, rows=page.items, total=page.total, status=status,
+        overdue=overdue, q=q, order=order, query=query,
     )  # fmt: skip
 
 
@@ -57,9 +63,9 @@ async def source_page(
     session: SessionDep,
     organization_id: UUID,
     source_id: UUID,
-    cursor: Annotated[str | None, Query(max_length=500)] = None,
+    cursor: Annotated[str | None, Query(max_length=1000)] = None,
 ) -> Response:
-    """One source: metadata, its progress and reason per model, its attempts, and a page of its chunks in full."""
+    """One source: its metadata, progress and reason per model, attempts, and chunks (paged both ways)."""
     svc, org = await organization_of(request, session, organization_id)
     caller = session.caller
     view = await knowledge.source(svc.db, caller, source_id, organization_id=org.id)

@@ -29,9 +29,21 @@ from knowledge._sql import QUERIES, translated
 from knowledge.errors import SourceNotFoundError
 from knowledge.ingestion.sources import ModelReadiness, SourceView, get_source, model_readiness
 from state.db import Database
-from state.paging import FIRST_DESC, Int4, Page, fingerprint, page_of, page_size, start
+from state.paging import (
+    Int4,
+    Order,
+    Page,
+    SortKey,
+    fingerprint,
+    keyset_sql,
+    order_of,
+    page_both,
+    page_size,
+    read_cursor,
+)
 
 __all__ = [
+    "SOURCE_SORTS",
     "ChunkView",
     "SourceProgress",
     "SourceRow",
@@ -169,6 +181,25 @@ def _text(value: str | None) -> str | None:
     return value.strip() if value and value.strip() else None
 
 
+SOURCE_SORTS: dict[str, SortKey] = {
+    "created": SortKey("s.created_at", datetime, descending=True),  # knowledge_sources_page_idx (0102)
+    "title": SortKey("s.title", str),  # knowledge_sources_title_idx (0118)
+}
+"""The columns the sources list sorts by, each through an index; `created` newest first is the default."""
+
+_KEYSET_LINE = "(s.created_at, s.id) < ($6::timestamptz, $7::uuid)"
+_ORDER_LINE = "ORDER BY s.created_at DESC, s.id DESC"
+
+
+def _sources_sql(order: Order, *, backward: bool, first: bool) -> str:
+    """`page_sources` under `order`, reading after (or, `backward`, before) a position, or from the start."""
+    base = QUERIES["page_sources"]
+    if _KEYSET_LINE not in base or _ORDER_LINE not in base:
+        raise RuntimeError("page_sources changed: update its sorted variants")
+    keyset, ordering = keyset_sql(order, backward=backward, value=6, tie="s.id")
+    return base.replace(_KEYSET_LINE, "true" if first else keyset).replace(_ORDER_LINE, f"ORDER BY {ordering}")
+
+
 async def page_sources(
     db: Database,
     organization_id: UUID | None,
@@ -176,22 +207,31 @@ async def page_sources(
     status: str | None = None,
     overdue: bool = False,
     title: str | None = None,
+    sort: str | None = None,
+    direction: str | None = None,
     cursor: str | None = None,
     limit: int = 100,
 ) -> Page[SourceRow]:
-    """A page of one scope's sources (None: the platform), newest first, filtered by status, overdue, title."""
+    """A page of one scope's sources (None: the platform), newest first unless sorted, filtered.
+
+    Filters: status, overdue, title text. `sort` is a key of `SOURCE_SORTS`; `prev_cursor` reads back.
+    """
+    order = order_of(SOURCE_SORTS, sort, direction, "created")
     text = _text(title)
-    scope = fingerprint(organization_id, status, overdue, text)
-    after = start(cursor, "sources", scope, FIRST_DESC, (datetime, UUID))
+    scope = order.scope(organization_id, status, overdue, text)
+    position, backward = read_cursor(cursor, "sources", scope, (order.key.kind, UUID))
+    statement = _sources_sql(order, backward=backward, first=position is None)
     with translated():
         async with db.connection() as conn:
             total = int(await conn.fetchval(QUERIES["count_sources_filtered"], organization_id, overdue, status, text))
             rows = await conn.fetch(
-                QUERIES["page_sources"], organization_id, overdue, status, text, *after, page_size(limit) + 1
+                statement, organization_id, overdue, status, text, page_size(limit) + 1, *(position or ())
             )
-    return page_of(
+    by_title = order.name == "title"
+    return page_both(
         [_row(r) for r in rows], limit=limit, total=total, listing="sources", scope=scope,
-        position=lambda s: (s.created_at, s.source.id),
+        position=lambda s: (s.source.title if by_title else s.created_at, s.source.id),
+        cursor_given=position is not None, backward=backward,
     )  # fmt: skip
 
 
@@ -215,22 +255,30 @@ async def page_chunks(
     cursor: str | None = None,
     limit: int = 100,
 ) -> Page[ChunkView]:
-    """A page of one source's chunks in ordinal order, full text, under `model` (default: its shown model)."""
+    """A page of one source's chunks in ordinal order, full text, under `model` (default: its shown model).
+
+    Pages both ways: the page's `prev_cursor` reads the chunks before it.
+    """
     await source_in_scope(db, source_id, organization_id=organization_id, operator=operator)
     with translated():
         async with db.connection() as conn:
             shown = model or await conn.fetchval(QUERIES["source_shown_model"], source_id)
             scope = fingerprint(source_id, shown)
-            (after,) = start(cursor, "chunks", scope, (-1,), (Int4,))
+            position, backward = read_cursor(cursor, "chunks", scope, (Int4,))
             if shown is None:
                 return Page([], 0, None)
             total = int(await conn.fetchval(QUERIES["count_source_chunks"], source_id, shown))
-            rows = await conn.fetch(QUERIES["page_source_chunks"], source_id, shown, after, page_size(limit) + 1)
+            query = "page_source_chunks_before" if backward else "page_source_chunks"
+            at = -1 if position is None else position[0]
+            rows = await conn.fetch(QUERIES[query], source_id, shown, at, page_size(limit) + 1)
     chunks = [
         ChunkView(r["id"], r["source_id"], r["embedding_model"], r["ordinal"], r["text"], r["tokens"], r["embedded"])
         for r in rows
     ]
-    return page_of(chunks, limit=limit, total=total, listing="chunks", scope=scope, position=lambda c: (c.ordinal,))
+    return page_both(
+        chunks, limit=limit, total=total, listing="chunks", scope=scope, position=lambda c: (c.ordinal,),
+        cursor_given=position is not None, backward=backward,
+    )  # fmt: skip
 
 
 _FINAL: dict[str, Stage] = {"ready": "ready", "failed": "failed", "deleting": "deleting"}

@@ -189,12 +189,12 @@ async def test_any_forged_position_is_200_or_invalid_cursor_never_5xx(service: S
 
 
 def test_every_paged_list_is_covered() -> None:
-    """The lists above are every caller of `state.paging.start`: a new list joins the property test."""
+    """The lists above are every caller of `state.paging.start` (or `read_cursor`): a new list joins the test."""
     names: set[str] = set()
     for path in ROOT.glob("*/**/*.py"):
         if ".venv" in path.parts or "tests" in path.parts:
             continue
-        for match in re.finditer(r"\bstart\(\s*cursor,\s*(\"(\w+)\"|(_\w+))", path.read_text()):
+        for match in re.finditer(r"\b(?:start|read_cursor)\(\s*cursor,\s*(\"(\w+)\"|(_\w+))", path.read_text()):
             if match.group(2):
                 names.add(match.group(2))
             else:

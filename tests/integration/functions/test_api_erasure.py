@@ -71,7 +71,7 @@ async def test_another_organizations_receipt_is_unknown_to_a_key(service: Servic
         hidden = await service.http.get(path, params=params, headers=mine["key"])
         assert hidden.status_code == 404 and error_code(hidden) == "receipt_not_found"
     listed = await service.http.get("/v1/receipts", params=params, headers=mine["key"])
-    assert listed.json() == {"items": [], "receipts": [], "total": 0, "next_cursor": None}
+    assert listed.json() == {"items": [], "receipts": [], "total": 0, "next_cursor": None, "prev_cursor": None}
     named = await service.http.get(
         f"/v1/receipts/{receipt_id}", params={"organization_id": str(theirs["org"])}, headers=mine["key"]
     )

@@ -124,7 +124,7 @@ async def test_organizations_are_created_listed_and_shown(service: Service) -> N
     assert blank.status_code == 422 and code(blank) == "invalid_request"
     found = await service.http.get("/v1/knowledge/sources", params={"organization_id": org}, headers=service.auth)
     assert found.status_code == 200
-    assert found.json() == {"items": [], "sources": [], "total": 0, "next_cursor": None}
+    assert found.json() == {"items": [], "sources": [], "total": 0, "next_cursor": None, "prev_cursor": None}
 
 
 async def ingest(service: Service, org: UUID, name: str, text: str) -> Any:
