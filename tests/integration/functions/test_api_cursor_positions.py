@@ -22,6 +22,7 @@ from typing import Any
 from uuid import UUID, uuid4
 
 import httpx
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -30,6 +31,8 @@ from functions.inngest.knowledge_ingest import FUNCTION_ID as INGEST
 from functions.inngest.knowledge_ingest import RETRIES as INGEST_RETRIES
 from knowledge.ingestion.registration import register_upload
 from state.api_keys import mint_key
+from state.brief_receipts import page_citing, page_segments
+from state.paging import InvalidCursorError, fingerprint
 from state.receipts import begin_receipt, finish_receipt
 from tests.factories import Factory
 from tests.integration.functions.conftest import Service
@@ -201,4 +204,23 @@ def test_every_paged_list_is_covered() -> None:
                 constant = re.search(rf"^{match.group(3)}\s*=\s*\"(\w+)\"", path.read_text(), re.MULTILINE)
                 assert constant, f"{path}: the list name {match.group(3)} is not a literal"
                 names.add(constant.group(1))
-    assert names == {"memories", "receipts", "keys", "organizations", "sources", "chunks"}, names
+    assert names == {"memories", "receipts", "keys", "organizations", "sources", "chunks"} | set(CONSOLE_ONLY), names
+
+
+CONSOLE_ONLY = ("cited_by", "segment_briefs")
+"""The console's lists of brief receipts, with no API route: their positions are checked by the same `start`."""
+
+
+@pytest.mark.parametrize("listing", CONSOLE_ONLY)
+async def test_a_forged_position_on_a_console_only_list_is_invalid_cursor(service: Service, listing: str) -> None:
+    org = uuid4()
+    ids = [str(uuid4())]
+    scope = fingerprint(org, "agent.memory", *ids) if listing == "cited_by" else fingerprint(org, None)
+    forged = [*NAMED["timestamp"], [True, str(uuid4())], ["2026-12-04T21:00:00+00:00", "x"], [1, 2, 3]]
+    for position in forged:
+        cursor = _encode([listing, scope, *position])
+        with pytest.raises(InvalidCursorError):
+            if listing == "cited_by":
+                await page_citing(service.db, organization_id=org, ref_kind="agent.memory", ref_ids=ids, cursor=cursor)
+            else:
+                await page_segments(service.db, organization_id=org, cursor=cursor)

@@ -49,6 +49,7 @@ EXPECTED_SCOPES = {
     ("GET", "/v1/knowledge/sources/{source_id}"): ["organization"],
     ("GET", "/v1/knowledge/sources/{source_id}/chunks"): ["organization"],
     ("GET", "/v1/knowledge/sources/{source_id}/progress"): ["organization"],
+    ("GET", "/v1/knowledge/sources/{source_id}/attempts"): ["organization"],
     ("POST", "/v1/memory/remember"): ["organization"],
     ("POST", "/v1/memory/forget"): ["organization"],
     ("GET", "/v1/memory/tools"): ["any"],
