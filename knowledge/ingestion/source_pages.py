@@ -268,9 +268,9 @@ async def page_chunks(
             if shown is None:
                 return Page([], 0, None)
             total = int(await conn.fetchval(QUERIES["count_source_chunks"], source_id, shown))
-            query = "page_source_chunks_before" if backward else "page_source_chunks"
+            query = QUERIES["page_source_chunks_before"] if backward else QUERIES["page_source_chunks"]
             at = -1 if position is None else position[0]
-            rows = await conn.fetch(QUERIES[query], source_id, shown, at, page_size(limit) + 1)
+            rows = await conn.fetch(query, source_id, shown, at, page_size(limit) + 1)
     chunks = [
         ChunkView(r["id"], r["source_id"], r["embedding_model"], r["ordinal"], r["text"], r["tokens"], r["embedded"])
         for r in rows
